@@ -1,0 +1,109 @@
+package io.devalloc.api;
+
+import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.snapshot.MemorySnapshot;
+import io.devalloc.api.stats.AllocatorStats;
+
+/**
+ * What applications call to get device memory: a pool over one {@link DeviceMemory}. Implementations are the
+ * {@code direct} baseline (in this module), {@code bfc} and {@code caching}.
+ *
+ * <p>Two ways in. {@link #allocate(long)} returns an {@link Allocation} handle that try-with-resources frees.
+ * {@link #malloc(long, DeviceStream)} and {@link #free(long)} work on raw {@code long} addresses and create no Java
+ * objects, for hot loops.
+ *
+ * <p><b>Sizes.</b> A size of 0 returns address 0 and changes no stats (as PyTorch returns a null allocation);
+ * {@code free(0)} does nothing. A negative size is an {@link IllegalArgumentException}. A size the device can
+ * never serve, up to {@link Long#MAX_VALUE}, is an {@link io.devalloc.api.error.OutOfMemoryException} with reason
+ * {@code REQUEST_TOO_LARGE} or {@code LIMIT_REACHED}; rounding never overflows.
+ *
+ * <p><b>Errors change nothing.</b> A refused call leaves the allocator exactly as it was and usable.
+ *
+ * <p><b>Threads.</b> Every implementation is safe for concurrent use by any number of threads.
+ *
+ * <p><b>Lifecycle.</b> {@link #close()} returns all memory, cached or live, to the device; later calls throw
+ * {@link IllegalStateException}. If the allocator was opened through {@link DeviceAllocators} it owns its device
+ * and closes it too.
+ */
+public interface DeviceAllocator extends AutoCloseable {
+
+    /** The algorithm's name: {@code direct}, {@code bfc}, {@code caching}. */
+    String name();
+
+    /** The device this allocator allocates from. */
+    DeviceMemory device();
+
+    /**
+     * Allocates {@code bytes} for use on {@code stream}, returning the raw address (0 when {@code bytes == 0}).
+     * Creates no Java objects on success.
+     *
+     * @throws IllegalArgumentException                  if {@code bytes < 0}
+     * @throws io.devalloc.api.error.OutOfMemoryException if it cannot be served
+     */
+    long malloc(long bytes, DeviceStream stream);
+
+    /** {@link #malloc(long, DeviceStream)} on the default stream. */
+    default long malloc(long bytes) {
+        return malloc(bytes, DeviceStream.DEFAULT);
+    }
+
+    /**
+     * Frees an address returned by {@link #malloc}. Freeing 0 does nothing.
+     *
+     * @throws InvalidFreeException with {@code UNKNOWN_ADDRESS} if it is not a live allocation of this allocator
+     */
+    void free(long address);
+
+    /** Allocates on the default stream and returns a handle that frees on close. */
+    default Allocation allocate(long bytes) {
+        return allocate(bytes, DeviceStream.DEFAULT);
+    }
+
+    /** Allocates on {@code stream} and returns a handle that frees on close. */
+    default Allocation allocate(long bytes, DeviceStream stream) {
+        return new Allocation(this, malloc(bytes, stream), bytes, stream);
+    }
+
+    /**
+     * Frees through a handle, checking that this allocator made it.
+     *
+     * @throws InvalidFreeException {@code WRONG_ALLOCATOR} for another allocator's handle, {@code DOUBLE_FREE}
+     *                              for a handle already freed
+     */
+    default void free(Allocation allocation) {
+        if (allocation.allocator() != this) {
+            throw new InvalidFreeException(InvalidFreeException.Reason.WRONG_ALLOCATOR, allocation.address(),
+                    allocation.allocator().toString());
+        }
+        allocation.close();
+    }
+
+    /**
+     * Records that the live allocation at {@code address} is used on {@code stream} as well as the one it was
+     * allocated on (PyTorch's {@code recordStream}). Allocators that reuse freed memory wait for that stream's
+     * work before reusing it.
+     *
+     * @throws InvalidFreeException with {@code UNKNOWN_ADDRESS} if it is not a live allocation
+     */
+    void recordStream(long address, DeviceStream stream);
+
+    /** A consistent copy of the current figures. */
+    AllocatorStats stats();
+
+    /** Resets peak figures to the current values. */
+    void resetPeakStats();
+
+    /** Returns cached, unused memory to the device (PyTorch's {@code empty_cache}). Live allocations stay. */
+    void releaseCachedMemory();
+
+    /** The segments and blocks this allocator holds now. */
+    MemorySnapshot snapshot();
+
+    /** Whether {@link #close()} was called. */
+    boolean isClosed();
+
+    /** Returns all memory to the device; idempotent. */
+    @Override
+    void close();
+}

@@ -1,0 +1,259 @@
+package io.devalloc.api.direct;
+
+import io.devalloc.api.ByteSize;
+import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.DeviceStream;
+import io.devalloc.api.collect.LongLongHashMap;
+import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.device.MemoryInfo;
+import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.snapshot.BlockSnapshot;
+import io.devalloc.api.snapshot.BlockState;
+import io.devalloc.api.snapshot.MemorySnapshot;
+import io.devalloc.api.snapshot.SegmentSnapshot;
+import io.devalloc.api.stats.AllocatorStats;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * No cache: each allocation is its own device malloc. One lock guards the address table and the counters; the
+ * device call runs under it too, which is honest for a baseline (cudaMalloc and cudaFree serialise on the device
+ * anyway).
+ *
+ * <p>Sizes: "allocated" and "reserved" count the request rounded up to the device's alignment, which is what
+ * the device takes; "requested" counts what callers asked. {@code recordStream} only checks the address: a device
+ * free synchronises the device, so no stream can still be using the memory afterwards.
+ */
+final class DirectAllocator implements DeviceAllocator {
+
+    private static final long ABSENT = -1;
+
+    private final DeviceMemory device;
+    private final boolean ownsDevice;
+    private final long limit;
+    private final long alignment;
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Live address → requested bytes. */
+    private final LongLongHashMap live = new LongLongHashMap(1024);
+    /** Live address → stream handle, for snapshots. */
+    private final LongLongHashMap liveStream = new LongLongHashMap(1024);
+
+    private long allocationCount;
+    private long freeCount;
+    private long peakActive;
+    private long allocatedBytes;
+    private long peakAllocated;
+    private long requestedBytes;
+    private long peakRequested;
+    private long peakReserved;
+    private long largestAllocation;
+    private long deviceMallocs;
+    private long deviceFrees;
+    private long outOfMemoryErrors;
+    private volatile boolean closed;
+
+    DirectAllocator(DeviceMemory device, boolean ownsDevice, long limit) {
+        this.device = Objects.requireNonNull(device, "device");
+        this.ownsDevice = ownsDevice;
+        this.limit = limit;
+        this.alignment = device.alignment();
+    }
+
+    @Override
+    public String name() {
+        return DirectAllocatorProvider.NAME;
+    }
+
+    @Override
+    public DeviceMemory device() {
+        return device;
+    }
+
+    @Override
+    public long malloc(long bytes, DeviceStream stream) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("allocation size must be >= 0, got " + bytes);
+        }
+        Objects.requireNonNull(stream, "stream");
+        if (bytes == 0) {
+            return DeviceMemory.NULL;
+        }
+        lock.lock();
+        try {
+            ensureOpen();
+            long rounded = ByteSize.roundUp(bytes, alignment);
+            long total = device.descriptor().totalBytes();
+            if (rounded < 0 || rounded > total) {
+                throw outOfMemory(OutOfMemoryException.Reason.REQUEST_TOO_LARGE, bytes);
+            }
+            if (rounded > limit - allocatedBytes) {
+                throw outOfMemory(OutOfMemoryException.Reason.LIMIT_REACHED, bytes);
+            }
+            long address = device.malloc(bytes);
+            if (address == DeviceMemory.NULL) {
+                throw outOfMemory(OutOfMemoryException.Reason.DEVICE_EXHAUSTED, bytes);
+            }
+            live.put(address, bytes, ABSENT);
+            liveStream.put(address, stream.handle(), ABSENT);
+            deviceMallocs++;
+            allocationCount++;
+            allocatedBytes += rounded;
+            requestedBytes += bytes;
+            peakAllocated = Math.max(peakAllocated, allocatedBytes);
+            peakReserved = Math.max(peakReserved, allocatedBytes);
+            peakRequested = Math.max(peakRequested, requestedBytes);
+            peakActive = Math.max(peakActive, live.size());
+            largestAllocation = Math.max(largestAllocation, bytes);
+            return address;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private OutOfMemoryException outOfMemory(OutOfMemoryException.Reason reason, long bytes) {
+        outOfMemoryErrors++;
+        MemoryInfo info = device.memoryInfo();
+        return new OutOfMemoryException(reason, device.descriptor().id(), bytes, info.freeBytes(), info.totalBytes(),
+                allocatedBytes, allocatedBytes, limit, null);
+    }
+
+    @Override
+    public void free(long address) {
+        if (address == DeviceMemory.NULL) {
+            return;
+        }
+        lock.lock();
+        try {
+            ensureOpen();
+            long requested = live.remove(address, ABSENT);
+            if (requested == ABSENT) {
+                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
+            }
+            long stream = liveStream.remove(address, ABSENT);
+            try {
+                device.free(address);
+            } catch (RuntimeException e) {
+                live.put(address, requested, ABSENT);
+                liveStream.put(address, stream, ABSENT);
+                throw e;
+            }
+            deviceFrees++;
+            freeCount++;
+            allocatedBytes -= ByteSize.roundUp(requested, alignment);
+            requestedBytes -= requested;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void recordStream(long address, DeviceStream stream) {
+        Objects.requireNonNull(stream, "stream");
+        lock.lock();
+        try {
+            ensureOpen();
+            if (!live.containsKey(address)) {
+                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public AllocatorStats stats() {
+        lock.lock();
+        try {
+            return new AllocatorStats(allocationCount, freeCount, live.size(), peakActive, allocatedBytes, peakAllocated,
+                    requestedBytes, peakRequested, allocatedBytes, peakReserved, largestAllocation, 0, deviceMallocs,
+                    deviceFrees, 0, outOfMemoryErrors, limit);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void resetPeakStats() {
+        lock.lock();
+        try {
+            peakActive = live.size();
+            peakAllocated = allocatedBytes;
+            peakReserved = allocatedBytes;
+            peakRequested = requestedBytes;
+            largestAllocation = 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void releaseCachedMemory() {
+        lock.lock();
+        try {
+            ensureOpen();
+            // Nothing is cached: every free already went back to the device.
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public MemorySnapshot snapshot() {
+        lock.lock();
+        try {
+            List<SegmentSnapshot> segments = new ArrayList<>(live.size());
+            for (long address : live.sortedKeys()) {
+                long requested = live.get(address, ABSENT);
+                long size = ByteSize.roundUp(requested, alignment);
+                segments.add(new SegmentSnapshot(address, size, liveStream.get(address, 0), "direct",
+                        List.of(new BlockSnapshot(address, size, requested, BlockState.ALLOCATED))));
+            }
+            return new MemorySnapshot(name(), device.descriptor(), segments, stats());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            for (long address : live.sortedKeys()) {
+                device.free(address);
+                deviceFrees++;
+            }
+            live.clear();
+            liveStream.clear();
+            allocatedBytes = 0;
+            requestedBytes = 0;
+        } finally {
+            lock.unlock();
+            if (ownsDevice) {
+                device.close();
+            }
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException(this + " is closed");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "allocator 'direct' on " + device.descriptor().id();
+    }
+}

@@ -1,0 +1,27 @@
+package io.devalloc.api.snapshot;
+
+/**
+ * One block of a segment.
+ *
+ * @param address       first byte
+ * @param size          bytes, as the allocator sized the block
+ * @param requestedSize bytes the caller asked for (0 for free and unmapped blocks)
+ * @param state         allocated, pending free, free or unmapped
+ */
+public record BlockSnapshot(long address, long size, long requestedSize, BlockState state) {
+
+    public BlockSnapshot {
+        if (size <= 0) {
+            throw new IllegalArgumentException("block size must be positive, got " + size);
+        }
+        if (requestedSize < 0 || requestedSize > size) {
+            throw new IllegalArgumentException("requested size " + requestedSize + " outside [0, " + size + "]");
+        }
+        java.util.Objects.requireNonNull(state, "state");
+    }
+
+    /** One past the last byte. */
+    public long end() {
+        return address + size;
+    }
+}
