@@ -30,6 +30,9 @@ public final class ByteSize {
             throw new IllegalArgumentException("empty size; expected a number with an optional unit such as 80GiB");
         }
         String t = text.strip();
+        if (t.startsWith("-")) {
+            throw new IllegalArgumentException("size '" + text + "' is negative");
+        }
         int split = 0;
         while (split < t.length() && (Character.isDigit(t.charAt(split)) || t.charAt(split) == '.')) {
             split++;

@@ -1,0 +1,108 @@
+package io.devalloc.api;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.mockito.Mockito.doThrow;
+import static org.mockito.Mockito.mock;
+import static org.mockito.Mockito.times;
+import static org.mockito.Mockito.verify;
+import static org.mockito.Mockito.when;
+
+import io.devalloc.api.error.InvalidFreeException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class AllocationTest {
+
+    @Test
+    void closeFreesOnceAndASecondCloseIsADoubleFree() {
+        DeviceAllocator owner = mock(DeviceAllocator.class);
+        Allocation a = new Allocation(owner, 0x4000, 100, DeviceStream.DEFAULT);
+        a.close();
+        assertTrue(a.isFreed());
+        InvalidFreeException e = assertThrows(InvalidFreeException.class, a::close);
+        assertEquals(InvalidFreeException.Reason.DOUBLE_FREE, e.reason());
+        verify(owner, times(1)).free(0x4000);
+    }
+
+    @Test
+    void aRefusedFreeLeavesTheHandleUnfreed() {
+        DeviceAllocator owner = mock(DeviceAllocator.class);
+        doThrow(new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, 0x4000, "x")).when(owner).free(0x4000);
+        Allocation a = new Allocation(owner, 0x4000, 100, DeviceStream.DEFAULT);
+        assertThrows(InvalidFreeException.class, a::close);
+        assertFalse(a.isFreed());
+    }
+
+    @Test
+    void afterTheAllocatorClosedACloseDoesNothing() {
+        DeviceAllocator owner = mock(DeviceAllocator.class);
+        when(owner.isClosed()).thenReturn(true);
+        Allocation a = new Allocation(owner, 0x4000, 100, DeviceStream.DEFAULT);
+        a.close();
+        verify(owner, times(0)).free(0x4000);
+        assertTrue(a.isFreed());
+    }
+
+    @Test
+    void recordStreamAfterFreeIsRefused() {
+        DeviceAllocator owner = mock(DeviceAllocator.class);
+        Allocation a = new Allocation(owner, 0x4000, 100, DeviceStream.DEFAULT);
+        a.recordStream(new DeviceStream(5));
+        verify(owner).recordStream(0x4000, new DeviceStream(5));
+        a.close();
+        assertThrows(IllegalStateException.class, () -> a.recordStream(new DeviceStream(5)));
+    }
+
+    @Test
+    void concurrentClosesFreeExactlyOnce() throws Exception {
+        AtomicInteger frees = new AtomicInteger();
+        DeviceAllocator owner = mock(DeviceAllocator.class);
+        org.mockito.Mockito.doAnswer(inv -> frees.incrementAndGet()).when(owner).free(0x8000);
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            for (int round = 0; round < 200; round++) {
+                Allocation a = new Allocation(owner, 0x8000, 1, DeviceStream.DEFAULT);
+                CountDownLatch go = new CountDownLatch(1);
+                List<Future<Boolean>> results = new ArrayList<>();
+                for (int t = 0; t < 4; t++) {
+                    results.add(pool.submit(() -> {
+                        go.await();
+                        try {
+                            a.close();
+                            return true;
+                        } catch (InvalidFreeException e) {
+                            return false;
+                        }
+                    }));
+                }
+                go.countDown();
+                int successes = 0;
+                for (Future<Boolean> f : results) {
+                    successes += f.get(10, TimeUnit.SECONDS) ? 1 : 0;
+                }
+                assertEquals(1, successes, "round " + round);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(200, frees.get());
+    }
+
+    @Test
+    void zeroByteAllocationFreesNothing() {
+        DeviceAllocator owner = mock(DeviceAllocator.class);
+        Allocation a = new Allocation(owner, 0, 0, DeviceStream.DEFAULT);
+        a.close();
+        verify(owner, times(0)).free(0);
+    }
+}

@@ -1,0 +1,405 @@
+package io.devalloc.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.api.Allocation;
+import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.DeviceStream;
+import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.snapshot.MemorySnapshot;
+import io.devalloc.api.stats.AllocatorStats;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The contract every {@link DeviceAllocator} passes: no two live allocations overlap under a long random
+ * workload (checked by address arithmetic and, on host-addressable devices, by writing and re-reading patterns),
+ * stats and snapshots stay consistent with what is live, bad input is refused and changes nothing, and close
+ * releases everything.
+ *
+ * <p>Subclass it with a device and an allocator factory. The suite owns both and closes them.
+ */
+public abstract class DeviceAllocatorContract {
+
+    /** A fresh device with at least 256 MiB of capacity. */
+    protected abstract DeviceMemory openDevice();
+
+    /** A fresh allocator over {@code device}, with the configuration under test. It must not own the device. */
+    protected abstract DeviceAllocator createAllocator(DeviceMemory device);
+
+    /** The largest single request of the random workload. */
+    protected long maxRequest() {
+        return 4L << 20;
+    }
+
+    /** Operations in the long random workload. */
+    protected int workloadOperations() {
+        return 20_000;
+    }
+
+    /**
+     * Whether {@link DeviceAllocator#releaseCachedMemory()} returns every byte when nothing is live. True for
+     * {@code direct} and {@code caching}; an allocator that keeps memory by design overrides it.
+     */
+    protected boolean releasesEverythingWhenIdle() {
+        return true;
+    }
+
+    protected DeviceMemory device;
+    protected DeviceAllocator allocator;
+
+    @BeforeEach
+    void setUpAllocator() {
+        device = openDevice();
+        allocator = createAllocator(device);
+    }
+
+    @AfterEach
+    void tearDownAllocator() {
+        try {
+            allocator.close();
+        } finally {
+            device.close();
+        }
+    }
+
+    @Test
+    void zeroBytesIsTheNullAllocationAndChangesNothing() {
+        AllocatorStats before = allocator.stats();
+        assertEquals(DeviceMemory.NULL, allocator.malloc(0));
+        assertEquals(DeviceMemory.NULL, allocator.malloc(0, DeviceStream.DEFAULT));
+        allocator.free(0);
+        try (Allocation a = allocator.allocate(0)) {
+            assertEquals(0, a.address());
+        }
+        assertEquals(before, allocator.stats());
+    }
+
+    @Test
+    void negativeSizesAreRefusedAndChangeNothing() {
+        AllocatorStats before = allocator.stats();
+        assertThrows(IllegalArgumentException.class, () -> allocator.malloc(-1));
+        assertThrows(IllegalArgumentException.class, () -> allocator.malloc(Long.MIN_VALUE));
+        assertThrows(IllegalArgumentException.class, () -> allocator.allocate(-4096));
+        assertEquals(before, allocator.stats());
+    }
+
+    @Test
+    void absurdSizesAreOutOfMemoryWithFiguresAndChangeNothing() {
+        long keep = allocator.malloc(4096);
+        LiveSet live = new LiveSet();
+        live.add(keep, 4096);
+        AllocatorStats before = allocator.stats();
+        long total = device.descriptor().totalBytes();
+        for (long size : new long[] {Long.MAX_VALUE, Long.MAX_VALUE - 1, Long.MAX_VALUE - 511, 1L << 62, total + 1,
+                total * 2}) {
+            OutOfMemoryException e = assertThrows(OutOfMemoryException.class, () -> allocator.malloc(size),
+                    "malloc(" + size + ")");
+            assertEquals(size, e.requestedBytes());
+            assertEquals(total, e.deviceTotalBytes());
+            assertTrue(e.getMessage().contains(String.valueOf(size)) || e.getMessage().contains("1EB"),
+                    "the message names the request: " + e.getMessage());
+        }
+        assertSameIgnoringOomCounters(before, allocator.stats());
+        AllocatorInvariants.check(allocator, live);
+        long again = allocator.malloc(4096);
+        assertNotEquals(0, again, "usable after refusals");
+        allocator.free(again);
+        allocator.free(keep);
+    }
+
+    @Test
+    void invalidFreesAreRefusedAndChangeNothing() {
+        Allocation a = allocator.allocate(10_000);
+        long raw = allocator.malloc(3000);
+        LiveSet live = new LiveSet();
+        live.add(a.address(), 10_000);
+        live.add(raw, 3000);
+        AllocatorStats before = allocator.stats();
+        MemorySnapshot snapBefore = allocator.snapshot();
+
+        InvalidFreeException unknown = assertThrows(InvalidFreeException.class, () -> allocator.free(raw + 512));
+        assertEquals(InvalidFreeException.Reason.UNKNOWN_ADDRESS, unknown.reason());
+        assertThrows(InvalidFreeException.class, () -> allocator.free(0x1000L));
+        assertThrows(InvalidFreeException.class, () -> allocator.recordStream(raw + 512, DeviceStream.DEFAULT));
+        assertEquals(before, allocator.stats());
+        assertEquals(snapBefore.segments(), allocator.snapshot().segments());
+
+        allocator.free(raw);
+        live.remove(raw);
+        InvalidFreeException twice = assertThrows(InvalidFreeException.class, () -> allocator.free(raw));
+        assertTrue(twice.getMessage().contains(Long.toHexString(raw)), twice.getMessage());
+
+        a.close();
+        live.remove(a.address());
+        AllocatorStats afterClose = allocator.stats();
+        InvalidFreeException doubleFree = assertThrows(InvalidFreeException.class, a::close);
+        assertEquals(InvalidFreeException.Reason.DOUBLE_FREE, doubleFree.reason());
+        assertEquals(afterClose, allocator.stats());
+        AllocatorInvariants.check(allocator, live);
+    }
+
+    @Test
+    void anotherAllocatorsAllocationIsRefused() {
+        DeviceMemory otherDevice = openDevice();
+        DeviceAllocator other = createAllocator(otherDevice);
+        try {
+            Allocation foreign = other.allocate(4096);
+            AllocatorStats before = allocator.stats();
+            InvalidFreeException e = assertThrows(InvalidFreeException.class, () -> allocator.free(foreign));
+            assertEquals(InvalidFreeException.Reason.WRONG_ALLOCATOR, e.reason());
+            assertFalse(foreign.isFreed());
+            assertEquals(before, allocator.stats());
+            other.free(foreign);
+            assertTrue(foreign.isFreed());
+        } finally {
+            other.close();
+            otherDevice.close();
+        }
+    }
+
+    @Test
+    void tryWithResourcesFrees() {
+        try (Allocation a = allocator.allocate(1 << 20); Allocation b = allocator.allocate(123, DeviceStream.DEFAULT)) {
+            assertNotEquals(0, a.address());
+            assertNotEquals(0, b.address());
+            assertSame(allocator, a.allocator());
+            assertEquals(2, allocator.stats().activeAllocations());
+        }
+        assertEquals(0, allocator.stats().activeAllocations());
+        assertEquals(0, allocator.stats().requestedBytes());
+    }
+
+    @Test
+    void allocationsOnAnotherStreamAndRecordStream() {
+        DeviceStream s = device.createStream();
+        try {
+            long a = allocator.malloc(1 << 16, s);
+            long b = allocator.malloc(1 << 16);
+            allocator.recordStream(b, s);
+            allocator.free(a);
+            allocator.free(b);
+            device.synchronize();
+            long c = allocator.malloc(1 << 16, s);
+            allocator.free(c);
+            LiveSet none = new LiveSet();
+            AllocatorInvariants.check(allocator, none);
+        } finally {
+            device.synchronize();
+            allocator.releaseCachedMemory();
+            device.destroyStream(s);
+        }
+    }
+
+    @Test
+    void peakStatsReset() {
+        long a = allocator.malloc(1 << 20);
+        long b = allocator.malloc(2 << 20);
+        allocator.free(b);
+        AllocatorStats s = allocator.stats();
+        assertTrue(s.peakRequestedBytes() >= (3 << 20));
+        allocator.resetPeakStats();
+        AllocatorStats r = allocator.stats();
+        assertEquals(r.requestedBytes(), r.peakRequestedBytes());
+        assertEquals(r.allocatedBytes(), r.peakAllocatedBytes());
+        assertEquals(r.reservedBytes(), r.peakReservedBytes());
+        assertEquals(r.activeAllocations(), r.peakActiveAllocations());
+        allocator.free(a);
+    }
+
+    @Test
+    void longRandomWorkloadKeepsEveryInvariant() {
+        runRandomWorkload(0xDEA110CL, workloadOperations());
+    }
+
+    @Test
+    void anotherSeed() {
+        runRandomWorkload(42, workloadOperations() / 4);
+    }
+
+    /** Random sizes (log-uniform up to {@link #maxRequest()}), frees of random live allocations, checks throughout. */
+    protected void runRandomWorkload(long seed, int operations) {
+        Random r = new Random(seed);
+        LiveSet live = new LiveSet();
+        Map<Long, Byte> patterns = new HashMap<>();
+        List<Long> order = new ArrayList<>();
+        DeviceStream side = device.createStream();
+        long logMax = 64 - Long.numberOfLeadingZeros(maxRequest());
+        for (int op = 0; op < operations; op++) {
+            boolean allocate = order.isEmpty() || r.nextInt(100) < 55;
+            if (allocate) {
+                long size = 1 + r.nextLong(1L << (1 + r.nextInt((int) logMax)));
+                size = Math.min(size, maxRequest());
+                DeviceStream stream = r.nextInt(8) == 0 ? side : DeviceStream.DEFAULT;
+                long address;
+                try {
+                    address = allocator.malloc(size, stream);
+                } catch (OutOfMemoryException e) {
+                    AllocatorInvariants.check(allocator, live);
+                    continue;
+                }
+                live.add(address, size);
+                order.add(address);
+                byte p = (byte) r.nextInt();
+                patterns.put(address, p);
+                write(address, size, p);
+                if (r.nextInt(50) == 0) {
+                    allocator.recordStream(address, r.nextBoolean() ? side : DeviceStream.DEFAULT);
+                }
+            } else {
+                int index = r.nextInt(order.size());
+                long address = order.get(index);
+                order.set(index, order.get(order.size() - 1));
+                order.remove(order.size() - 1);
+                long size = live.asMap().get(address);
+                check(address, size, patterns.remove(address));
+                live.remove(address);
+                allocator.free(address);
+            }
+            if (op % 97 == 0) {
+                AllocatorInvariants.check(allocator, live);
+            }
+            if (op % 5000 == 4999) {
+                device.synchronize();
+                allocator.releaseCachedMemory();
+                AllocatorInvariants.check(allocator, live);
+            }
+        }
+        AllocatorInvariants.check(allocator, live);
+        for (long address : order) {
+            check(address, live.asMap().get(address), patterns.get(address));
+            allocator.free(address);
+        }
+        device.synchronize();
+        allocator.releaseCachedMemory();
+        AllocatorStats end = allocator.stats();
+        assertEquals(0, end.activeAllocations());
+        assertEquals(0, end.allocatedBytes());
+        assertEquals(0, end.requestedBytes());
+        if (releasesEverythingWhenIdle()) {
+            assertEquals(0, end.reservedBytes(), "nothing reserved after releasing the cache with nothing live");
+        }
+        AllocatorInvariants.check(allocator, new LiveSet());
+        device.destroyStream(side);
+    }
+
+    @Test
+    void concurrentThreadsNeverGetOverlappingMemory() throws Exception {
+        int threads = 4;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<List<long[]>>> futures = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int seed = t;
+                futures.add(pool.submit(() -> {
+                    Random r = new Random(seed);
+                    List<long[]> mine = new ArrayList<>();
+                    for (int i = 0; i < 3000; i++) {
+                        if (mine.isEmpty() || r.nextBoolean()) {
+                            long size = 1 + r.nextLong(maxRequest() / 4);
+                            long a;
+                            try {
+                                a = allocator.malloc(size);
+                            } catch (OutOfMemoryException e) {
+                                continue;
+                            }
+                            byte p = (byte) (seed * 64 + i);
+                            write(a, size, p);
+                            mine.add(new long[] {a, size, p});
+                        } else {
+                            long[] k = mine.remove(r.nextInt(mine.size()));
+                            check(k[0], k[1], (byte) k[2]);
+                            allocator.free(k[0]);
+                        }
+                    }
+                    return mine;
+                }));
+            }
+            LiveSet live = new LiveSet();
+            List<long[]> remaining = new ArrayList<>();
+            for (Future<List<long[]>> f : futures) {
+                for (long[] k : f.get(120, TimeUnit.SECONDS)) {
+                    live.add(k[0], k[1]);
+                    remaining.add(k);
+                }
+            }
+            AllocatorInvariants.check(allocator, live);
+            for (long[] k : remaining) {
+                check(k[0], k[1], (byte) k[2]);
+                allocator.free(k[0]);
+            }
+            AllocatorInvariants.check(allocator, new LiveSet());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void closeReleasesEverything() {
+        long freeBefore = device.memoryInfo().freeBytes();
+        DeviceAllocator fresh = createAllocator(device);
+        Allocation handle = fresh.allocate(1 << 20);
+        fresh.malloc(5 << 20);
+        fresh.malloc(700);
+        long freeAfter = fresh.malloc(1);
+        fresh.free(freeAfter);
+        fresh.close();
+        assertTrue(fresh.isClosed());
+        fresh.close();
+        assertEquals(freeBefore, device.memoryInfo().freeBytes(), "every byte went back to the device");
+        assertThrows(IllegalStateException.class, () -> fresh.malloc(4096));
+        handle.close();
+        assertTrue(handle.isFreed());
+    }
+
+    private static void assertSameIgnoringOomCounters(AllocatorStats a, AllocatorStats b) {
+        Map<String, Long> x = new HashMap<>(a.asMap());
+        Map<String, Long> y = new HashMap<>(b.asMap());
+        for (String k : new String[] {"out_of_memory_errors", "allocation_retries"}) {
+            x.remove(k);
+            y.remove(k);
+        }
+        assertEquals(x, y, "stats other than OOM and retry counters are unchanged");
+    }
+
+    private void write(long address, long size, byte pattern) {
+        Optional<MemorySegment> view = device.hostView(address, size);
+        if (view.isPresent()) {
+            MemorySegment m = view.get();
+            m.set(ValueLayout.JAVA_BYTE, 0, pattern);
+            m.set(ValueLayout.JAVA_BYTE, size / 2, pattern);
+            m.set(ValueLayout.JAVA_BYTE, size - 1, pattern);
+        }
+    }
+
+    private void check(long address, long size, byte pattern) {
+        Optional<MemorySegment> view = device.hostView(address, size);
+        if (view.isPresent()) {
+            MemorySegment m = view.get();
+            for (long o : new long[] {0, size / 2, size - 1}) {
+                assertEquals(pattern, m.get(ValueLayout.JAVA_BYTE, o), "byte " + o + " of 0x" + Long.toHexString(address)
+                        + " was overwritten: another allocation overlaps it");
+            }
+        }
+    }
+}

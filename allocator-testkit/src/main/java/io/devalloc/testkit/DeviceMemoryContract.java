@@ -1,0 +1,276 @@
+package io.devalloc.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.api.DeviceEvent;
+import io.devalloc.api.DeviceStream;
+import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.device.MemoryInfo;
+import io.devalloc.api.device.VirtualMemory;
+import io.devalloc.api.error.InvalidFreeException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The contract every {@link DeviceMemory} adapter passes. Subclass it in the adapter's tests and return a fresh
+ * device from {@link #openDevice()}; the suite closes it. Devices with a CPU view ({@link DeviceMemory#hostView})
+ * also get their memory written and read back; devices with virtual memory get it exercised.
+ */
+public abstract class DeviceMemoryContract {
+
+    /** A fresh device, with at least {@link #testCapacityFloor()} bytes of capacity. */
+    protected abstract DeviceMemory openDevice();
+
+    /** The smallest capacity the suite assumes (it allocates at most a quarter of it at once). */
+    protected long testCapacityFloor() {
+        return 64L << 20;
+    }
+
+    protected DeviceMemory device;
+
+    @BeforeEach
+    void openTheDevice() {
+        device = openDevice();
+    }
+
+    @AfterEach
+    void closeTheDevice() {
+        device.close();
+    }
+
+    @Test
+    void describesItself() {
+        assertNotEquals("", device.descriptor().provider());
+        assertTrue(device.descriptor().totalBytes() > 0, "total bytes");
+        assertEquals(1, Long.bitCount(device.alignment()), "alignment is a power of two");
+        MemoryInfo info = device.memoryInfo();
+        assertEquals(device.descriptor().totalBytes(), info.totalBytes());
+        assertTrue(info.freeBytes() <= info.totalBytes());
+    }
+
+    @Test
+    void mallocReturnsAlignedDisjointRangesAndFreeGivesThemBack() {
+        long before = device.memoryInfo().freeBytes();
+        long[] sizes = {1, 255, 256, 257, 4096, 65_537, 1 << 20, 3 << 20};
+        long[] addresses = new long[sizes.length];
+        LiveSet live = new LiveSet();
+        for (int i = 0; i < sizes.length; i++) {
+            addresses[i] = device.malloc(sizes[i]);
+            assertNotEquals(DeviceMemory.NULL, addresses[i], "malloc(" + sizes[i] + ")");
+            assertEquals(0, addresses[i] % device.alignment(), "alignment of " + Long.toHexString(addresses[i]));
+            live.add(addresses[i], sizes[i]);
+        }
+        long total = 0;
+        for (long s : sizes) {
+            total += s;
+        }
+        assertTrue(device.memoryInfo().freeBytes() <= before - total, "free memory went down by at least the sizes");
+        for (int i = 0; i < sizes.length; i++) {
+            writeAndCheck(addresses[i], sizes[i], i);
+        }
+        for (long a : addresses) {
+            device.free(a);
+        }
+        assertEquals(before, device.memoryInfo().freeBytes(), "every byte came back");
+    }
+
+    @Test
+    void badSizesAreRefusedAndChangeNothing() {
+        long before = device.memoryInfo().freeBytes();
+        assertThrows(IllegalArgumentException.class, () -> device.malloc(0));
+        assertThrows(IllegalArgumentException.class, () -> device.malloc(-1));
+        assertThrows(IllegalArgumentException.class, () -> device.malloc(Long.MIN_VALUE));
+        assertEquals(DeviceMemory.NULL, device.malloc(Long.MAX_VALUE), "Long.MAX_VALUE cannot be served");
+        assertEquals(DeviceMemory.NULL, device.malloc(Long.MAX_VALUE - 1), "no overflow when rounding");
+        assertEquals(DeviceMemory.NULL, device.malloc(device.descriptor().totalBytes() + 1), "more than the device");
+        assertEquals(before, device.memoryInfo().freeBytes());
+        long a = device.malloc(4096);
+        assertNotEquals(DeviceMemory.NULL, a, "still usable after refusals");
+        device.free(a);
+    }
+
+    @Test
+    void badFreesAreRefusedAndChangeNothing() {
+        long a = device.malloc(8192);
+        long before = device.memoryInfo().freeBytes();
+        InvalidFreeException unknown = assertThrows(InvalidFreeException.class, () -> device.free(a + device.alignment()));
+        assertEquals(InvalidFreeException.Reason.UNKNOWN_ADDRESS, unknown.reason());
+        assertThrows(InvalidFreeException.class, () -> device.free(0x1234_5600L));
+        assertEquals(before, device.memoryInfo().freeBytes());
+        device.free(a);
+        InvalidFreeException twice = assertThrows(InvalidFreeException.class, () -> device.free(a));
+        assertTrue(twice.getMessage().contains(Long.toHexString(a)), "message names the address: " + twice.getMessage());
+        long b = device.malloc(8192);
+        assertNotEquals(DeviceMemory.NULL, b);
+        device.free(b);
+    }
+
+    @Test
+    void exhaustionReturnsNullAndLeavesTheDeviceUsable() {
+        long total = device.descriptor().totalBytes();
+        if (total > (4L << 30)) {
+            // Exhausting a large real device would take its memory from everyone; a capacity test for such devices
+            // belongs to the adapter's own tests, with a small configured capacity.
+            return;
+        }
+        List<Long> held = new ArrayList<>();
+        long chunk = Math.max(device.alignment(), total / 8);
+        long a;
+        while ((a = device.malloc(chunk)) != DeviceMemory.NULL) {
+            held.add(a);
+            assertTrue(held.size() <= 16, "a device of " + total + " bytes handed out more than 16 x " + chunk);
+        }
+        for (long h : held) {
+            device.free(h);
+        }
+        long again = device.malloc(chunk);
+        assertNotEquals(DeviceMemory.NULL, again, "memory came back after freeing");
+        device.free(again);
+    }
+
+    @Test
+    void streamsAndEvents() {
+        DeviceStream s = device.createStream();
+        assertFalse(s.isDefault());
+        DeviceStream t = device.createStream();
+        assertNotEquals(s, t);
+        DeviceEvent e = device.createEvent();
+        assertTrue(device.isEventComplete(e), "an event never recorded counts as complete");
+        device.recordEvent(e, s);
+        device.synchronizeEvent(e);
+        assertTrue(device.isEventComplete(e), "complete after synchronizing on it");
+        device.recordEvent(e, DeviceStream.DEFAULT);
+        device.synchronize();
+        assertTrue(device.isEventComplete(e), "complete after a device synchronize");
+        device.destroyEvent(e);
+        assertThrows(IllegalArgumentException.class, () -> device.isEventComplete(e), "destroyed event");
+        assertThrows(IllegalArgumentException.class, () -> device.destroyStream(DeviceStream.DEFAULT));
+        device.destroyStream(s);
+        device.destroyStream(t);
+        assertThrows(IllegalArgumentException.class, () -> device.destroyStream(s), "destroyed twice");
+    }
+
+    @Test
+    void virtualMemoryWhenOffered() {
+        Optional<VirtualMemory> vm = device.virtualMemory();
+        if (vm.isEmpty()) {
+            return;
+        }
+        VirtualMemory v = vm.get();
+        long g = v.granularity();
+        assertEquals(1, Long.bitCount(g));
+        long freeBefore = device.memoryInfo().freeBytes();
+        long base = v.reserve(8 * g);
+        assertNotEquals(DeviceMemory.NULL, base);
+        assertEquals(0, base % g);
+        assertEquals(freeBefore, device.memoryInfo().freeBytes(), "reserving costs no memory");
+        assertTrue(v.map(base, 2 * g));
+        assertTrue(v.map(base + 4 * g, g));
+        assertEquals(3 * g, v.mappedBytes());
+        assertEquals(freeBefore - 3 * g, device.memoryInfo().freeBytes());
+        assertThrows(IllegalArgumentException.class, () -> v.map(base + g, g), "already mapped");
+        assertThrows(IllegalArgumentException.class, () -> v.map(base + 1, g), "misaligned");
+        assertThrows(IllegalArgumentException.class, () -> v.map(base + 7 * g, 2 * g), "past the reservation");
+        assertThrows(IllegalArgumentException.class, () -> v.unmap(base + 2 * g, g), "not mapped");
+        assertThrows(IllegalArgumentException.class, () -> v.release(base), "still mapped");
+        v.unmap(base, 2 * g);
+        v.unmap(base + 4 * g, g);
+        assertEquals(0, v.mappedBytes());
+        v.release(base);
+        assertThrows(IllegalArgumentException.class, () -> v.release(base), "released twice");
+        assertEquals(freeBefore, device.memoryInfo().freeBytes());
+    }
+
+    @Test
+    void concurrentMallocAndFreeNeverOverlap() throws Exception {
+        int threads = 4;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        long before = device.memoryInfo().freeBytes();
+        long maxSize = Math.max(4096, testCapacityFloor() / 64);
+        try {
+            List<Future<List<long[]>>> results = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int seed = t;
+                results.add(pool.submit(() -> {
+                    Random r = new Random(seed);
+                    List<long[]> kept = new ArrayList<>();
+                    for (int i = 0; i < 400; i++) {
+                        long size = 1 + r.nextLong(maxSize);
+                        long a = device.malloc(size);
+                        if (a == DeviceMemory.NULL) {
+                            continue;
+                        }
+                        writeAndCheck(a, size, seed * 1000 + i);
+                        if (r.nextBoolean()) {
+                            device.free(a);
+                        } else {
+                            kept.add(new long[] {a, size});
+                        }
+                        if (kept.size() > 8) {
+                            long[] k = kept.remove(0);
+                            device.free(k[0]);
+                        }
+                    }
+                    return kept;
+                }));
+            }
+            LiveSet all = new LiveSet();
+            List<long[]> everything = new ArrayList<>();
+            for (Future<List<long[]>> f : results) {
+                for (long[] k : f.get(60, TimeUnit.SECONDS)) {
+                    all.add(k[0], k[1]);
+                    everything.add(k);
+                }
+            }
+            for (long[] k : everything) {
+                device.free(k[0]);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(before, device.memoryInfo().freeBytes(), "every byte came back");
+    }
+
+    @Test
+    void closeReleasesEverythingAndIsIdempotent() {
+        device.malloc(4096);
+        device.malloc(1 << 20);
+        device.createStream();
+        device.close();
+        device.close();
+        assertThrows(IllegalStateException.class, () -> device.malloc(4096));
+        assertThrows(IllegalStateException.class, () -> device.memoryInfo());
+    }
+
+    /** Writes a pattern over the range through the host view, if any, and reads it back. */
+    protected void writeAndCheck(long address, long size, int salt) {
+        Optional<MemorySegment> view = device.hostView(address, size);
+        if (view.isEmpty()) {
+            return;
+        }
+        MemorySegment m = view.get();
+        byte pattern = (byte) (salt * 31 + 7);
+        long[] offsets = {0, size / 2, size - 1};
+        for (long o : offsets) {
+            m.set(ValueLayout.JAVA_BYTE, o, pattern);
+        }
+        for (long o : offsets) {
+            assertEquals(pattern, m.get(ValueLayout.JAVA_BYTE, o), "byte " + o + " of 0x" + Long.toHexString(address));
+        }
+    }
+}

@@ -1,0 +1,676 @@
+package io.devalloc.sim;
+
+import io.devalloc.api.ByteSize;
+import io.devalloc.api.DeviceEvent;
+import io.devalloc.api.DeviceStream;
+import io.devalloc.api.collect.LongLongHashMap;
+import io.devalloc.api.device.DeviceDescriptor;
+import io.devalloc.api.device.DeviceKind;
+import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.device.MemoryInfo;
+import io.devalloc.api.device.VirtualMemory;
+import io.devalloc.api.error.InvalidFreeException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * A simulated GPU: GPU-scale capacity and addresses with no memory behind them, for tests, trace replays and
+ * benchmarks on a machine without a GPU. Deterministic: the same calls give the same addresses.
+ *
+ * <p><b>Addresses.</b> The device owns an address space below {@link Builder#topAddress}. A malloc takes a range
+ * from it, by default from the top of the highest free range that fits ({@link AddressOrder#TOP_DOWN}, what the
+ * driver did in the recorded PyTorch traces), or at addresses a test lists ({@link Builder#scriptedAddresses}).
+ * Sizes are rounded up to the granularity (512 B by default), which is also the alignment.
+ *
+ * <p><b>Capacity.</b> malloc and virtual-memory maps return "no memory" when bytes in use would exceed the
+ * capacity, or the injected limit ({@link #setLimitBytes}), or when a failure was injected for that call
+ * ({@link #failMallocCall}). Frees give the bytes back.
+ *
+ * <p><b>Streams and events.</b> Emulated. Each record of an event on a stream queues it behind the stream's earlier
+ * work. With {@link EventCompletion#IMMEDIATE} it completes at once; with {@link EventCompletion#MANUAL} it stays
+ * pending until the test completes the stream, or someone synchronises on it (which stands for the device
+ * finishing the work). An event never recorded counts as complete, as in CUDA.
+ *
+ * <p><b>Virtual memory</b> (unless disabled): reservations come from the same address space; maps and unmaps
+ * work in 2 MiB granules and count against the capacity.
+ *
+ * <p>Thread-safe: every method synchronises on the device.
+ */
+public final class SimulatedDevice implements DeviceMemory {
+
+    /** Default address the address space ends below. */
+    public static final long DEFAULT_TOP_ADDRESS = 0x7F00_0000_0000L;
+    /** Default size of the address space (64 TiB). */
+    public static final long DEFAULT_ADDRESS_SPACE = 1L << 46;
+    /** Virtual-memory granule, as on current NVIDIA GPUs. */
+    public static final long VM_GRANULARITY = 2 * ByteSize.MiB;
+
+    private final DeviceDescriptor descriptor;
+    private final long capacity;
+    private final long granularity;
+    private final AddressOrder order;
+    private final ArrayDeque<Long> scripted;
+    private final boolean recordHistory;
+    private final SimVirtualMemory virtualMemory;
+
+    /** Free address ranges: start → end (exclusive). */
+    private final TreeMap<Long, Long> freeRanges = new TreeMap<>();
+    /** Live malloc'd ranges: address → rounded size. */
+    private final LongLongHashMap live = new LongLongHashMap(256);
+    private final List<DeviceOperation> history = new ArrayList<>();
+    private final TreeSet<Long> failingCalls = new TreeSet<>();
+    private RuntimeException nextMallocError;
+    private long limit = Long.MAX_VALUE;
+
+    private long mallocCalls;
+    private long mallocs;
+    private long failedMallocs;
+    private long frees;
+    private long maps;
+    private long unmaps;
+    private long bytesInUse;
+    private long peakBytesInUse;
+    private long bytesMalloced;
+
+    private EventCompletion eventCompletion;
+    private long nextHandle = 1;
+    private final Set<Long> streams = new HashSet<>();
+    /** Per stream handle: sequence number of the last work queued, and of the last work completed. */
+    private final Map<Long, long[]> streamProgress = new HashMap<>();
+    /** Per event handle: {stream handle, sequence} of its last record, or null when never recorded. */
+    private final Map<Long, long[]> events = new HashMap<>();
+    private boolean closed;
+
+    private SimulatedDevice(Builder b) {
+        this.capacity = b.capacity;
+        this.granularity = b.granularity;
+        this.order = b.order;
+        this.scripted = new ArrayDeque<>(b.scripted);
+        this.recordHistory = b.recordHistory;
+        this.eventCompletion = b.eventCompletion;
+        this.descriptor = new DeviceDescriptor(SimulatedDeviceProvider.NAME, 0,
+                "simulated GPU (" + ByteSize.format(capacity) + ")", DeviceKind.SIMULATED, capacity);
+        freeRanges.put(b.topAddress - b.addressSpace, b.topAddress);
+        streamProgress.put(0L, new long[2]);
+        this.virtualMemory = b.virtualMemory ? new SimVirtualMemory() : null;
+    }
+
+    /** A builder; the defaults are an 80 GiB device, top-down addresses, immediate events, virtual memory on. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A device of {@code capacity} bytes with every other setting at its default. */
+    public static SimulatedDevice ofCapacity(long capacity) {
+        return builder().capacity(capacity).build();
+    }
+
+    // ---------------------------------------------------------------------------------------------- memory
+
+    @Override
+    public DeviceDescriptor descriptor() {
+        return descriptor;
+    }
+
+    @Override
+    public long alignment() {
+        return granularity;
+    }
+
+    @Override
+    public synchronized long malloc(long bytes) {
+        ensureOpen();
+        if (bytes < 1) {
+            throw new IllegalArgumentException("malloc size must be >= 1, got " + bytes);
+        }
+        mallocCalls++;
+        if (nextMallocError != null) {
+            RuntimeException e = nextMallocError;
+            nextMallocError = null;
+            throw e;
+        }
+        long rounded = ByteSize.roundUp(bytes, granularity);
+        if (failingCalls.remove(mallocCalls) || rounded < 0 || !fits(rounded)) {
+            failedMallocs++;
+            return NULL;
+        }
+        long address = takeRange(rounded, granularity);
+        if (address == NULL) {
+            failedMallocs++;
+            return NULL;
+        }
+        live.put(address, rounded, -1);
+        mallocs++;
+        use(rounded);
+        record(DeviceOperation.Kind.MALLOC, address, rounded);
+        return address;
+    }
+
+    @Override
+    public synchronized void free(long address) {
+        ensureOpen();
+        long size = live.remove(address, -1);
+        if (size < 0) {
+            throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
+        }
+        returnRange(address, size);
+        frees++;
+        bytesInUse -= size;
+        record(DeviceOperation.Kind.FREE, address, size);
+    }
+
+    @Override
+    public synchronized MemoryInfo memoryInfo() {
+        ensureOpen();
+        return new MemoryInfo(Math.max(0, capacity - bytesInUse), capacity);
+    }
+
+    private boolean fits(long bytes) {
+        long ceiling = Math.min(capacity, limit);
+        return bytes <= ceiling - bytesInUse;
+    }
+
+    private void use(long bytes) {
+        bytesInUse += bytes;
+        bytesMalloced += bytes;
+        peakBytesInUse = Math.max(peakBytesInUse, bytesInUse);
+    }
+
+    private void record(DeviceOperation.Kind kind, long address, long bytes) {
+        if (recordHistory) {
+            history.add(new DeviceOperation(kind, address, bytes));
+        }
+    }
+
+    /** Takes {@code size} bytes of address space, aligned to {@code align}; 0 when none is left. */
+    private long takeRange(long size, long align) {
+        Long want = scripted.pollFirst();
+        if (want != null) {
+            return takeExact(want, size);
+        }
+        Iterable<Map.Entry<Long, Long>> ranges = order == AddressOrder.TOP_DOWN
+                ? freeRanges.descendingMap().entrySet() : freeRanges.entrySet();
+        for (Map.Entry<Long, Long> r : ranges) {
+            long start = r.getKey();
+            long end = r.getValue();
+            long candidate = order == AddressOrder.TOP_DOWN
+                    ? (end - size) & -align
+                    : ByteSize.roundUp(start, align);
+            if (candidate >= start && candidate + size <= end) {
+                return takeExact(candidate, size);
+            }
+        }
+        return NULL;
+    }
+
+    private long takeExact(long address, long size) {
+        Map.Entry<Long, Long> r = freeRanges.floorEntry(address);
+        if (r == null || address + size > r.getValue() || address % granularity != 0) {
+            throw new IllegalStateException("scripted address " + ByteSize.hex(address) + " (+" + size
+                    + " bytes) is not free, or not aligned to " + granularity + ", on " + this);
+        }
+        long start = r.getKey();
+        long end = r.getValue();
+        freeRanges.remove(start);
+        if (start < address) {
+            freeRanges.put(start, address);
+        }
+        if (address + size < end) {
+            freeRanges.put(address + size, end);
+        }
+        return address;
+    }
+
+    private void returnRange(long address, long size) {
+        long start = address;
+        long end = address + size;
+        Map.Entry<Long, Long> before = freeRanges.floorEntry(address);
+        if (before != null && before.getValue() == address) {
+            start = before.getKey();
+            freeRanges.remove(start);
+        }
+        Long afterEnd = freeRanges.remove(end);
+        if (afterEnd != null) {
+            end = afterEnd;
+        }
+        freeRanges.put(start, end);
+    }
+
+    // ---------------------------------------------------------------------------------------------- streams
+
+    @Override
+    public synchronized DeviceStream createStream() {
+        ensureOpen();
+        long handle = 0x5000_0000L + nextHandle++;
+        streams.add(handle);
+        streamProgress.put(handle, new long[2]);
+        return new DeviceStream(handle);
+    }
+
+    @Override
+    public synchronized void destroyStream(DeviceStream stream) {
+        ensureOpen();
+        if (stream.isDefault()) {
+            throw new IllegalArgumentException("the default stream cannot be destroyed");
+        }
+        if (!streams.remove(stream.handle())) {
+            throw new IllegalArgumentException("unknown " + stream + " on " + this);
+        }
+        streamProgress.remove(stream.handle());
+    }
+
+    @Override
+    public synchronized DeviceEvent createEvent() {
+        ensureOpen();
+        long handle = 0xE000_0000L + nextHandle++;
+        events.put(handle, null);
+        return new DeviceEvent(handle);
+    }
+
+    @Override
+    public synchronized void recordEvent(DeviceEvent event, DeviceStream stream) {
+        ensureOpen();
+        requireEvent(event);
+        long[] progress = progress(stream);
+        long seq = ++progress[0];
+        events.put(event.handle(), new long[] {stream.handle(), seq});
+        if (eventCompletion == EventCompletion.IMMEDIATE) {
+            progress[1] = seq;
+        }
+    }
+
+    @Override
+    public synchronized boolean isEventComplete(DeviceEvent event) {
+        ensureOpen();
+        requireEvent(event);
+        long[] rec = events.get(event.handle());
+        if (rec == null) {
+            return true;
+        }
+        long[] progress = streamProgress.get(rec[0]);
+        return progress == null || progress[1] >= rec[1];
+    }
+
+    @Override
+    public synchronized void synchronizeEvent(DeviceEvent event) {
+        ensureOpen();
+        requireEvent(event);
+        long[] rec = events.get(event.handle());
+        if (rec != null) {
+            long[] progress = streamProgress.get(rec[0]);
+            if (progress != null) {
+                progress[1] = Math.max(progress[1], rec[1]);
+            }
+        }
+    }
+
+    @Override
+    public synchronized void destroyEvent(DeviceEvent event) {
+        ensureOpen();
+        requireEvent(event);
+        events.remove(event.handle());
+    }
+
+    @Override
+    public synchronized void synchronize() {
+        ensureOpen();
+        completeAll();
+    }
+
+    /** Completes all work queued so far on {@code stream} (MANUAL mode). */
+    public synchronized void completeStream(DeviceStream stream) {
+        ensureOpen();
+        long[] progress = progress(stream);
+        progress[1] = progress[0];
+    }
+
+    /** Completes all work queued so far on every stream. */
+    public synchronized void completeAll() {
+        for (long[] progress : streamProgress.values()) {
+            progress[1] = progress[0];
+        }
+    }
+
+    /** How many recorded events have not completed yet. */
+    public synchronized int pendingEvents() {
+        int n = 0;
+        for (long[] rec : events.values()) {
+            if (rec != null) {
+                long[] progress = streamProgress.get(rec[0]);
+                if (progress != null && progress[1] < rec[1]) {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+
+    /** Switches between immediate and test-controlled event completion. */
+    public synchronized void setEventCompletion(EventCompletion completion) {
+        this.eventCompletion = Objects.requireNonNull(completion, "completion");
+    }
+
+    private long[] progress(DeviceStream stream) {
+        long[] progress = streamProgress.get(stream.handle());
+        if (progress == null) {
+            throw new IllegalArgumentException("unknown " + stream + " on " + this);
+        }
+        return progress;
+    }
+
+    private void requireEvent(DeviceEvent event) {
+        if (!events.containsKey(event.handle())) {
+            throw new IllegalArgumentException("unknown " + event + " on " + this);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- faults
+
+    /**
+     * Makes the {@code n}-th malloc call, counted from the device's creation and starting at 1, return "no
+     * memory". Calls already made cannot fail.
+     */
+    public synchronized void failMallocCall(long n) {
+        if (n <= mallocCalls) {
+            throw new IllegalArgumentException("malloc call " + n + " already happened (" + mallocCalls + " so far)");
+        }
+        failingCalls.add(n);
+    }
+
+    /** Makes the next {@code count} malloc calls return "no memory". */
+    public synchronized void failNextMallocs(int count) {
+        for (int i = 1; i <= count; i++) {
+            failingCalls.add(mallocCalls + i);
+        }
+    }
+
+    /** Makes the next malloc call throw {@code error} (a device error other than out-of-memory). */
+    public synchronized void failNextMallocWith(RuntimeException error) {
+        this.nextMallocError = Objects.requireNonNull(error, "error");
+    }
+
+    /**
+     * Caps the bytes in use below the capacity: mallocs and maps above it return "no memory".
+     * {@link Long#MAX_VALUE} removes the cap; 0 makes every malloc fail.
+     */
+    public synchronized void setLimitBytes(long limitBytes) {
+        if (limitBytes < 0) {
+            throw new IllegalArgumentException("limit must be >= 0, got " + limitBytes);
+        }
+        this.limit = limitBytes;
+    }
+
+    // ---------------------------------------------------------------------------------------------- observation
+
+    /** The counters now. */
+    public synchronized DeviceCounters counters() {
+        return new DeviceCounters(mallocCalls, mallocs, failedMallocs, frees, maps, unmaps, bytesInUse, peakBytesInUse,
+                bytesMalloced);
+    }
+
+    /** The operations so far, oldest first (empty unless the builder turned history on). */
+    public synchronized List<DeviceOperation> history() {
+        return List.copyOf(history);
+    }
+
+    /** Number of live malloc'd ranges. */
+    public synchronized int liveAllocations() {
+        return live.size();
+    }
+
+    @Override
+    public Optional<VirtualMemory> virtualMemory() {
+        return Optional.ofNullable(virtualMemory);
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        live.clear();
+        if (virtualMemory != null) {
+            virtualMemory.reservations.clear();
+        }
+        bytesInUse = 0;
+        streams.clear();
+        events.clear();
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException(this + " is closed");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "simulated device " + descriptor.id() + " (" + ByteSize.format(capacity) + ")";
+    }
+
+    // ---------------------------------------------------------------------------------------------- VMM
+
+    /** Reservations and granule maps; every method locks the device. */
+    private final class SimVirtualMemory implements VirtualMemory {
+
+        /** Reservation base → granules mapped (bit i = granule i). Sizes in {@link #reservationSizes}. */
+        private final TreeMap<Long, BitSet> reservations = new TreeMap<>();
+        private final Map<Long, Long> reservationSizes = new HashMap<>();
+
+        @Override
+        public long granularity() {
+            return VM_GRANULARITY;
+        }
+
+        @Override
+        public long reserve(long bytes) {
+            synchronized (SimulatedDevice.this) {
+                ensureOpen();
+                requireGranules(bytes);
+                long base = takeRange(bytes, VM_GRANULARITY);
+                if (base == NULL) {
+                    return NULL;
+                }
+                reservations.put(base, new BitSet());
+                reservationSizes.put(base, bytes);
+                record(DeviceOperation.Kind.RESERVE, base, bytes);
+                return base;
+            }
+        }
+
+        @Override
+        public void release(long base) {
+            synchronized (SimulatedDevice.this) {
+                ensureOpen();
+                BitSet mapped = reservations.get(base);
+                if (mapped == null) {
+                    throw new IllegalArgumentException(ByteSize.hex(base) + " is not the base of a reservation on "
+                            + SimulatedDevice.this);
+                }
+                if (!mapped.isEmpty()) {
+                    throw new IllegalArgumentException("reservation " + ByteSize.hex(base) + " still has "
+                            + mapped.cardinality() + " mapped granules; unmap them first");
+                }
+                reservations.remove(base);
+                long size = reservationSizes.remove(base);
+                returnRange(base, size);
+                record(DeviceOperation.Kind.RELEASE, base, size);
+            }
+        }
+
+        @Override
+        public boolean map(long address, long bytes) {
+            synchronized (SimulatedDevice.this) {
+                ensureOpen();
+                long base = reservationOf(address, bytes);
+                BitSet mapped = reservations.get(base);
+                int from = (int) ((address - base) / VM_GRANULARITY);
+                int to = from + (int) (bytes / VM_GRANULARITY);
+                int already = mapped.nextSetBit(from);
+                if (already >= 0 && already < to) {
+                    throw new IllegalArgumentException("granule at " + ByteSize.hex(base + already * VM_GRANULARITY)
+                            + " is already mapped");
+                }
+                if (!fits(bytes)) {
+                    return false;
+                }
+                mapped.set(from, to);
+                maps++;
+                use(bytes);
+                record(DeviceOperation.Kind.MAP, address, bytes);
+                return true;
+            }
+        }
+
+        @Override
+        public void unmap(long address, long bytes) {
+            synchronized (SimulatedDevice.this) {
+                ensureOpen();
+                long base = reservationOf(address, bytes);
+                BitSet mapped = reservations.get(base);
+                int from = (int) ((address - base) / VM_GRANULARITY);
+                int to = from + (int) (bytes / VM_GRANULARITY);
+                int hole = mapped.nextClearBit(from);
+                if (hole < to) {
+                    throw new IllegalArgumentException("granule at " + ByteSize.hex(base + hole * VM_GRANULARITY)
+                            + " is not mapped");
+                }
+                mapped.clear(from, to);
+                unmaps++;
+                bytesInUse -= bytes;
+                record(DeviceOperation.Kind.UNMAP, address, bytes);
+            }
+        }
+
+        @Override
+        public long mappedBytes() {
+            synchronized (SimulatedDevice.this) {
+                long granules = 0;
+                for (BitSet b : reservations.values()) {
+                    granules += b.cardinality();
+                }
+                return granules * VM_GRANULARITY;
+            }
+        }
+
+        private void requireGranules(long bytes) {
+            if (bytes <= 0 || bytes % VM_GRANULARITY != 0) {
+                throw new IllegalArgumentException("size must be a positive multiple of the "
+                        + ByteSize.format(VM_GRANULARITY) + " granule, got " + bytes);
+            }
+        }
+
+        private long reservationOf(long address, long bytes) {
+            requireGranules(bytes);
+            Map.Entry<Long, BitSet> r = reservations.floorEntry(address);
+            if (r == null || address % VM_GRANULARITY != 0
+                    || address + bytes > r.getKey() + reservationSizes.get(r.getKey()) || address + bytes < address) {
+                throw new IllegalArgumentException("range " + ByteSize.hex(address) + " +" + bytes
+                        + " is not granule-aligned inside one reservation on " + SimulatedDevice.this);
+            }
+            return r.getKey();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- builder
+
+    /** Builds simulated devices. */
+    public static final class Builder {
+        private long capacity = 80 * ByteSize.GiB;
+        private long granularity = 512;
+        private long topAddress = DEFAULT_TOP_ADDRESS;
+        private long addressSpace = DEFAULT_ADDRESS_SPACE;
+        private AddressOrder order = AddressOrder.TOP_DOWN;
+        private final List<Long> scripted = new ArrayList<>();
+        private boolean recordHistory;
+        private boolean virtualMemory = true;
+        private EventCompletion eventCompletion = EventCompletion.IMMEDIATE;
+
+        private Builder() {
+        }
+
+        /** Device memory in bytes (default 80 GiB). */
+        public Builder capacity(long bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("capacity must be positive, got " + bytes);
+            }
+            this.capacity = bytes;
+            return this;
+        }
+
+        /** Size rounding and address alignment, a power of two (default 512 B). */
+        public Builder granularity(long bytes) {
+            if (bytes <= 0 || Long.bitCount(bytes) != 1) {
+                throw new IllegalArgumentException("granularity must be a power of two, got " + bytes);
+            }
+            this.granularity = bytes;
+            return this;
+        }
+
+        /** The address the address space ends below (default {@link #DEFAULT_TOP_ADDRESS}). */
+        public Builder topAddress(long address) {
+            if (address <= 0 || address % VM_GRANULARITY != 0) {
+                throw new IllegalArgumentException("top address must be positive and 2 MiB aligned");
+            }
+            this.topAddress = address;
+            return this;
+        }
+
+        /** The size of the address space (default 64 TiB). */
+        public Builder addressSpace(long bytes) {
+            if (bytes <= 0 || bytes % VM_GRANULARITY != 0) {
+                throw new IllegalArgumentException("address space must be a positive multiple of 2 MiB");
+            }
+            this.addressSpace = bytes;
+            return this;
+        }
+
+        /** Where new ranges go when no scripted address is left (default top-down). */
+        public Builder addressOrder(AddressOrder order) {
+            this.order = Objects.requireNonNull(order, "order");
+            return this;
+        }
+
+        /** Addresses for the next mallocs (and reservations), in order; afterwards the address order applies. */
+        public Builder scriptedAddresses(List<Long> addresses) {
+            this.scripted.addAll(addresses);
+            return this;
+        }
+
+        /** Record every memory operation for {@link SimulatedDevice#history()} (default off). */
+        public Builder recordHistory(boolean on) {
+            this.recordHistory = on;
+            return this;
+        }
+
+        /** Offer the virtual-memory capability (default on). */
+        public Builder virtualMemory(boolean on) {
+            this.virtualMemory = on;
+            return this;
+        }
+
+        /** When events complete (default immediately). */
+        public Builder eventCompletion(EventCompletion completion) {
+            this.eventCompletion = Objects.requireNonNull(completion, "completion");
+            return this;
+        }
+
+        public SimulatedDevice build() {
+            if (addressSpace > topAddress) {
+                throw new IllegalArgumentException("address space larger than the top address");
+            }
+            return new SimulatedDevice(this);
+        }
+    }
+}
