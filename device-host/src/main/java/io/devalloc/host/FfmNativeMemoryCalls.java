@@ -1,0 +1,199 @@
+package io.devalloc.host;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * {@link NativeMemoryCalls} as downcalls into the C library through {@code java.lang.foreign}: no JNI library to
+ * build or ship. Assumes an LP64 Unix ({@code size_t} and {@code rlim_t} are 64-bit); {@link #link()} refuses
+ * anything else, which the providers report as "unavailable".
+ *
+ * <p>Thread-safe: the method handles are immutable and each call uses its own confined arena for out-parameters.
+ */
+// Linking downcalls is a restricted operation by design: this class is the one place that does it.
+@SuppressWarnings("restricted")
+final class FfmNativeMemoryCalls implements NativeMemoryCalls {
+
+    /** {@code RLIMIT_MEMLOCK} on Linux (x86, arm, riscv, ppc); other systems number their limits differently. */
+    private static final int LINUX_RLIMIT_MEMLOCK = 8;
+    /** Bit of {@code CAP_IPC_LOCK} in the capability sets of {@code /proc/self/status}. */
+    private static final int CAP_IPC_LOCK = 14;
+
+    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+
+    private final MethodHandle posixMemalign;
+    private final MethodHandle free;
+    private final MethodHandle mlock;
+    private final MethodHandle munlock;
+    private final MethodHandle getrlimit;
+    private final MethodHandle geteuid;
+    private final long pageSize;
+    private final boolean linux;
+
+    private FfmNativeMemoryCalls(Linker linker, SymbolLookup libc) {
+        Linker.Option errno = Linker.Option.captureCallState("errno");
+        posixMemalign = linker.downcallHandle(find(libc, "posix_memalign"),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG));
+        free = linker.downcallHandle(find(libc, "free"), FunctionDescriptor.ofVoid(ADDRESS));
+        mlock = linker.downcallHandle(find(libc, "mlock"), FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG), errno);
+        munlock = linker.downcallHandle(find(libc, "munlock"),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG), errno);
+        getrlimit = linker.downcallHandle(find(libc, "getrlimit"), FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+        geteuid = linker.downcallHandle(find(libc, "geteuid"), FunctionDescriptor.of(JAVA_INT));
+        MethodHandle getpagesize = linker.downcallHandle(find(libc, "getpagesize"), FunctionDescriptor.of(JAVA_INT));
+        try {
+            pageSize = (int) getpagesize.invokeExact();
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        linux = System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("linux");
+    }
+
+    /**
+     * Links every downcall now, so that a missing symbol or a platform FFM cannot serve shows up here (in a
+     * provider's probe) rather than in the middle of an allocation.
+     *
+     * @throws UnsupportedOperationException on a platform that is not 64-bit
+     * @throws LinkageError or another exception when libc or the native linker cannot be used (for example
+     *                      {@link IllegalCallerException} when native access is denied to this module)
+     */
+    static FfmNativeMemoryCalls link() {
+        Linker linker = Linker.nativeLinker();
+        // size_t and rlim_t are passed as JAVA_LONG below; that is only right on LP64.
+        if (ADDRESS.byteSize() != 8 || linker.canonicalLayouts().get("size_t").byteSize() != 8) {
+            throw new UnsupportedOperationException("host memory needs a 64-bit platform (size_t is "
+                    + linker.canonicalLayouts().get("size_t").byteSize() * 8 + " bits here)");
+        }
+        return new FfmNativeMemoryCalls(linker, linker.defaultLookup());
+    }
+
+    private static MemorySegment find(SymbolLookup libc, String name) {
+        return libc.find(name).orElseThrow(() -> new UnsatisfiedLinkError(
+                "the C library has no '" + name + "' (looked up through Linker.nativeLinker().defaultLookup())"));
+    }
+
+    @Override
+    public long alloc(long bytes, long alignment) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            int rc = (int) posixMemalign.invokeExact(out, alignment, bytes);
+            // posix_memalign returns ENOMEM (or EINVAL for a bad alignment) instead of setting errno; either way
+            // there is no memory to hand out.
+            return rc == 0 ? out.get(ADDRESS, 0).address() : 0L;
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    @Override
+    public void free(long address) {
+        try {
+            free.invokeExact(MemorySegment.ofAddress(address));
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    @Override
+    public int mlock(long address, long bytes) {
+        return lockCall(mlock, address, bytes);
+    }
+
+    @Override
+    public int munlock(long address, long bytes) {
+        return lockCall(munlock, address, bytes);
+    }
+
+    private static int lockCall(MethodHandle call, long address, long bytes) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CALL_STATE);
+            int rc = (int) call.invokeExact(state, MemorySegment.ofAddress(address), bytes);
+            return rc == 0 ? 0 : (int) ERRNO.get(state, 0L);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    @Override
+    public Optional<MemlockLimit> memlockLimit() {
+        if (!linux) {
+            return Optional.empty();
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment rlimit = arena.allocate(JAVA_LONG.byteSize() * 2, JAVA_LONG.byteAlignment());
+            int rc = (int) getrlimit.invokeExact(LINUX_RLIMIT_MEMLOCK, rlimit);
+            if (rc != 0) {
+                return Optional.empty();
+            }
+            // struct rlimit { rlim_t rlim_cur; rlim_t rlim_max; }; RLIM_INFINITY is ~0UL, i.e. -1 here.
+            return Optional.of(new MemlockLimit(rlimit.get(JAVA_LONG, 0), rlimit.get(JAVA_LONG, 8)));
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    @Override
+    public boolean mayExceedMemlockLimit() {
+        if (linux) {
+            Optional<Boolean> capability = hasIpcLockCapability();
+            if (capability.isPresent()) {
+                return capability.get();
+            }
+        }
+        try {
+            return (int) geteuid.invokeExact() == 0;
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** Reads {@code CapEff} from {@code /proc/self/status}; empty when it cannot be read. */
+    private static Optional<Boolean> hasIpcLockCapability() {
+        try {
+            List<String> lines = Files.readAllLines(Path.of("/proc/self/status"));
+            for (String line : lines) {
+                if (line.startsWith("CapEff:")) {
+                    long mask = Long.parseUnsignedLong(line.substring("CapEff:".length()).strip(), 16);
+                    return Optional.of((mask & (1L << CAP_IPC_LOCK)) != 0);
+                }
+            }
+            return Optional.empty();
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public long pageSize() {
+        return pageSize;
+    }
+
+    private static RuntimeException rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            throw r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        // Downcall handles declare Throwable, but the C functions bound here cannot throw checked exceptions.
+        throw new IllegalStateException("native call failed", t);
+    }
+}

@@ -1,0 +1,90 @@
+package io.devalloc.host;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.api.ByteSize;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/** The real libc bindings on this (Linux x86-64) machine. */
+class FfmNativeMemoryCallsTest {
+
+    private final FfmNativeMemoryCalls libc = FfmNativeMemoryCalls.link();
+
+    @Test
+    void pageSizeIsAPowerOfTwo() {
+        assertTrue(libc.pageSize() >= 4096);
+        assertEquals(1, Long.bitCount(libc.pageSize()));
+    }
+
+    @Test
+    @SuppressWarnings("restricted") // viewing raw libc memory is what this test checks
+    void allocReturnsAlignedWritableMemory() {
+        for (long alignment : new long[] {256, 4096, 65536}) {
+            long address = libc.alloc(3 * alignment, alignment);
+            assertNotEquals(0, address);
+            assertEquals(0, address % alignment);
+            MemorySegment m = MemorySegment.ofAddress(address).reinterpret(3 * alignment);
+            m.fill((byte) 0x7E);
+            assertEquals((byte) 0x7E, m.get(ValueLayout.JAVA_BYTE, 3 * alignment - 1));
+            libc.free(address);
+        }
+    }
+
+    @Test
+    void allocReturnsZeroWhenLibcCannotServe() {
+        assertEquals(0, libc.alloc(Long.MAX_VALUE & -4096L, 4096), "ENOMEM");
+        assertEquals(0, libc.alloc(4096, 3000), "EINVAL: alignment not a power of two");
+    }
+
+    @Test
+    void mlockAndMunlockReportErrno() {
+        long page = libc.pageSize();
+        long address = libc.alloc(page, page);
+        try {
+            assertEquals(0, libc.mlock(address, page));
+            assertEquals(0, libc.munlock(address, page));
+        } finally {
+            libc.free(address);
+        }
+        // Page 0 is never mapped (vm.mmap_min_addr), so the kernel answers ENOMEM: proves errno is captured.
+        assertEquals(NativeMemoryCalls.ENOMEM, libc.mlock(0, page));
+        assertEquals(NativeMemoryCalls.ENOMEM, libc.munlock(0, page));
+    }
+
+    @Test
+    void memlockLimitMatchesProcSelfLimits() throws IOException {
+        NativeMemoryCalls.MemlockLimit limit = libc.memlockLimit().orElseThrow();
+        String line = Files.readAllLines(Path.of("/proc/self/limits")).stream()
+                .filter(l -> l.startsWith("Max locked memory")).findFirst().orElseThrow();
+        String[] parts = line.substring("Max locked memory".length()).strip().split("\\s+");
+        assertEquals(parse(parts[0]), limit.softBytes(), line);
+        assertEquals(parse(parts[1]), limit.hardBytes(), line);
+    }
+
+    private static long parse(String procValue) {
+        return procValue.equals("unlimited") ? NativeMemoryCalls.MemlockLimit.UNLIMITED : Long.parseLong(procValue);
+    }
+
+    @Test
+    void memlockLimitDescribesItself() {
+        NativeMemoryCalls.MemlockLimit limit = new NativeMemoryCalls.MemlockLimit(8 * ByteSize.MiB,
+                NativeMemoryCalls.MemlockLimit.UNLIMITED);
+        assertEquals("soft 8388608 bytes (8.00 MiB), hard unlimited", limit.describe());
+        assertTrue(limit.allows(8 * ByteSize.MiB));
+        assertTrue(!limit.allows(8 * ByteSize.MiB + 1));
+        assertTrue(new NativeMemoryCalls.MemlockLimit(-1, -1).allows(Long.MAX_VALUE));
+    }
+
+    @Test
+    void theTestJvmMayExceedTheLimit() {
+        // This project's machines run the build as root with CAP_IPC_LOCK (see the build notes, Q4).
+        assertTrue(libc.mayExceedMemlockLimit());
+    }
+}
