@@ -1,0 +1,21 @@
+/**
+ * The simulated GPU ({@link io.devalloc.sim.SimulatedDevice}, provider {@code sim}): GPU-scale capacity and
+ * addresses without memory behind them, so that allocators can be tested, replayed and benchmarked at 80 GiB on a
+ * laptop.
+ *
+ * <h2>Design</h2>
+ * <ul>
+ *   <li>An address space (64 TiB below {@code 0x7f0000000000} by default) kept as a sorted map of free ranges.
+ *       New ranges come from the top of the highest free range that fits, as the CUDA driver did in the recorded
+ *       traces (best-fit ties go to the lowest address, so placement decides which block is reused), or bottom-up,
+ *       or at addresses a test scripts.</li>
+ *   <li>Capacity accounting only: bytes in use against the capacity and an optional injected limit.</li>
+ *   <li>Fault injection: fail the n-th malloc call, fail the next n, throw a device error, cap the bytes.</li>
+ *   <li>Streams and events are sequence numbers per stream; events complete immediately or when the test (or a
+ *       synchronize) says so.</li>
+ *   <li>Virtual memory: reservations from the same address space, 2 MiB granules tracked in a bit set per
+ *       reservation, mapped bytes counted against the capacity.</li>
+ * </ul>
+ * Everything is deterministic and every method synchronises on the device.
+ */
+package io.devalloc.sim;
