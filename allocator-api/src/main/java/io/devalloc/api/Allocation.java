@@ -1,6 +1,8 @@
 package io.devalloc.api;
 
+import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.units.ByteSize;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 

@@ -1,7 +1,9 @@
 package io.devalloc.api;
 
 import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.registry.DeviceAllocators;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.stats.AllocatorStats;
 
@@ -22,9 +24,11 @@ import io.devalloc.api.stats.AllocatorStats;
  *
  * <p><b>Threads.</b> Every implementation is safe for concurrent use by any number of threads.
  *
- * <p><b>Lifecycle.</b> {@link #close()} returns all memory, cached or live, to the device; later calls throw
- * {@link IllegalStateException}. If the allocator was opened through {@link DeviceAllocators} it owns its device
- * and closes it too.
+ * <p><b>Lifecycle.</b> {@link #close()} returns all memory, cached or live, to the device; later allocations,
+ * frees and cache operations throw {@link IllegalStateException}, while {@link #name()}, {@link #device()},
+ * {@link #stats()}, {@link #snapshot()} and {@link #isClosed()} keep answering (for final reports). If the
+ * allocator was opened through {@link io.devalloc.api.registry.DeviceAllocators} it owns its device and closes it
+ * too.
  */
 public interface DeviceAllocator extends AutoCloseable {
 

@@ -1,6 +1,6 @@
 /**
  * devalloc's API: what applications call ({@link io.devalloc.api.DeviceAllocator}, {@link io.devalloc.api.Allocation},
- * {@link io.devalloc.api.DeviceAllocators}) and the vocabulary every module shares.
+ * {@link io.devalloc.api.registry.DeviceAllocators}) and the vocabulary every module shares.
  *
  * <h2>Design</h2>
  * The project is hexagonal. This module is the core: it holds the port that algorithms call
@@ -18,7 +18,7 @@
  *       {@link io.devalloc.api.device.DeviceMemory} and register a
  *       {@link io.devalloc.api.spi.DeviceMemoryProvider}.</li>
  *   <li>Hot paths use {@code long} addresses: {@link io.devalloc.api.DeviceAllocator#malloc(long,
- *       io.devalloc.api.DeviceStream)} and {@link io.devalloc.api.DeviceAllocator#free(long)} create no objects.
+ *       io.devalloc.api.device.DeviceStream)} and {@link io.devalloc.api.DeviceAllocator#free(long)} create no objects.
  *       {@link io.devalloc.api.Allocation} handles are for code that prefers try-with-resources.</li>
  *   <li>Running out of device memory is a return value at the port (0, like {@code cudaErrorMemoryAllocation}),
  *       because allocators retry around it; at the API it is an

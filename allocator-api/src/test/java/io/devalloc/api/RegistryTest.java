@@ -20,6 +20,7 @@ import io.devalloc.api.error.DeviceUnavailableException;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.registry.AllocatorRegistry;
 import io.devalloc.api.registry.DevallocSettings;
+import io.devalloc.api.registry.DeviceAllocators;
 import io.devalloc.api.registry.DeviceRegistry;
 import io.devalloc.api.registry.DeviceSpec;
 import io.devalloc.api.registry.ProviderStatus;

@@ -1,6 +1,6 @@
 package io.devalloc.testkit;
 
-import io.devalloc.api.ByteSize;
+import io.devalloc.api.units.ByteSize;
 import java.util.Map;
 import java.util.TreeMap;
 

@@ -1,9 +1,9 @@
 package io.devalloc.host;
 
-import io.devalloc.api.ByteSize;
 import io.devalloc.api.error.DeviceUnavailableException;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.spi.Availability;
+import io.devalloc.api.units.ByteSize;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.BiFunction;

@@ -1,6 +1,6 @@
 package io.devalloc.host;
 
-import io.devalloc.api.ByteSize;
+import io.devalloc.api.units.ByteSize;
 import java.util.Optional;
 
 /**

@@ -13,7 +13,7 @@
  * up to the device's alignment (256 bytes, like {@code cudaMalloc}; a page for pinned memory), and
  * {@code malloc} returns 0 when an allocation would take them above the capacity, or when libc itself has no
  * memory, so that allocators meet a device of known size that runs out deterministically, as a GPU does. The
- * arithmetic cannot overflow: rounding goes through {@link io.devalloc.api.ByteSize#roundUp}, which reports
+ * arithmetic cannot overflow: rounding goes through {@link io.devalloc.api.units.ByteSize#roundUp}, which reports
  * overflow, and the check is {@code rounded > capacity - inUse}. {@code memoryInfo()} reports this device's own
  * accounting ({@code capacity - inUse} free), not the machine's free memory.
  *

@@ -3,9 +3,9 @@ package io.devalloc.host;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
-import io.devalloc.api.ByteSize;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.MemoryInfo;
+import io.devalloc.api.units.ByteSize;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;

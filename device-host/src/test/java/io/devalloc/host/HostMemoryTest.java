@@ -7,14 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.devalloc.api.ByteSize;
-import io.devalloc.api.DeviceEvent;
-import io.devalloc.api.DeviceStream;
 import io.devalloc.api.device.DeviceDescriptor;
+import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceKind;
 import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.units.ByteSize;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;

@@ -11,13 +11,13 @@ import static org.mockito.Mockito.mock;
 import static org.mockito.Mockito.verify;
 import static org.mockito.Mockito.when;
 
-import io.devalloc.api.ByteSize;
 import io.devalloc.api.device.DeviceKind;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.error.DeviceUnavailableException;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.spi.Availability;
 import io.devalloc.api.spi.DeviceMemoryProvider;
+import io.devalloc.api.units.ByteSize;
 import java.util.Map;
 import java.util.Optional;
 import java.util.ServiceLoader;

@@ -11,11 +11,11 @@ import static org.mockito.Mockito.times;
 import static org.mockito.Mockito.verify;
 import static org.mockito.Mockito.when;
 
-import io.devalloc.api.ByteSize;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.units.ByteSize;
 import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

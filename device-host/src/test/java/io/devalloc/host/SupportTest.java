@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.mockito.Mockito.mock;
 import static org.mockito.Mockito.when;
 
-import io.devalloc.api.ByteSize;
+import io.devalloc.api.units.ByteSize;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

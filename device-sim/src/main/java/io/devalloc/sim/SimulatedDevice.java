@@ -1,15 +1,15 @@
 package io.devalloc.sim;
 
-import io.devalloc.api.ByteSize;
-import io.devalloc.api.DeviceEvent;
-import io.devalloc.api.DeviceStream;
 import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceDescriptor;
+import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceKind;
 import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.units.ByteSize;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.BitSet;

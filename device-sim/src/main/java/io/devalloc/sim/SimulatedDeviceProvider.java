@@ -1,10 +1,10 @@
 package io.devalloc.sim;
 
-import io.devalloc.api.ByteSize;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.spi.Availability;
 import io.devalloc.api.spi.DeviceMemoryProvider;
+import io.devalloc.api.units.ByteSize;
 
 /**
  * Provider {@code sim}: a {@link SimulatedDevice}, always available, lowest priority (it is never the "best"

@@ -1,9 +1,9 @@
 package io.devalloc.sim;
 
-import io.devalloc.api.ByteSize;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.direct.DirectAllocatorProvider;
+import io.devalloc.api.units.ByteSize;
 import io.devalloc.testkit.DeviceAllocatorContract;
 
 class DirectAllocatorOnSimContractTest extends DeviceAllocatorContract {

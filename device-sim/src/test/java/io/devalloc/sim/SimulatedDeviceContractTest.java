@@ -1,7 +1,7 @@
 package io.devalloc.sim;
 
-import io.devalloc.api.ByteSize;
 import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.units.ByteSize;
 import io.devalloc.testkit.DeviceMemoryContract;
 
 class SimulatedDeviceContractTest extends DeviceMemoryContract {

@@ -4,11 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.devalloc.api.ByteSize;
 import io.devalloc.api.device.DeviceKind;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.registry.DeviceRegistry;
+import io.devalloc.api.units.ByteSize;
 import org.junit.jupiter.api.Test;
 
 class SimulatedDeviceProviderTest {

@@ -1,6 +1,6 @@
 package io.devalloc.sim;
 
-import static io.devalloc.api.ByteSize.MiB;
+import static io.devalloc.api.units.ByteSize.MiB;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.devalloc.api.DeviceEvent;
-import io.devalloc.api.DeviceStream;
+import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.error.DeviceException;
 import java.util.List;

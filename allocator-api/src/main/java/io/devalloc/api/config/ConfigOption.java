@@ -1,6 +1,6 @@
 package io.devalloc.api.config;
 
-import io.devalloc.api.ByteSize;
+import io.devalloc.api.units.ByteSize;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.function.Function;

@@ -1,7 +1,5 @@
 package io.devalloc.api.device;
 
-import io.devalloc.api.DeviceEvent;
-import io.devalloc.api.DeviceStream;
 import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 

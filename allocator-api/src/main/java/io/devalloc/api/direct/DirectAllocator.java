@@ -1,10 +1,9 @@
 package io.devalloc.api.direct;
 
-import io.devalloc.api.ByteSize;
 import io.devalloc.api.DeviceAllocator;
-import io.devalloc.api.DeviceStream;
 import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
@@ -13,6 +12,7 @@ import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.snapshot.SegmentSnapshot;
 import io.devalloc.api.stats.AllocatorStats;
+import io.devalloc.api.units.ByteSize;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;

@@ -1,11 +1,11 @@
 package io.devalloc.api.direct;
 
-import io.devalloc.api.ByteSize;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.config.ConfigOption;
 import io.devalloc.api.config.ConfigSchema;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
+import io.devalloc.api.units.ByteSize;
 import java.util.List;
 
 /**

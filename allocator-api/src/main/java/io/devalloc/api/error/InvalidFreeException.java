@@ -1,6 +1,6 @@
 package io.devalloc.api.error;
 
-import io.devalloc.api.ByteSize;
+import io.devalloc.api.units.ByteSize;
 
 /** A free that the allocator refused; nothing was changed. */
 public final class InvalidFreeException extends DevallocException {

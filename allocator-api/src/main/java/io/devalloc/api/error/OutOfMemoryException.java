@@ -1,6 +1,6 @@
 package io.devalloc.api.error;
 
-import static io.devalloc.api.ByteSize.format;
+import static io.devalloc.api.units.ByteSize.format;
 
 /**
  * An allocation could not be served. Carries the figures a user needs to act: what was asked, what the device

@@ -1,12 +1,12 @@
 package io.devalloc.sim.broken;
 
-import io.devalloc.api.ByteSize;
 import io.devalloc.api.DeviceAllocator;
-import io.devalloc.api.DeviceStream;
 import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.direct.DirectAllocatorProvider;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.stats.AllocatorStats;
+import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.testkit.DeviceAllocatorContract;
 

@@ -1,8 +1,8 @@
 package io.devalloc.sim.broken;
 
 import io.devalloc.api.DeviceAllocator;
-import io.devalloc.api.DeviceStream;
 import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.stats.AllocatorStats;
 

@@ -1,10 +1,8 @@
-package io.devalloc.api;
+package io.devalloc.api.registry;
 
+import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.config.AllocatorConfig;
 import io.devalloc.api.device.DeviceMemory;
-import io.devalloc.api.registry.AllocatorRegistry;
-import io.devalloc.api.registry.DevallocSettings;
-import io.devalloc.api.registry.DeviceRegistry;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
 import java.util.Objects;

@@ -1,4 +1,4 @@
-package io.devalloc.api;
+package io.devalloc.api.units;
 
 import java.util.Locale;
 

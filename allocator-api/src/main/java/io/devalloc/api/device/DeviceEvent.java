@@ -1,4 +1,4 @@
-package io.devalloc.api;
+package io.devalloc.api.device;
 
 /**
  * A device event: CUDA's {@code cudaEvent_t}. Recorded on a stream, it completes when the device has finished

@@ -1,4 +1,4 @@
-package io.devalloc.api;
+package io.devalloc.api.device;
 
 /**
  * A stream of work on one device: CUDA's {@code cudaStream_t}, or an emulated queue on devices without one.

@@ -1,0 +1,17 @@
+/**
+ * The {@code devalloc} launcher and small programs that show the ways into devalloc.
+ *
+ * <ul>
+ *   <li>{@link io.devalloc.examples.Launcher}: the command line that {@code ./devalloc} runs ({@code devices},
+ *       {@code demo}); new subcommands are added to its list of subcommands.</li>
+ *   <li>{@link io.devalloc.examples.TrainingLoopWorkload}: a seeded, deterministic allocation pattern of a
+ *       training loop, reused by the demo, the tests and benchmarks.</li>
+ *   <li>{@link io.devalloc.examples.PlainApiExample}, {@link io.devalloc.examples.ServiceLoaderExample} and
+ *       {@link io.devalloc.examples.GuiceExample}: the builder API, plug-in discovery, and Guice injection, each a
+ *       {@code main} runnable with {@code java -cp examples/target/devalloc-launcher.jar CLASS}.</li>
+ * </ul>
+ *
+ * <p>Everything here goes through {@code allocator-api} and finds devices by spec string; no class names an
+ * adapter module's classes, so the programs work with whichever adapters are on the class path.
+ */
+package io.devalloc.examples;
