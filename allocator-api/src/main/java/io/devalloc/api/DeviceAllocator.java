@@ -3,7 +3,6 @@ package io.devalloc.api;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.InvalidFreeException;
-import io.devalloc.api.registry.DeviceAllocators;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.stats.AllocatorStats;
 
