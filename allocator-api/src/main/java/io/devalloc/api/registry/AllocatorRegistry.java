@@ -2,19 +2,14 @@ package io.devalloc.api.registry;
 
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.spi.AllocatorProvider;
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.ServiceConfigurationError;
-import java.util.ServiceLoader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The allocation algorithms on the class path ({@code direct} is always there; {@code bfc} and {@code caching}
- * when their modules are). Found with {@link ServiceLoader}; a provider that cannot be loaded is logged and
+ * when their modules are). Found with {@link java.util.ServiceLoader}; a provider that cannot be loaded is logged and
  * skipped. Immutable and thread-safe.
  */
 public final class AllocatorRegistry {
@@ -35,32 +30,12 @@ public final class AllocatorRegistry {
 
     /** The providers registered on {@code loader}. */
     public static AllocatorRegistry load(ClassLoader loader) {
-        List<AllocatorProvider> found = new ArrayList<>();
-        Iterator<AllocatorProvider> it = ServiceLoader.load(AllocatorProvider.class, loader).iterator();
-        while (true) {
-            try {
-                if (!it.hasNext()) {
-                    break;
-                }
-                found.add(it.next());
-            } catch (ServiceConfigurationError | LinkageError e) {
-                LOG.warn("skipping an allocator provider that could not be loaded: {}", e.toString());
-            }
-        }
-        return of(found);
+        return of(ServiceDiscovery.load(AllocatorProvider.class, loader, LOG));
     }
 
     /** A registry of exactly these providers. */
     public static AllocatorRegistry of(List<? extends AllocatorProvider> list) {
-        Map<String, AllocatorProvider> map = new LinkedHashMap<>();
-        for (AllocatorProvider p : list) {
-            AllocatorProvider previous = map.putIfAbsent(p.name(), p);
-            if (previous != null) {
-                LOG.warn("two allocator providers are named '{}': using {}, ignoring {}", p.name(),
-                        previous.getClass().getName(), p.getClass().getName());
-            }
-        }
-        return new AllocatorRegistry(map);
+        return new AllocatorRegistry(ServiceDiscovery.byName(list, AllocatorProvider::name, LOG));
     }
 
     /** Names, in discovery order. */

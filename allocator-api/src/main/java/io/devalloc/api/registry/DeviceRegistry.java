@@ -6,19 +6,15 @@ import io.devalloc.api.spi.Availability;
 import io.devalloc.api.spi.DeviceMemoryProvider;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.ServiceConfigurationError;
-import java.util.ServiceLoader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The device providers on the class path, and the choice between them.
  *
- * <p>{@link #load()} finds providers with {@link ServiceLoader}. A provider that cannot be instantiated is logged
+ * <p>{@link #load()} finds providers with {@link java.util.ServiceLoader}. A provider that cannot be instantiated is logged
  * and skipped (it does not stop the others), and of two providers with the same name the first wins, with a
  * warning. {@link #open(String)} opens a device from a spec ({@link DeviceSpec}); for {@code auto} it takes the
  * available provider with the highest priority, logging every candidate and why it was or wasn't chosen.
@@ -36,41 +32,20 @@ public final class DeviceRegistry {
         this.providers = providers;
     }
 
-    /** The providers registered for {@link ServiceLoader} on the context class loader. */
+    /** The providers registered for {@link java.util.ServiceLoader} on the context class loader. */
     public static DeviceRegistry load() {
         ClassLoader cl = Thread.currentThread().getContextClassLoader();
         return load(cl != null ? cl : DeviceRegistry.class.getClassLoader());
     }
 
-    /** The providers registered for {@link ServiceLoader} on {@code loader}. */
+    /** The providers registered for {@link java.util.ServiceLoader} on {@code loader}. */
     public static DeviceRegistry load(ClassLoader loader) {
-        List<DeviceMemoryProvider> found = new ArrayList<>();
-        Iterator<DeviceMemoryProvider> it = ServiceLoader.load(DeviceMemoryProvider.class, loader).iterator();
-        while (true) {
-            try {
-                if (!it.hasNext()) {
-                    break;
-                }
-                found.add(it.next());
-            } catch (ServiceConfigurationError | LinkageError e) {
-                LOG.warn("skipping a device provider that could not be loaded: {}", e.toString());
-            }
-        }
-        return of(found);
+        return of(ServiceDiscovery.load(DeviceMemoryProvider.class, loader, LOG));
     }
 
     /** A registry of exactly these providers (for tests and for applications that wire providers by hand). */
     public static DeviceRegistry of(List<? extends DeviceMemoryProvider> list) {
-        Map<String, DeviceMemoryProvider> map = new LinkedHashMap<>();
-        for (DeviceMemoryProvider p : list) {
-            String name = p.name();
-            DeviceMemoryProvider previous = map.putIfAbsent(name, p);
-            if (previous != null) {
-                LOG.warn("two device providers are named '{}': using {}, ignoring {}", name,
-                        previous.getClass().getName(), p.getClass().getName());
-            }
-        }
-        return new DeviceRegistry(map);
+        return new DeviceRegistry(ServiceDiscovery.byName(list, DeviceMemoryProvider::name, LOG));
     }
 
     /** Provider names, in discovery order. */
