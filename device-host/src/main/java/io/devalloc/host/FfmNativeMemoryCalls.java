@@ -152,6 +152,9 @@ final class FfmNativeMemoryCalls implements NativeMemoryCalls {
 
     @Override
     public boolean mayExceedMemlockLimit() {
+        if (memlockLimit().map(l -> l.softBytes() == MemlockLimit.UNLIMITED).orElse(false)) {
+            return true;
+        }
         if (linux) {
             Optional<Boolean> capability = hasIpcLockCapability();
             if (capability.isPresent()) {
