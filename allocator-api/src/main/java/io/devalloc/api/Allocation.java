@@ -13,7 +13,9 @@ import java.lang.invoke.VarHandle;
  *     launchKernel(a.address());
  * }
  * }</pre>
- * Closing twice is an {@link InvalidFreeException} with reason {@code DOUBLE_FREE}; it changes nothing.
+ * Closing twice is an {@link InvalidFreeException} with reason {@code DOUBLE_FREE}; it changes nothing. A handle
+ * whose memory was already freed through its raw address also gets {@code DOUBLE_FREE}, even if the address now
+ * holds a newer allocation: the handle frees by allocation id, never somebody else's memory.
  * After the allocator itself was closed, closing a handle does nothing (its memory went back with the allocator).
  *
  * <p>A zero-byte allocation has address 0, as in PyTorch: it holds no memory and its close frees nothing.
@@ -38,18 +40,27 @@ public final class Allocation implements AutoCloseable {
     private final long address;
     private final long size;
     private final DeviceStream stream;
+    private final long allocationId;
     @SuppressWarnings("unused") // accessed through FREED
     private volatile int freed;
 
     /**
-     * Wraps an address that {@code owner} handed out. Allocators create handles; applications get them from
+     * Wraps an address that {@code owner} handed out. Applications get handles from
      * {@link DeviceAllocator#allocate}.
+     *
+     * @param allocationId the owner's {@link DeviceAllocator#allocationId id} of the allocation (0 for address 0)
      */
-    public Allocation(DeviceAllocator owner, long address, long size, DeviceStream stream) {
+    public Allocation(DeviceAllocator owner, long address, long size, DeviceStream stream, long allocationId) {
         this.owner = java.util.Objects.requireNonNull(owner, "owner");
         this.address = address;
         this.size = size;
         this.stream = java.util.Objects.requireNonNull(stream, "stream");
+        this.allocationId = allocationId;
+    }
+
+    /** The allocator's id of this allocation (0 for a zero-byte allocation). */
+    public long allocationId() {
+        return allocationId;
     }
 
     /** The device address (0 for a zero-byte allocation). */
@@ -85,7 +96,9 @@ public final class Allocation implements AutoCloseable {
         if (isFreed()) {
             throw new IllegalStateException("recordStream on an allocation that was already freed: " + this);
         }
-        owner.recordStream(address, other);
+        if (address != 0) {
+            owner.recordStream(address, other);
+        }
     }
 
     /** Frees the allocation. */
@@ -98,7 +111,7 @@ public final class Allocation implements AutoCloseable {
             return;
         }
         try {
-            owner.free(address);
+            owner.free(address, allocationId);
         } catch (RuntimeException e) {
             // The allocator refused (e.g. the raw address was already freed): the handle stays as it was.
             FREED.setVolatile(this, 0);

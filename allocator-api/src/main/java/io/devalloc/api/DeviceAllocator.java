@@ -39,7 +39,8 @@ public interface DeviceAllocator extends AutoCloseable {
 
     /**
      * Allocates {@code bytes} for use on {@code stream}, returning the raw address (0 when {@code bytes == 0}).
-     * Creates no Java objects on success.
+     * The allocator's own bookkeeping creates no Java objects; a call that reaches the device (a cache miss, or
+     * every call of {@code direct}) costs whatever the device's malloc costs.
      *
      * @throws IllegalArgumentException                  if {@code bytes < 0}
      * @throws io.devalloc.api.error.OutOfMemoryException if it cannot be served
@@ -65,8 +66,26 @@ public interface DeviceAllocator extends AutoCloseable {
 
     /** Allocates on {@code stream} and returns a handle that frees on close. */
     default Allocation allocate(long bytes, DeviceStream stream) {
-        return new Allocation(this, malloc(bytes, stream), bytes, stream);
+        long address = malloc(bytes, stream);
+        return new Allocation(this, address, bytes, stream, address == 0 ? 0 : allocationId(address));
     }
+
+    /**
+     * The id of the live allocation at {@code address}: unique among this allocator's allocations and increasing,
+     * so that a handle can tell its own allocation from a later one that reuses the address.
+     *
+     * @throws InvalidFreeException with {@code UNKNOWN_ADDRESS} if it is not a live allocation
+     */
+    long allocationId(long address);
+
+    /**
+     * Frees the allocation at {@code address} only if it is still the one with id {@code allocationId}: what a
+     * handle calls, so that a stale handle can never free somebody else's memory.
+     *
+     * @throws InvalidFreeException with {@code DOUBLE_FREE} if that allocation was already freed (the address is
+     *                              free, or now holds a newer allocation, which is left alone)
+     */
+    void free(long address, long allocationId);
 
     /**
      * Frees through a handle, checking that this allocator made it.
@@ -85,7 +104,7 @@ public interface DeviceAllocator extends AutoCloseable {
     /**
      * Records that the live allocation at {@code address} is used on {@code stream} as well as the one it was
      * allocated on (PyTorch's {@code recordStream}). Allocators that reuse freed memory wait for that stream's
-     * work before reusing it.
+     * work before reusing it. Address 0 (a zero-byte allocation) is accepted and ignored.
      *
      * @throws InvalidFreeException with {@code UNKNOWN_ADDRESS} if it is not a live allocation
      */

@@ -28,6 +28,8 @@ import java.util.Objects;
  * <p>The injected allocator owns the device: closing the allocator at shutdown closes the device too. To replace
  * the discovered providers (in tests, say), override the registry bindings with {@code Modules.override}.
  *
+ * <p>Thread-safe: the module is immutable, and the objects it provides are thread-safe singletons.
+ *
  * <p>Guice is an optional dependency of {@code allocator-api}: only this package uses it, so applications that do
  * not use Guice never need it on their class path.
  */
@@ -74,6 +76,17 @@ public final class DevallocModule extends AbstractModule {
     @Singleton
     DeviceAllocator deviceAllocator(AllocatorRegistry allocators, DeviceMemory device, DevallocSettings s) {
         AllocatorProvider provider = allocators.get(s.allocator());
-        return provider.create(new AllocatorSetup(device, AllocatorConfig.parse(s.config(), provider.configSchema()), true));
+        try {
+            return provider.create(new AllocatorSetup(device, AllocatorConfig.parse(s.config(), provider.configSchema()),
+                    true));
+        } catch (RuntimeException | Error e) {
+            // Nothing owns the device yet: close it rather than leak it.
+            try {
+                device.close();
+            } catch (RuntimeException closeFailure) {
+                e.addSuppressed(closeFailure);
+            }
+            throw e;
+        }
     }
 }

@@ -27,19 +27,19 @@ class AllocationTest {
     @Test
     void closeFreesOnceAndASecondCloseIsADoubleFree() {
         DeviceAllocator owner = mock(DeviceAllocator.class);
-        Allocation a = new Allocation(owner, 0x4000, 100, DeviceStream.DEFAULT);
+        Allocation a = new Allocation(owner, 0x4000, 100, DeviceStream.DEFAULT, 7);
         a.close();
         assertTrue(a.isFreed());
         InvalidFreeException e = assertThrows(InvalidFreeException.class, a::close);
         assertEquals(InvalidFreeException.Reason.DOUBLE_FREE, e.reason());
-        verify(owner, times(1)).free(0x4000);
+        verify(owner, times(1)).free(0x4000, 7);
     }
 
     @Test
     void aRefusedFreeLeavesTheHandleUnfreed() {
         DeviceAllocator owner = mock(DeviceAllocator.class);
-        doThrow(new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, 0x4000, "x")).when(owner).free(0x4000);
-        Allocation a = new Allocation(owner, 0x4000, 100, DeviceStream.DEFAULT);
+        doThrow(new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, 0x4000, "x")).when(owner).free(0x4000, 7);
+        Allocation a = new Allocation(owner, 0x4000, 100, DeviceStream.DEFAULT, 7);
         assertThrows(InvalidFreeException.class, a::close);
         assertFalse(a.isFreed());
     }
@@ -48,16 +48,16 @@ class AllocationTest {
     void afterTheAllocatorClosedACloseDoesNothing() {
         DeviceAllocator owner = mock(DeviceAllocator.class);
         when(owner.isClosed()).thenReturn(true);
-        Allocation a = new Allocation(owner, 0x4000, 100, DeviceStream.DEFAULT);
+        Allocation a = new Allocation(owner, 0x4000, 100, DeviceStream.DEFAULT, 7);
         a.close();
-        verify(owner, times(0)).free(0x4000);
+        verify(owner, times(0)).free(0x4000, 7);
         assertTrue(a.isFreed());
     }
 
     @Test
     void recordStreamAfterFreeIsRefused() {
         DeviceAllocator owner = mock(DeviceAllocator.class);
-        Allocation a = new Allocation(owner, 0x4000, 100, DeviceStream.DEFAULT);
+        Allocation a = new Allocation(owner, 0x4000, 100, DeviceStream.DEFAULT, 7);
         a.recordStream(new DeviceStream(5));
         verify(owner).recordStream(0x4000, new DeviceStream(5));
         a.close();
@@ -68,11 +68,11 @@ class AllocationTest {
     void concurrentClosesFreeExactlyOnce() throws Exception {
         AtomicInteger frees = new AtomicInteger();
         DeviceAllocator owner = mock(DeviceAllocator.class);
-        org.mockito.Mockito.doAnswer(inv -> frees.incrementAndGet()).when(owner).free(0x8000);
+        org.mockito.Mockito.doAnswer(inv -> frees.incrementAndGet()).when(owner).free(0x8000, 7);
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try {
             for (int round = 0; round < 200; round++) {
-                Allocation a = new Allocation(owner, 0x8000, 1, DeviceStream.DEFAULT);
+                Allocation a = new Allocation(owner, 0x8000, 1, DeviceStream.DEFAULT, 7);
                 CountDownLatch go = new CountDownLatch(1);
                 List<Future<Boolean>> results = new ArrayList<>();
                 for (int t = 0; t < 4; t++) {
@@ -102,8 +102,10 @@ class AllocationTest {
     @Test
     void zeroByteAllocationFreesNothing() {
         DeviceAllocator owner = mock(DeviceAllocator.class);
-        Allocation a = new Allocation(owner, 0, 0, DeviceStream.DEFAULT);
+        Allocation a = new Allocation(owner, 0, 0, DeviceStream.DEFAULT, 7);
+        a.recordStream(new DeviceStream(3));
+        verify(owner, times(0)).recordStream(0, new DeviceStream(3));
         a.close();
-        verify(owner, times(0)).free(0);
+        verify(owner, times(0)).free(0, 7);
     }
 }

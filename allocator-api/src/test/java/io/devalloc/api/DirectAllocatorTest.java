@@ -16,6 +16,7 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.direct.DirectAllocatorProvider;
 import io.devalloc.api.error.DeviceException;
+import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.stats.AllocatorStats;
 import org.junit.jupiter.api.Test;
@@ -76,6 +77,37 @@ class DirectAllocatorTest {
         AllocatorStats before = a.stats();
         assertThrows(DeviceException.class, () -> a.malloc(512));
         assertEquals(before, a.stats());
+    }
+
+    @Test
+    void aStaleHandleNeverFreesTheNextAllocationAtItsAddress() {
+        when(device.malloc(anyLong())).thenReturn(0x3000L);
+        DeviceAllocator a = new DirectAllocatorProvider().create(device, "");
+        Allocation handle = a.allocate(100);
+        a.free(handle.address());
+        long reused = a.malloc(100);
+        assertEquals(handle.address(), reused, "the device handed the same address out again");
+        InvalidFreeException e = assertThrows(InvalidFreeException.class, handle::close);
+        assertEquals(InvalidFreeException.Reason.DOUBLE_FREE, e.reason());
+        assertEquals(1, a.stats().activeAllocations(), "the newer allocation is untouched");
+        a.free(reused);
+    }
+
+    @Test
+    void closeFreesEverythingEvenWhenADeviceFreeFails() {
+        when(device.malloc(anyLong())).thenReturn(0x1000L, 0x2000L, 0x3000L);
+        doThrow(new DeviceException("cudaErrorLaunchFailure")).when(device).free(0x2000L);
+        DeviceAllocator a = new DirectAllocatorProvider().create(device, "");
+        a.malloc(512);
+        a.malloc(512);
+        a.malloc(512);
+        DeviceException e = assertThrows(DeviceException.class, a::close);
+        assertTrue(e.getMessage().contains("LaunchFailure"));
+        verify(device).free(0x1000L);
+        verify(device).free(0x3000L);
+        assertEquals(0, a.stats().activeAllocations());
+        assertEquals(0, a.stats().allocatedBytes());
+        assertTrue(a.isClosed());
     }
 
     @Test

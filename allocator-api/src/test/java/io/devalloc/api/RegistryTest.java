@@ -85,9 +85,15 @@ class RegistryTest {
         DeviceMemoryProvider nullProbe = provider("odd", 9, Availability.available("x"));
         when(nullProbe.probe()).thenReturn(null);
         DeviceMemoryProvider sim = provider("sim", 1, Availability.available("always"));
-        DeviceRegistry r = DeviceRegistry.of(List.of(broken, nullProbe, sim));
+        DeviceMemoryProvider chatty = provider("chatty", 0, Availability.available("x"));
+        when(chatty.priority()).thenThrow(new IllegalStateException("no priority"));
+        when(chatty.description()).thenThrow(new IllegalStateException("no description"));
+        DeviceMemoryProvider nameless = provider("x", 0, Availability.available("x"));
+        when(nameless.name()).thenThrow(new IllegalStateException("no name"));
+        DeviceRegistry r = DeviceRegistry.of(List.of(broken, nullProbe, sim, chatty, nameless));
         List<ProviderStatus> statuses = r.describe();
-        assertEquals(List.of("cuda", "odd", "sim"), statuses.stream().map(ProviderStatus::name).toList());
+        assertEquals(List.of("cuda", "odd", "sim", "chatty"), statuses.stream().map(ProviderStatus::name).toList());
+        assertTrue(statuses.get(3).description().contains("no description"));
         assertFalse(statuses.get(0).availability().available());
         assertTrue(statuses.get(0).availability().reason().contains("JCudaDriver"));
         assertFalse(statuses.get(1).availability().available());

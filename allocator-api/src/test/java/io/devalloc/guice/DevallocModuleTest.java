@@ -65,6 +65,25 @@ class DevallocModuleTest {
     }
 
     @Test
+    void theDeviceIsClosedWhenTheAllocatorCannotBeBuilt() {
+        io.devalloc.api.spi.AllocatorProvider failing = mock(io.devalloc.api.spi.AllocatorProvider.class);
+        when(failing.name()).thenReturn("failing");
+        when(failing.configSchema()).thenReturn(io.devalloc.api.config.ConfigSchema.empty("allocator 'failing'"));
+        when(failing.create(any())).thenThrow(new IllegalStateException("boom"));
+        Injector injector = Guice.createInjector(Modules.override(new DevallocModule(
+                new DevallocSettings("fake:2GiB", "failing", ""))).with(new AbstractModule() {
+                    @Override
+                    protected void configure() {
+                        bind(DeviceRegistry.class).toInstance(DeviceRegistry.of(List.of(provider)));
+                        bind(io.devalloc.api.registry.AllocatorRegistry.class)
+                                .toInstance(io.devalloc.api.registry.AllocatorRegistry.of(List.of(failing)));
+                    }
+                }));
+        assertThrows(ProvisionException.class, () -> injector.getInstance(DeviceAllocator.class));
+        verify(device).close();
+    }
+
+    @Test
     void aBadConfigurationFailsInjectionWithTheTypedErrorAndOpensNothing() {
         Injector injector = injector("memory_limit:64");
         ProvisionException e = assertThrows(ProvisionException.class, () -> injector.getInstance(DeviceAllocator.class));

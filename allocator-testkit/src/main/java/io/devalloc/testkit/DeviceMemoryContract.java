@@ -202,6 +202,8 @@ public abstract class DeviceMemoryContract {
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         long before = device.memoryInfo().freeBytes();
         long maxSize = Math.max(4096, testCapacityFloor() / 64);
+        // Every live range of every thread, checked for overlap as it is added.
+        LiveSet shared = new LiveSet();
         try {
             List<Future<List<long[]>>> results = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
@@ -215,29 +217,31 @@ public abstract class DeviceMemoryContract {
                         if (a == DeviceMemory.NULL) {
                             continue;
                         }
-                        writeAndCheck(a, size, seed * 1000 + i);
-                        if (r.nextBoolean()) {
-                            device.free(a);
-                        } else {
-                            kept.add(new long[] {a, size});
+                        synchronized (shared) {
+                            shared.add(a, size);
                         }
-                        if (kept.size() > 8) {
-                            long[] k = kept.remove(0);
+                        int salt = seed * 1000 + i;
+                        write(a, size, salt);
+                        kept.add(new long[] {a, size, salt});
+                        if (kept.size() > 8 || r.nextBoolean()) {
+                            long[] k = kept.remove(r.nextInt(kept.size()));
+                            // Checked at its free: another thread's overlapping write would show here.
+                            check(k[0], k[1], (int) k[2]);
+                            synchronized (shared) {
+                                shared.remove(k[0]);
+                            }
                             device.free(k[0]);
                         }
                     }
                     return kept;
                 }));
             }
-            LiveSet all = new LiveSet();
             List<long[]> everything = new ArrayList<>();
             for (Future<List<long[]>> f : results) {
-                for (long[] k : f.get(60, TimeUnit.SECONDS)) {
-                    all.add(k[0], k[1]);
-                    everything.add(k);
-                }
+                everything.addAll(f.get(60, TimeUnit.SECONDS));
             }
             for (long[] k : everything) {
+                check(k[0], k[1], (int) k[2]);
                 device.free(k[0]);
             }
         } finally {
@@ -259,18 +263,32 @@ public abstract class DeviceMemoryContract {
 
     /** Writes a pattern over the range through the host view, if any, and reads it back. */
     protected void writeAndCheck(long address, long size, int salt) {
+        write(address, size, salt);
+        check(address, size, salt);
+    }
+
+    /** Writes a pattern at the first, middle and last byte through the host view, if any. */
+    protected void write(long address, long size, int salt) {
         Optional<MemorySegment> view = device.hostView(address, size);
         if (view.isEmpty()) {
             return;
         }
-        MemorySegment m = view.get();
         byte pattern = (byte) (salt * 31 + 7);
-        long[] offsets = {0, size / 2, size - 1};
-        for (long o : offsets) {
-            m.set(ValueLayout.JAVA_BYTE, o, pattern);
+        for (long o : new long[] {0, size / 2, size - 1}) {
+            view.get().set(ValueLayout.JAVA_BYTE, o, pattern);
         }
-        for (long o : offsets) {
-            assertEquals(pattern, m.get(ValueLayout.JAVA_BYTE, o), "byte " + o + " of 0x" + Long.toHexString(address));
+    }
+
+    /** Checks the pattern {@link #write} left, if the device has a host view. */
+    protected void check(long address, long size, int salt) {
+        Optional<MemorySegment> view = device.hostView(address, size);
+        if (view.isEmpty()) {
+            return;
+        }
+        byte pattern = (byte) (salt * 31 + 7);
+        for (long o : new long[] {0, size / 2, size - 1}) {
+            assertEquals(pattern, view.get().get(ValueLayout.JAVA_BYTE, o), "byte " + o + " of 0x"
+                    + Long.toHexString(address) + " was overwritten: another allocation overlaps it");
         }
     }
 }

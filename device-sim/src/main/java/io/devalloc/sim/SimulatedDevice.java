@@ -133,13 +133,14 @@ public final class SimulatedDevice implements DeviceMemory {
         if (bytes < 1) {
             throw new IllegalArgumentException("malloc size must be >= 1, got " + bytes);
         }
+        long rounded = ByteSize.roundUp(bytes, granularity);
+        checkScripted(rounded, granularity);
         mallocCalls++;
         if (nextMallocError != null) {
             RuntimeException e = nextMallocError;
             nextMallocError = null;
             throw e;
         }
-        long rounded = ByteSize.roundUp(bytes, granularity);
         if (failingCalls.remove(mallocCalls) || rounded < 0 || !fits(rounded)) {
             failedMallocs++;
             return NULL;
@@ -172,7 +173,8 @@ public final class SimulatedDevice implements DeviceMemory {
     @Override
     public synchronized MemoryInfo memoryInfo() {
         ensureOpen();
-        return new MemoryInfo(Math.max(0, capacity - bytesInUse), capacity);
+        // An injected limit shows as less free memory, as another process using the GPU would.
+        return new MemoryInfo(Math.max(0, Math.min(capacity, limit) - bytesInUse), capacity);
     }
 
     private boolean fits(long bytes) {
@@ -189,6 +191,22 @@ public final class SimulatedDevice implements DeviceMemory {
     private void record(DeviceOperation.Kind kind, long address, long bytes) {
         if (recordHistory) {
             history.add(new DeviceOperation(kind, address, bytes));
+        }
+    }
+
+    /**
+     * Fails, changing nothing, when the next scripted address cannot hold {@code size} bytes at {@code align}: a
+     * mistake in the test's setup, reported before any counter moves.
+     */
+    private void checkScripted(long size, long align) {
+        Long want = scripted.peekFirst();
+        if (want == null || size < 0) {
+            return;
+        }
+        Map.Entry<Long, Long> r = freeRanges.floorEntry(want);
+        if (want % align != 0 || r == null || size > r.getValue() - want) {
+            throw new IllegalArgumentException("scripted address " + ByteSize.hex(want) + " (+" + size
+                    + " bytes) is not free, or not aligned to " + align + ", on " + this);
         }
     }
 
@@ -215,8 +233,8 @@ public final class SimulatedDevice implements DeviceMemory {
 
     private long takeExact(long address, long size) {
         Map.Entry<Long, Long> r = freeRanges.floorEntry(address);
-        if (r == null || address + size > r.getValue() || address % granularity != 0) {
-            throw new IllegalStateException("scripted address " + ByteSize.hex(address) + " (+" + size
+        if (r == null || size > r.getValue() - address || address % granularity != 0) {
+            throw new IllegalArgumentException("scripted address " + ByteSize.hex(address) + " (+" + size
                     + " bytes) is not free, or not aligned to " + granularity + ", on " + this);
         }
         long start = r.getKey();
@@ -478,6 +496,7 @@ public final class SimulatedDevice implements DeviceMemory {
             synchronized (SimulatedDevice.this) {
                 ensureOpen();
                 requireGranules(bytes);
+                checkScripted(bytes, VM_GRANULARITY);
                 long base = takeRange(bytes, VM_GRANULARITY);
                 if (base == NULL) {
                     return NULL;
@@ -667,8 +686,20 @@ public final class SimulatedDevice implements DeviceMemory {
         }
 
         public SimulatedDevice build() {
-            if (addressSpace > topAddress) {
-                throw new IllegalArgumentException("address space larger than the top address");
+            if (addressSpace >= topAddress) {
+                throw new IllegalArgumentException("the address space must end below the top address and start above 0");
+            }
+            if (capacity > addressSpace / 2) {
+                throw new IllegalArgumentException("capacity " + ByteSize.format(capacity) + " needs an address space of"
+                        + " at least twice that; the address space is " + ByteSize.format(addressSpace));
+            }
+            long bottom = topAddress - addressSpace;
+            for (long a : scripted) {
+                if (a < bottom || a >= topAddress || a % granularity != 0) {
+                    throw new IllegalArgumentException("scripted address " + ByteSize.hex(a) + " is outside the address"
+                            + " space [" + ByteSize.hex(bottom) + ", " + ByteSize.hex(topAddress) + ") or not aligned to "
+                            + granularity);
+                }
             }
             return new SimulatedDevice(this);
         }

@@ -9,12 +9,15 @@ import io.devalloc.api.units.ByteSize;
 /**
  * Provider {@code sim}: a {@link SimulatedDevice}, always available, lowest priority (it is never the "best"
  * device when real memory exists). The spec argument is the capacity: {@code sim:80GiB}, {@code sim:512MiB};
- * {@code sim} or {@code sim:0} give 80 GiB. Every open makes a new, independent device.
+ * {@code sim} or {@code sim:0} give 80 GiB, at most 32 TiB. Every open makes a new, independent device.
+ * Stateless and thread-safe.
  */
 public final class SimulatedDeviceProvider implements DeviceMemoryProvider {
 
     public static final String NAME = "sim";
     public static final long DEFAULT_CAPACITY = 80 * ByteSize.GiB;
+    /** Half of the default address space, so that fragmentation of the address space never limits a full device. */
+    public static final long MAX_CAPACITY = SimulatedDevice.DEFAULT_ADDRESS_SPACE / 2;
 
     @Override
     public String name() {
@@ -66,6 +69,10 @@ public final class SimulatedDeviceProvider implements DeviceMemoryProvider {
         } catch (IllegalArgumentException e) {
             throw new InvalidConfigurationException("device", "sim:" + a, "bad capacity in device spec sim:" + a
                     + ": " + e.getMessage());
+        }
+        if (capacity > MAX_CAPACITY) {
+            throw new InvalidConfigurationException("device", "sim:" + a, "simulated capacity must be at most "
+                    + ByteSize.format(MAX_CAPACITY) + " (half the simulated address space), got " + a);
         }
         if (capacity < ByteSize.MiB) {
             throw new InvalidConfigurationException("device", "sim:" + a, "simulated capacity must be at least 1MiB, got "

@@ -38,6 +38,8 @@ class SimulatedDeviceProviderTest {
         assertThrows(InvalidConfigurationException.class, () -> SimulatedDeviceProvider.parseCapacity("lots"));
         assertThrows(InvalidConfigurationException.class, () -> SimulatedDeviceProvider.parseCapacity("1KiB"));
         assertThrows(InvalidConfigurationException.class, () -> SimulatedDeviceProvider.parseCapacity("99999999TiB"));
+        assertThrows(InvalidConfigurationException.class, () -> SimulatedDeviceProvider.parseCapacity("33TiB"));
+        assertEquals(32 * ByteSize.TiB, SimulatedDeviceProvider.parseCapacity("32TiB"));
     }
 
     @Test

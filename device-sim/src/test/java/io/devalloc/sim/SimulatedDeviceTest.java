@@ -61,9 +61,32 @@ class SimulatedDeviceTest {
         long x = TOP - 2 * MiB;
         try (SimulatedDevice d = SimulatedDevice.builder().scriptedAddresses(List.of(x, x)).build()) {
             d.malloc(2 * MiB);
-            IllegalStateException e = assertThrows(IllegalStateException.class, () -> d.malloc(2 * MiB));
+            DeviceCounters before = d.counters();
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> d.malloc(2 * MiB));
             assertTrue(e.getMessage().contains("not free"), e.getMessage());
+            assertEquals(before, d.counters(), "a setup error changes nothing");
+            assertThrows(IllegalArgumentException.class, () -> d.malloc(2 * MiB), "the bad address was not consumed");
         }
+    }
+
+    @Test
+    void scriptedAddressesAreCheckedAtBuildAndForAlignment() {
+        assertThrows(IllegalArgumentException.class, () -> SimulatedDevice.builder()
+                .scriptedAddresses(List.of(Long.MAX_VALUE - 511)).build(), "outside the address space");
+        assertThrows(IllegalArgumentException.class, () -> SimulatedDevice.builder()
+                .scriptedAddresses(List.of(TOP - 1000)).build(), "misaligned");
+        try (SimulatedDevice d = SimulatedDevice.builder().scriptedAddresses(List.of(TOP - 4 * MiB + 512)).build()) {
+            VirtualMemory vm = d.virtualMemory().orElseThrow();
+            assertThrows(IllegalArgumentException.class, () -> vm.reserve(2 * MiB), "not granule-aligned for a reservation");
+            assertEquals(TOP - 4 * MiB + 512, d.malloc(512), "still there for a malloc");
+        }
+    }
+
+    @Test
+    void theAddressSpaceMustStartAboveZeroAndHoldTheCapacity() {
+        assertThrows(IllegalArgumentException.class, () -> SimulatedDevice.builder().topAddress(1L << 40)
+                .addressSpace(1L << 40).build());
+        assertThrows(IllegalArgumentException.class, () -> SimulatedDevice.builder().capacity(1L << 46).build());
     }
 
     @Test
@@ -115,6 +138,8 @@ class SimulatedDeviceTest {
             d.setLimitBytes(Long.MAX_VALUE);
             assertNotEquals(0, d.malloc(2 * MiB));
             assertEquals(1L << 30, d.memoryInfo().totalBytes(), "the limit does not change the reported total");
+            d.setLimitBytes(5 * MiB);
+            assertEquals(MiB, d.memoryInfo().freeBytes(), "but it shows as less free memory");
         }
     }
 

@@ -15,6 +15,8 @@ import java.util.function.Function;
  * @param parser       turns the value text into a value; throws {@link IllegalArgumentException} when it is not
  *                     allowed (its message, if any, is added to the error)
  * @param <T>          the value type
+ *
+ * <p>Immutable and thread-safe when its parser is (all the factories' parsers are).
  */
 public record ConfigOption<T>(String name, String allowed, T defaultValue, String description,
                               Function<String, T> parser) {
@@ -42,6 +44,9 @@ public record ConfigOption<T>(String name, String allowed, T defaultValue, Strin
     public static ConfigOption<Long> integer(String name, long min, long max, Long defaultValue, String description) {
         return new ConfigOption<>(name, "a whole number from " + min + " to " + max, defaultValue, description, text -> {
             long v;
+            if (!text.matches("-?[0-9]+")) {
+                throw new IllegalArgumentException();
+            }
             try {
                 v = Long.parseLong(text);
             } catch (NumberFormatException e) {
@@ -61,6 +66,9 @@ public record ConfigOption<T>(String name, String allowed, T defaultValue, Strin
                 : "a number with " + min + " <= value < " + max);
         return new ConfigOption<>(name, range, defaultValue, description, text -> {
             double v;
+            if (!text.matches("-?[0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?")) {
+                throw new IllegalArgumentException();
+            }
             try {
                 v = Double.parseDouble(text);
             } catch (NumberFormatException e) {

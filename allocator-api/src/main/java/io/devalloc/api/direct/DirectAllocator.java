@@ -23,6 +23,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * device call runs under it too, which is honest for a baseline (cudaMalloc and cudaFree serialise on the device
  * anyway).
  *
+ * <p>Thread-safe: every method takes the one lock.
+ *
  * <p>Sizes: "allocated" and "reserved" count the request rounded up to the device's alignment, which is what
  * the device takes; "requested" counts what callers asked. {@code recordStream} only checks the address: a device
  * free synchronises the device, so no stream can still be using the memory afterwards.
@@ -40,6 +42,9 @@ final class DirectAllocator implements DeviceAllocator {
     private final LongLongHashMap live = new LongLongHashMap(1024);
     /** Live address → stream handle, for snapshots. */
     private final LongLongHashMap liveStream = new LongLongHashMap(1024);
+    /** Live address → allocation id. */
+    private final LongLongHashMap liveId = new LongLongHashMap(1024);
+    private long nextAllocationId = 1;
 
     private long allocationCount;
     private long freeCount;
@@ -98,6 +103,7 @@ final class DirectAllocator implements DeviceAllocator {
             }
             live.put(address, bytes, ABSENT);
             liveStream.put(address, stream.handle(), ABSENT);
+            liveId.put(address, nextAllocationId++, ABSENT);
             deviceMallocs++;
             allocationCount++;
             allocatedBytes += rounded;
@@ -128,30 +134,61 @@ final class DirectAllocator implements DeviceAllocator {
         lock.lock();
         try {
             ensureOpen();
-            long requested = live.remove(address, ABSENT);
-            if (requested == ABSENT) {
+            if (!live.containsKey(address)) {
                 throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
             }
-            long stream = liveStream.remove(address, ABSENT);
-            try {
-                device.free(address);
-            } catch (RuntimeException e) {
-                live.put(address, requested, ABSENT);
-                liveStream.put(address, stream, ABSENT);
-                throw e;
-            }
-            deviceFrees++;
-            freeCount++;
-            allocatedBytes -= ByteSize.roundUp(requested, alignment);
-            requestedBytes -= requested;
+            freeLocked(address);
         } finally {
             lock.unlock();
         }
     }
 
     @Override
+    public void free(long address, long allocationId) {
+        lock.lock();
+        try {
+            ensureOpen();
+            if (liveId.get(address, ABSENT) != allocationId) {
+                throw new InvalidFreeException(InvalidFreeException.Reason.DOUBLE_FREE, address, toString());
+            }
+            freeLocked(address);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long allocationId(long address) {
+        lock.lock();
+        try {
+            long id = liveId.get(address, ABSENT);
+            if (id == ABSENT) {
+                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
+            }
+            return id;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Frees a live address; the device call comes first so that a device error leaves everything as it was. */
+    private void freeLocked(long address) {
+        device.free(address);
+        long requested = live.remove(address, ABSENT);
+        liveStream.remove(address, ABSENT);
+        liveId.remove(address, ABSENT);
+        deviceFrees++;
+        freeCount++;
+        allocatedBytes -= ByteSize.roundUp(requested, alignment);
+        requestedBytes -= requested;
+    }
+
+    @Override
     public void recordStream(long address, DeviceStream stream) {
         Objects.requireNonNull(stream, "stream");
+        if (address == DeviceMemory.NULL) {
+            return;
+        }
         lock.lock();
         try {
             ensureOpen();
@@ -224,25 +261,48 @@ final class DirectAllocator implements DeviceAllocator {
 
     @Override
     public void close() {
+        RuntimeException failure = null;
         lock.lock();
         try {
             if (closed) {
                 return;
             }
             closed = true;
+            // Free every address even if some device frees fail, so that one error loses no other memory.
             for (long address : live.sortedKeys()) {
-                device.free(address);
-                deviceFrees++;
+                try {
+                    device.free(address);
+                    deviceFrees++;
+                } catch (RuntimeException e) {
+                    if (failure == null) {
+                        failure = e;
+                    } else {
+                        failure.addSuppressed(e);
+                    }
+                }
+                freeCount++;
             }
             live.clear();
             liveStream.clear();
+            liveId.clear();
             allocatedBytes = 0;
             requestedBytes = 0;
         } finally {
             lock.unlock();
             if (ownsDevice) {
-                device.close();
+                try {
+                    device.close();
+                } catch (RuntimeException e) {
+                    if (failure == null) {
+                        failure = e;
+                    } else {
+                        failure.addSuppressed(e);
+                    }
+                }
             }
+        }
+        if (failure != null) {
+            throw failure;
         }
     }
 

@@ -13,6 +13,8 @@ import java.util.List;
  * It is the baseline that PyTorch offers as {@code PYTORCH_NO_CUDA_MEMORY_CACHING=1}: the slowest and the least
  * fragmented, used to measure what caching buys and as a reference in tests.
  *
+ * <p>Stateless and thread-safe; the allocators it creates are thread-safe.
+ *
  * <p>Configuration keys:
  * <ul>
  *   <li>{@code memory_limit_mb}: refuse allocations that would take the live total above this many MiB

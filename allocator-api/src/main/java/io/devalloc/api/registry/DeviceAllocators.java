@@ -94,7 +94,11 @@ public final class DeviceAllocators {
             try {
                 return provider.create(new AllocatorSetup(memory, parsed, true));
             } catch (RuntimeException | Error e) {
-                memory.close();
+                try {
+                    memory.close();
+                } catch (RuntimeException closeFailure) {
+                    e.addSuppressed(closeFailure);
+                }
                 throw e;
             }
         }

@@ -70,6 +70,23 @@ public final class DeviceRegistry {
         }
     }
 
+    /** A provider's priority, or 0 when asking for it fails (a broken provider must not break the choice). */
+    static int priorityOf(DeviceMemoryProvider p) {
+        try {
+            return p.priority();
+        } catch (RuntimeException | LinkageError e) {
+            return 0;
+        }
+    }
+
+    private static String text(java.util.function.Supplier<String> s) {
+        try {
+            return String.valueOf(s.get());
+        } catch (RuntimeException | LinkageError e) {
+            return "(failed: " + e + ")";
+        }
+    }
+
     /** Every provider with its availability, highest priority first. Never throws for a broken provider. */
     public List<ProviderStatus> describe() {
         List<ProviderStatus> out = new ArrayList<>();
@@ -83,7 +100,7 @@ public final class DeviceRegistry {
                     a = Availability.unavailable("counting devices failed: " + e);
                 }
             }
-            out.add(new ProviderStatus(p.name(), p.description(), p.priority(), a, count, p.argumentHelp(),
+            out.add(new ProviderStatus(p.name(), text(p::description), priorityOf(p), a, count, text(p::argumentHelp),
                     p.getClass().getName()));
         }
         return out;
@@ -91,7 +108,7 @@ public final class DeviceRegistry {
 
     private List<DeviceMemoryProvider> byPriority() {
         List<DeviceMemoryProvider> list = new ArrayList<>(providers.values());
-        list.sort(Comparator.comparingInt(DeviceMemoryProvider::priority).reversed()
+        list.sort(Comparator.comparingInt(DeviceRegistry::priorityOf).reversed()
                 .thenComparing(DeviceMemoryProvider::name));
         return list;
     }
@@ -113,10 +130,10 @@ public final class DeviceRegistry {
             }
             Availability a = probe(p);
             if (!a.available()) {
-                LOG.info("device candidate '{}' (priority {}): unavailable: {}", p.name(), p.priority(), a.reason());
+                LOG.info("device candidate '{}' (priority {}): unavailable: {}", p.name(), priorityOf(p), a.reason());
                 throw new DeviceUnavailableException("device provider '" + p.name() + "' is unavailable: " + a.reason());
             }
-            LOG.info("device candidate '{}' (priority {}): chosen by name ({})", p.name(), p.priority(), a.reason());
+            LOG.info("device candidate '{}' (priority {}): chosen by name ({})", p.name(), priorityOf(p), a.reason());
             return parsed;
         }
         DeviceMemoryProvider chosen = null;
@@ -124,15 +141,15 @@ public final class DeviceRegistry {
         for (DeviceMemoryProvider p : byPriority()) {
             Availability a = probe(p);
             if (!a.available()) {
-                LOG.info("device candidate '{}' (priority {}): not chosen, unavailable: {}", p.name(), p.priority(), a.reason());
+                LOG.info("device candidate '{}' (priority {}): not chosen, unavailable: {}", p.name(), priorityOf(p), a.reason());
                 reasons.add(p.name() + ": " + a.reason());
             } else if (chosen == null) {
                 chosen = p;
                 LOG.info("device candidate '{}' (priority {}): chosen, highest available priority ({})", p.name(),
-                        p.priority(), a.reason());
+                        priorityOf(p), a.reason());
             } else {
                 LOG.info("device candidate '{}' (priority {}): available but not chosen, '{}' has priority {}",
-                        p.name(), p.priority(), chosen.name(), chosen.priority());
+                        p.name(), priorityOf(p), chosen.name(), priorityOf(chosen));
             }
         }
         if (chosen == null) {

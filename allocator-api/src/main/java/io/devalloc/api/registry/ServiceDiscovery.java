@@ -13,6 +13,7 @@ import org.slf4j.Logger;
 /**
  * What both registries do with {@link ServiceLoader}: load every implementation, skipping (and logging) one that
  * cannot be instantiated so that it does not stop the others, and index them by name, first one winning.
+ * Stateless and thread-safe.
  */
 final class ServiceDiscovery {
 
@@ -38,7 +39,14 @@ final class ServiceDiscovery {
     static <T> Map<String, T> byName(List<? extends T> providers, Function<T, String> name, Logger log) {
         Map<String, T> map = new LinkedHashMap<>();
         for (T p : providers) {
-            T previous = map.putIfAbsent(name.apply(p), p);
+            String n;
+            try {
+                n = name.apply(p);
+            } catch (RuntimeException | LinkageError e) {
+                log.warn("skipping provider {}: its name() failed: {}", p.getClass().getName(), e.toString());
+                continue;
+            }
+            T previous = map.putIfAbsent(n, p);
             if (previous != null) {
                 log.warn("two providers are named '{}': using {}, ignoring {}", name.apply(p),
                         previous.getClass().getName(), p.getClass().getName());

@@ -7,7 +7,7 @@ import java.util.Locale;
  *
  * <p>{@code KiB/MiB/GiB/TiB} and the bare {@code K/M/G/T} are powers of 1024; {@code KB/MB/GB/TB} are powers of
  * 1000; {@code B} or no unit means bytes. Units are case-insensitive. Fractions are allowed when the result is a
- * whole number of bytes.
+ * whole number of bytes. Only ASCII digits count. Stateless and thread-safe.
  */
 public final class ByteSize {
 
@@ -34,7 +34,7 @@ public final class ByteSize {
             throw new IllegalArgumentException("size '" + text + "' is negative");
         }
         int split = 0;
-        while (split < t.length() && (Character.isDigit(t.charAt(split)) || t.charAt(split) == '.')) {
+        while (split < t.length() && ((t.charAt(split) >= '0' && t.charAt(split) <= '9') || t.charAt(split) == '.')) {
             split++;
         }
         String number = t.substring(0, split);

@@ -95,6 +95,18 @@ final class BrokenAllocatorFixtures {
                     Long real = aliases.remove(address);
                     delegate.free(real != null ? real : address);
                 }
+
+                @Override
+                public synchronized long allocationId(long address) {
+                    Long real = aliases.get(address);
+                    return delegate.allocationId(real != null ? real : address);
+                }
+
+                @Override
+                public synchronized void free(long address, long allocationId) {
+                    Long real = aliases.remove(address);
+                    delegate.free(real != null ? real : address, allocationId);
+                }
             };
         }
     }

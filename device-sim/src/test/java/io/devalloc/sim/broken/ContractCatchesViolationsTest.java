@@ -34,6 +34,7 @@ class ContractCatchesViolationsTest {
     void anAllocatorThatIgnoresBadFreesFailsTheContract() {
         Events events = run(BrokenAllocatorFixtures.ForgivingFree.class, "invalidFreesAreRefusedAndChangeNothing");
         events.assertStatistics(s -> s.failed(1));
+        assertTrue(failureMessages(events).contains("InvalidFreeException"), failureMessages(events));
     }
 
     @Test

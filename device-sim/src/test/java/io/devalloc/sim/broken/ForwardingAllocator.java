@@ -36,6 +36,16 @@ class ForwardingAllocator implements DeviceAllocator {
     }
 
     @Override
+    public void free(long address, long allocationId) {
+        delegate.free(address, allocationId);
+    }
+
+    @Override
+    public long allocationId(long address) {
+        return delegate.allocationId(address);
+    }
+
+    @Override
     public void recordStream(long address, DeviceStream stream) {
         delegate.recordStream(address, stream);
     }
