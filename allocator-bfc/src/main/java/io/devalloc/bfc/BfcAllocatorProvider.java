@@ -1,0 +1,61 @@
+package io.devalloc.bfc;
+
+import io.devalloc.api.config.AllocatorConfig;
+import io.devalloc.api.config.ConfigSchema;
+import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.api.spi.AllocatorSetup;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Allocator {@code bfc}: TensorFlow's best-fit-with-coalescing allocator. Configuration keys are listed in
+ * {@link BfcOptions}; TensorFlow's environment switches {@code TF_FORCE_GPU_ALLOW_GROWTH} and
+ * {@code TF_ENABLE_GPU_GARBAGE_COLLECTION} apply with TensorFlow's parsing rules.
+ */
+public final class BfcAllocatorProvider implements AllocatorProvider {
+
+    public static final String NAME = "bfc";
+
+    private final Map<String, String> environment;
+
+    /** The provider that {@link java.util.ServiceLoader} creates: reads the process environment. */
+    public BfcAllocatorProvider() {
+        this(System.getenv());
+    }
+
+    /** A provider that reads TensorFlow's switches from {@code environment} instead (for tests and embedding). */
+    public BfcAllocatorProvider(Map<String, String> environment) {
+        this.environment = Map.copyOf(Objects.requireNonNull(environment, "environment"));
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public String description() {
+        return "TensorFlow's best-fit-with-coalescing arena: 21 bins, 256 B rounding, regions grown or preallocated";
+    }
+
+    @Override
+    public ConfigSchema configSchema() {
+        return BfcOptions.SCHEMA;
+    }
+
+    @Override
+    public BfcAllocator create(AllocatorSetup setup) {
+        return new BfcArena(setup.device(), setup.ownsDevice(), BfcOptions.from(setup.config(), environment));
+    }
+
+    @Override
+    public BfcAllocator create(DeviceMemory device, String configText) {
+        return create(new AllocatorSetup(device, AllocatorConfig.parse(configText, configSchema()), false));
+    }
+
+    /** A BFC allocator over {@code device} with explicit options (no environment applied); the caller owns the device. */
+    public static BfcAllocator create(DeviceMemory device, BfcOptions options) {
+        return new BfcArena(device, false, options);
+    }
+}

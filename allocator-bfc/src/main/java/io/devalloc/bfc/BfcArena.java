@@ -1,0 +1,1240 @@
+package io.devalloc.bfc;
+
+import static io.devalloc.bfc.ChunkTable.NONE;
+
+import io.devalloc.api.collect.LongLongHashMap;
+import io.devalloc.api.device.DeviceEvent;
+import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.device.DeviceStream;
+import io.devalloc.api.device.MemoryInfo;
+import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.snapshot.BlockSnapshot;
+import io.devalloc.api.snapshot.BlockState;
+import io.devalloc.api.snapshot.MemorySnapshot;
+import io.devalloc.api.snapshot.SegmentSnapshot;
+import io.devalloc.api.stats.AllocatorStats;
+import io.devalloc.api.units.ByteSize;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The BFC arena. The algorithm follows TensorFlow's {@code BFCAllocator} step for step (see the module's
+ * package documentation for the deliberate deviations). One lock guards all state and the device calls run under
+ * it, as upstream; retry waits happen outside it on a separate condition signalled by every free.
+ */
+final class BfcArena implements BfcAllocator {
+
+    private static final Logger LOG = LoggerFactory.getLogger(BfcArena.class);
+    private static final long MIN = Bins.MIN_ALLOCATION_SIZE;
+    private static final long DEFAULT_MAX_INTERNAL_FRAGMENTATION = 128L * ByteSize.MiB;
+    private static final double BACKPEDAL_FACTOR = 0.9;
+    /** TensorFlow logs at most 10 out-of-memory dumps per process. */
+    private static final AtomicInteger OOM_LOGS = new AtomicInteger();
+    private static final int MAX_OOM_LOGS = 10;
+
+    private final DeviceMemory device;
+    private final boolean ownsDevice;
+    private final BfcOptions options;
+    private final String name;
+    private final long memoryLimit;
+    private final long maxInternalFragmentation;
+    private final RegionSource source;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final ChunkTable chunks = new ChunkTable(1024);
+    private final Bins bins = new Bins(chunks);
+    /** Chunk start address → handle. Interior addresses are absent. */
+    private final LongLongHashMap handles = new LongLongHashMap(1024);
+
+    /** Regions in address order. */
+    private long[] regionBase = new long[8];
+    private long[] regionSize = new long[8];
+    private int regionCount;
+
+    private long currRegionAllocationBytes;
+    private long poolBytes;
+    private long peakPoolBytes;
+    private long nextAllocationId = 1;
+
+    private long numAllocs;
+    private long frees;
+    private long bytesInUse;
+    private long peakBytesInUse;
+    private long largestAllocSize;
+    private long largestRequest;
+    private long requestedInUse;
+    private long peakRequested;
+    private long active;
+    private long peakActive;
+    private long deviceMallocs;
+    private long deviceFrees;
+    private long retries;
+    private long ooms;
+    /** Set by {@link #extend} when the device refused memory within the limit. */
+    private boolean deviceRefused;
+
+    // Timestamped mode.
+    private long timingCounter;
+    private long safeFrontier;
+    /** Freed chunks not yet merged: pairs (handle, freedAtCount). */
+    private long[] timestampQueue = new long[64];
+    private int timestampQueueSize;
+    /** Events recorded at frees, in free order: the free count each stands for, and the event. */
+    private final ArrayDeque<PendingFree> pendingFrees = new ArrayDeque<>();
+    private final ArrayDeque<DeviceEvent> eventPool = new ArrayDeque<>();
+    /** Streams other than its own that a live chunk was used on (recordStream), by handle. */
+    private final Map<Integer, long[]> crossStreams = new HashMap<>();
+
+    // Retry waits.
+    private final ReentrantLock retryLock = new ReentrantLock();
+    private final Condition freed = retryLock.newCondition();
+    private final AtomicInteger waiters = new AtomicInteger();
+    private volatile long freeGeneration;
+
+    private volatile boolean closed;
+
+    private record PendingFree(long count, DeviceEvent event) {
+    }
+
+    BfcArena(DeviceMemory device, boolean ownsDevice, BfcOptions options) {
+        this.device = Objects.requireNonNull(device, "device");
+        this.ownsDevice = ownsDevice;
+        this.options = Objects.requireNonNull(options, "options");
+        this.name = "bfc";
+        long total = device.descriptor().totalBytes();
+        this.memoryLimit = options.memoryLimitBytes() == 0 ? total : options.memoryLimitBytes();
+        this.maxInternalFragmentation = options.fragmentationFraction() > 0
+                ? (long) (options.fragmentationFraction() * memoryLimit) : DEFAULT_MAX_INTERNAL_FRAGMENTATION;
+        this.currRegionAllocationBytes = roundedBytes(options.allowGrowth()
+                ? Math.min(memoryLimit, 2 * ByteSize.MiB) : memoryLimit);
+        boolean useVm = switch (options.virtualMemory()) {
+            case ON -> true;
+            case OFF -> false;
+            case AUTO -> device.virtualMemory().isPresent();
+        };
+        if (useVm && device.virtualMemory().isEmpty()) {
+            throw new IllegalArgumentException("virtual_memory:true, but " + device.descriptor().id()
+                    + " has no virtual memory; use virtual_memory:auto or false");
+        }
+        this.source = useVm ? new RegionSource.Virtual(device.virtualMemory().orElseThrow(), memoryLimit)
+                : new RegionSource.Malloc(device);
+    }
+
+    /** TensorFlow's {@code RoundedBytes}: up to a multiple of 256, or -1 on overflow. */
+    static long roundedBytes(long bytes) {
+        return ByteSize.roundUp(bytes, MIN);
+    }
+
+    // ------------------------------------------------------------------------------------------------ allocate
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public DeviceMemory device() {
+        return device;
+    }
+
+    @Override
+    public BfcOptions options() {
+        return options;
+    }
+
+    @Override
+    public long malloc(long bytes, DeviceStream stream) {
+        return malloc(bytes, MIN, stream);
+    }
+
+    @Override
+    public long malloc(long bytes, long alignment, DeviceStream stream) {
+        long address = attempt(bytes, alignment, stream, false);
+        if (address == 0 && bytes > 0 && !fitsLimit(bytes)) {
+            // No wait can help a request above the limit (TensorFlow waits its 10 s anyway).
+            throw outOfMemory(bytes);
+        }
+        if (address != 0 || bytes == 0) {
+            return address;
+        }
+        if (options.allowRetryOnFailure()) {
+            address = retry(bytes, alignment, stream);
+            if (address != 0) {
+                return address;
+            }
+        }
+        // One final attempt that logs the dump, then the error.
+        address = attempt(bytes, alignment, stream, true);
+        if (address != 0) {
+            return address;
+        }
+        throw outOfMemory(bytes);
+    }
+
+    @Override
+    public long tryMalloc(long bytes, long alignment, DeviceStream stream) {
+        return attempt(bytes, alignment, stream, false);
+    }
+
+    private boolean fitsLimit(long bytes) {
+        long rounded = roundedBytes(bytes);
+        return rounded >= 0 && rounded <= memoryLimit;
+    }
+
+    /** Waits for frees (or frontier advances) and retries each time, until the timeout. */
+    private long retry(long bytes, long alignment, DeviceStream stream) {
+        long timeout = options.retryTimeoutMillis();
+        if (timeout == 0) {
+            return 0;
+        }
+        lock.lock();
+        try {
+            retries++;
+        } finally {
+            lock.unlock();
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeout);
+        waiters.incrementAndGet();
+        try {
+            while (true) {
+                long seen = freeGeneration;
+                long address = attempt(bytes, alignment, stream, false);
+                if (address != 0) {
+                    return address;
+                }
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0) {
+                    return 0;
+                }
+                retryLock.lock();
+                try {
+                    while (freeGeneration == seen && remaining > 0) {
+                        remaining = freed.awaitNanos(remaining);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return 0;
+                } finally {
+                    retryLock.unlock();
+                }
+            }
+        } finally {
+            waiters.decrementAndGet();
+        }
+    }
+
+    private void notifyFreed() {
+        freeGeneration++;
+        if (waiters.get() > 0) {
+            retryLock.lock();
+            try {
+                freed.signalAll();
+            } finally {
+                retryLock.unlock();
+            }
+        }
+    }
+
+    /** One allocation attempt: TensorFlow's {@code AllocateRawInternal}. Returns 0 on failure. */
+    private long attempt(long bytes, long alignment, DeviceStream stream, boolean dumpOnFailure) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("allocation size must be >= 0, got " + bytes);
+        }
+        if (alignment <= 0 || Long.bitCount(alignment) != 1) {
+            throw new IllegalArgumentException("alignment must be a power of two, got " + alignment);
+        }
+        Objects.requireNonNull(stream, "stream");
+        if (bytes == 0) {
+            return 0;
+        }
+        long rounded = roundedBytes(bytes);
+        lock.lock();
+        try {
+            ensureOpen();
+            if (rounded < 0 || rounded > memoryLimit) {
+                return 0;
+            }
+            if (options.timestamped()) {
+                advanceFrontierLocked();
+            }
+            long align = Math.max(alignment, MIN);
+            int bin = Bins.binFor(rounded);
+            long streamHandle = stream.handle();
+            deviceRefused = false;
+            long p = findChunk(bin, rounded, align, bytes, streamHandle);
+            if (p != 0) {
+                return p;
+            }
+            if (extend(rounded + align - MIN)) {
+                p = findChunk(bin, rounded, align, bytes, streamHandle);
+                if (p != 0) {
+                    return p;
+                }
+            }
+            if (options.timestamped()) {
+                // Where TensorFlow would force-merge chunks a stream may still read, wait for their events instead.
+                while (!pendingFrees.isEmpty()) {
+                    device.synchronizeEvent(pendingFrees.peekFirst().event());
+                    advanceFrontierLocked();
+                    p = findChunk(bin, rounded, align, bytes, streamHandle);
+                    if (p != 0) {
+                        return p;
+                    }
+                }
+            }
+            if (options.garbageCollection() && deallocateFreeRegionsLocked(rounded) && extend(rounded + align - MIN)) {
+                p = findChunk(bin, rounded, align, bytes, streamHandle);
+                if (p != 0) {
+                    return p;
+                }
+            }
+            if (dumpOnFailure) {
+                logOutOfMemory(bytes, rounded);
+            }
+            return 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** TensorFlow's {@code FindChunkPtr}: best fit from {@code bin} up, split, mark used. */
+    private long findChunk(int startBin, long rounded, long align, long requested, long stream) {
+        long[] size = chunks.size;
+        long[] ptr = chunks.ptr;
+        for (int b = bins.nextNonEmpty(startBin); b >= 0; b = bins.nextNonEmpty(b + 1)) {
+            int n = bins.count(b);
+            for (int i = b == startBin ? bins.lowerBound(b, rounded, 0) : 0; i < n; i++) {
+                int h = bins.get(b, i);
+                if (!reusableBy(h, stream)) {
+                    continue;
+                }
+                long pad = align > MIN ? roundedBytes(((ptr[h] + align - 1) & -align) - ptr[h]) : 0;
+                if (size[h] < rounded + pad) {
+                    continue;
+                }
+                bins.remove(h);
+                if (pad > 0) {
+                    // The bytes before the aligned start stay a free chunk (TensorFlow's current behaviour).
+                    int aligned = split(h, pad);
+                    bins.insert(h);
+                    h = aligned;
+                }
+                if (size[h] >= 2 * rounded || size[h] - rounded >= maxInternalFragmentation) {
+                    int tail = split(h, rounded);
+                    bins.insert(tail);
+                }
+                markUsed(h, requested, stream);
+                return ptr[h];
+            }
+        }
+        return 0;
+    }
+
+    private boolean reusableBy(int h, long stream) {
+        long count = chunks.freedAtCount[h];
+        return count == 0 || count <= safeFrontier || (chunks.stream[h] == stream && !chunks.crossStream[h]);
+    }
+
+    private void markUsed(int h, long requested, long stream) {
+        long size = chunks.size[h];
+        chunks.requested[h] = requested;
+        chunks.allocationId[h] = nextAllocationId++;
+        chunks.freedAtCount[h] = 0;
+        chunks.stream[h] = stream;
+        chunks.crossStream[h] = false;
+        numAllocs++;
+        bytesInUse += size;
+        peakBytesInUse = Math.max(peakBytesInUse, bytesInUse);
+        largestAllocSize = Math.max(largestAllocSize, size);
+        largestRequest = Math.max(largestRequest, requested);
+        requestedInUse += requested;
+        peakRequested = Math.max(peakRequested, requestedInUse);
+        active++;
+        peakActive = Math.max(peakActive, active);
+    }
+
+    /**
+     * TensorFlow's {@code SplitChunk}: {@code h} keeps its first {@code bytes}; the rest becomes a new free,
+     * unbinned chunk that inherits the free count and stream. Returns the new chunk.
+     */
+    private int split(int h, long bytes) {
+        int t = chunks.allocate();
+        chunks.ptr[t] = chunks.ptr[h] + bytes;
+        chunks.size[t] = chunks.size[h] - bytes;
+        chunks.size[h] = bytes;
+        chunks.freedAtCount[t] = chunks.freedAtCount[h];
+        chunks.stream[t] = chunks.stream[h];
+        int after = chunks.next[h];
+        chunks.next[t] = after;
+        chunks.prev[t] = h;
+        chunks.next[h] = t;
+        if (after != NONE) {
+            chunks.prev[after] = t;
+        }
+        handles.put(chunks.ptr[t], t, -1);
+        return t;
+    }
+
+    /** TensorFlow's {@code Extend}. {@code rounded} includes room for alignment padding. */
+    private boolean extend(long rounded) {
+        long available = (memoryLimit - poolBytes) & -MIN;
+        if (rounded > available) {
+            return false;
+        }
+        boolean increased = false;
+        while (rounded > currRegionAllocationBytes) {
+            currRegionAllocationBytes *= 2;
+            increased = true;
+        }
+        long bytes = Math.min(currRegionAllocationBytes, available);
+        long base = source.alloc(bytes);
+        while (base == 0) {
+            deviceRefused = true;
+            long smaller = roundedBytes((long) (bytes * BACKPEDAL_FACTOR));
+            // Rounding can undo the 10%; step down by at least one unit so that the loop ends.
+            bytes = smaller < bytes ? smaller : bytes - MIN;
+            if (bytes < rounded) {
+                return false;
+            }
+            base = source.alloc(bytes);
+        }
+        deviceRefused = false;
+        if (!increased) {
+            currRegionAllocationBytes *= 2;
+        }
+        long received = source.received();
+        poolBytes += received;
+        peakPoolBytes = Math.max(peakPoolBytes, poolBytes);
+        deviceMallocs++;
+        int h = chunks.allocate();
+        chunks.ptr[h] = base;
+        chunks.size[h] = received;
+        handles.put(base, h, -1);
+        int extended = source.supportsCoalescing() ? regionEndingAt(base) : -1;
+        if (extended >= 0) {
+            int last = lastChunkOf(extended);
+            chunks.next[last] = h;
+            chunks.prev[h] = last;
+            regionSize[extended] += received;
+        } else {
+            addRegion(base, received);
+        }
+        h = coalesce(h, false);
+        bins.insert(h);
+        return true;
+    }
+
+    // ------------------------------------------------------------------------------------------------ free
+
+    @Override
+    public void free(long address) {
+        if (address == 0) {
+            notifyFreed();
+            return;
+        }
+        lock.lock();
+        try {
+            ensureOpen();
+            int h = (int) handles.get(address, -1);
+            if (h < 0 || !chunks.inUse(h)) {
+                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
+            }
+            freeLocked(h);
+        } finally {
+            lock.unlock();
+        }
+        notifyFreed();
+    }
+
+    @Override
+    public void free(long address, long allocationId) {
+        lock.lock();
+        try {
+            ensureOpen();
+            int h = (int) handles.get(address, -1);
+            if (h < 0 || !chunks.inUse(h) || chunks.allocationId[h] != allocationId) {
+                throw new InvalidFreeException(InvalidFreeException.Reason.DOUBLE_FREE, address, toString());
+            }
+            freeLocked(h);
+        } finally {
+            lock.unlock();
+        }
+        notifyFreed();
+    }
+
+    /** TensorFlow's {@code DeallocateRawInternal} after the lookup: mark free, then bin (merged or queued). */
+    private void freeLocked(int h) {
+        chunks.allocationId[h] = -1;
+        bytesInUse -= chunks.size[h];
+        requestedInUse -= chunks.requested[h];
+        active--;
+        frees++;
+        if (options.timestamped()) {
+            long count = ++timingCounter;
+            chunks.freedAtCount[h] = count;
+            recordFreeEvents(h, count);
+            bins.insert(h);
+            enqueueTimestamped(h, count);
+        } else {
+            bins.insert(coalesce(h, false));
+        }
+    }
+
+    /**
+     * TensorFlow's {@code TryToCoalesce}: merge with a free next chunk, then with a free previous one. Chunks that
+     * carry a free count are left alone unless {@code force}. The chunk must be unbinned; the result is unbinned.
+     */
+    private int coalesce(int h, boolean force) {
+        if (!force && chunks.freedAtCount[h] > 0) {
+            return h;
+        }
+        int n = chunks.next[h];
+        if (n != NONE && !chunks.inUse(n) && (force || chunks.freedAtCount[n] == 0)) {
+            bins.remove(n);
+            merge(h, n);
+        }
+        int p = chunks.prev[h];
+        if (p != NONE && !chunks.inUse(p) && (force || chunks.freedAtCount[p] == 0)) {
+            bins.remove(p);
+            merge(p, h);
+            h = p;
+        }
+        return h;
+    }
+
+    /** Absorbs {@code second} (the chunk right after {@code first}) into {@code first}. */
+    private void merge(int first, int second) {
+        chunks.size[first] += chunks.size[second];
+        int after = chunks.next[second];
+        chunks.next[first] = after;
+        if (after != NONE) {
+            chunks.prev[after] = first;
+        }
+        chunks.freedAtCount[first] = Math.max(chunks.freedAtCount[first], chunks.freedAtCount[second]);
+        handles.remove(chunks.ptr[second], -1);
+        chunks.release(second);
+    }
+
+    @Override
+    public void recordStream(long address, DeviceStream stream) {
+        Objects.requireNonNull(stream, "stream");
+        if (address == 0) {
+            return;
+        }
+        lock.lock();
+        try {
+            ensureOpen();
+            int h = (int) handles.get(address, -1);
+            if (h < 0 || !chunks.inUse(h)) {
+                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
+            }
+            if (stream.handle() == chunks.stream[h]) {
+                return;
+            }
+            chunks.crossStream[h] = true;
+            long[] others = crossStreams.get(h);
+            if (others == null) {
+                crossStreams.put(h, new long[] {stream.handle()});
+            } else {
+                for (long s : others) {
+                    if (s == stream.handle()) {
+                        return;
+                    }
+                }
+                long[] grown = Arrays.copyOf(others, others.length + 1);
+                grown[others.length] = stream.handle();
+                crossStreams.put(h, grown);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ timestamps
+
+    private void recordFreeEvents(int h, long count) {
+        long[] others = crossStreams.remove(h);
+        recordEventFor(count, chunks.stream[h]);
+        if (others != null) {
+            for (long s : others) {
+                recordEventFor(count, s);
+            }
+        }
+    }
+
+    private void recordEventFor(long count, long stream) {
+        DeviceEvent e = eventPool.isEmpty() ? device.createEvent() : eventPool.pollFirst();
+        device.recordEvent(e, new DeviceStream(stream));
+        pendingFrees.addLast(new PendingFree(count, e));
+    }
+
+    private void enqueueTimestamped(int h, long count) {
+        if (timestampQueueSize + 2 > timestampQueue.length) {
+            timestampQueue = Arrays.copyOf(timestampQueue, timestampQueue.length * 2);
+        }
+        timestampQueue[timestampQueueSize++] = h;
+        timestampQueue[timestampQueueSize++] = count;
+    }
+
+    @Override
+    public long advanceSafeFrontier() {
+        lock.lock();
+        try {
+            ensureOpen();
+            advanceFrontierLocked();
+            return safeFrontier;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Moves the frontier past every free whose events completed, in free order (a free is safe only when it and
+     * every earlier free are), then merges the chunks that became safe: TensorFlow's {@code SetSafeFrontier} and
+     * {@code MergeTimestampedChunks(0)}.
+     */
+    private void advanceFrontierLocked() {
+        long frontier = safeFrontier;
+        while (!pendingFrees.isEmpty()) {
+            PendingFree head = pendingFrees.peekFirst();
+            if (!device.isEventComplete(head.event())) {
+                break;
+            }
+            pendingFrees.pollFirst();
+            eventPool.addLast(head.event());
+            // Every event of this count must complete before the count is safe.
+            if (pendingFrees.isEmpty() || pendingFrees.peekFirst().count() != head.count()) {
+                frontier = head.count();
+            }
+        }
+        if (pendingFrees.isEmpty()) {
+            frontier = timingCounter;
+        }
+        if (frontier > safeFrontier) {
+            safeFrontier = frontier;
+            mergeSafeTimestamped();
+            // Waiters only ever hold the retry lock, never this one, so signalling under this lock cannot deadlock.
+            notifyFreed();
+        }
+    }
+
+    private void mergeSafeTimestamped() {
+        int kept = 0;
+        for (int i = 0; i < timestampQueueSize; i += 2) {
+            int h = (int) timestampQueue[i];
+            long count = timestampQueue[i + 1];
+            if (chunks.inUse(h) || chunks.bin[h] == NONE || chunks.freedAtCount[h] != count) {
+                continue; // reused by its own stream, or absorbed by a merge: stale entry
+            }
+            if (count <= safeFrontier) {
+                bins.remove(h);
+                chunks.freedAtCount[h] = 0;
+                bins.insert(coalesce(h, false));
+            } else {
+                timestampQueue[kept++] = h;
+                timestampQueue[kept++] = count;
+            }
+        }
+        timestampQueueSize = kept;
+    }
+
+    // ------------------------------------------------------------------------------------------------ regions
+
+    private int regionEndingAt(long address) {
+        for (int i = 0; i < regionCount; i++) {
+            if (regionBase[i] + regionSize[i] == address) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private int lastChunkOf(int region) {
+        int h = (int) handles.get(regionBase[region], -1);
+        while (chunks.next[h] != NONE) {
+            h = chunks.next[h];
+        }
+        return h;
+    }
+
+    private void addRegion(long base, long size) {
+        if (regionCount == regionBase.length) {
+            regionBase = Arrays.copyOf(regionBase, regionCount * 2);
+            regionSize = Arrays.copyOf(regionSize, regionCount * 2);
+        }
+        int i = regionCount;
+        while (i > 0 && regionBase[i - 1] > base) {
+            regionBase[i] = regionBase[i - 1];
+            regionSize[i] = regionSize[i - 1];
+            i--;
+        }
+        regionBase[i] = base;
+        regionSize[i] = size;
+        regionCount++;
+    }
+
+    private void removeRegion(int i) {
+        System.arraycopy(regionBase, i + 1, regionBase, i, regionCount - i - 1);
+        System.arraycopy(regionSize, i + 1, regionSize, i, regionCount - i - 1);
+        regionCount--;
+    }
+
+    /** Whether region {@code i} is one free chunk that no stream may still be using. */
+    private boolean regionIsFree(int i) {
+        int h = (int) handles.get(regionBase[i], -1);
+        return !chunks.inUse(h) && chunks.size[h] == regionSize[i] && chunks.freedAtCount[h] == 0;
+    }
+
+    /** TensorFlow's {@code DeallocateFreeRegions(rounded)}, without the garbage-collection switch. */
+    private boolean deallocateFreeRegionsLocked(long rounded) {
+        long freeRegionBytes = 0;
+        for (int i = 0; i < regionCount; i++) {
+            if (regionIsFree(i)) {
+                freeRegionBytes += regionSize[i];
+            }
+        }
+        if (freeRegionBytes == 0 || rounded > memoryLimit - poolBytes + freeRegionBytes) {
+            return false;
+        }
+        LOG.warn("Garbage collection: deallocate free memory regions (i.e., allocations) so that we can re-allocate a"
+                + " larger region to avoid OOM due to memory fragmentation. If you see this message frequently, you"
+                + " are running near the threshold of the available device memory and re-allocation may incur great"
+                + " performance overhead. You may try smaller batch sizes to observe the performance impact. Set"
+                + " garbage_collection:false (or TF_ENABLE_GPU_GARBAGE_COLLECTION=false) to disable this feature.");
+        for (int i = regionCount - 1; i >= 0; i--) {
+            if (regionIsFree(i)) {
+                int h = (int) handles.get(regionBase[i], -1);
+                bins.remove(h);
+                handles.remove(regionBase[i], -1);
+                chunks.release(h);
+                source.free(regionBase[i], regionSize[i]);
+                poolBytes -= regionSize[i];
+                deviceFrees++;
+                removeRegion(i);
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public boolean deallocateFreeRegions() {
+        lock.lock();
+        try {
+            ensureOpen();
+            if (options.timestamped()) {
+                advanceFrontierLocked();
+            }
+            return deallocateFreeRegionsLocked(0);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void releaseCachedMemory() {
+        deallocateFreeRegions();
+    }
+
+    @Override
+    public long currentRegionAllocationBytes() {
+        lock.lock();
+        try {
+            return currRegionAllocationBytes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int regionCount() {
+        lock.lock();
+        try {
+            return regionCount;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ queries
+
+    private int liveHandle(long address) {
+        int h = (int) handles.get(address, -1);
+        if (h < 0 || !chunks.inUse(h)) {
+            throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
+        }
+        return h;
+    }
+
+    @Override
+    public long requestedSize(long address) {
+        lock.lock();
+        try {
+            return chunks.requested[liveHandle(address)];
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long allocatedSize(long address) {
+        lock.lock();
+        try {
+            return chunks.size[liveHandle(address)];
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long allocationId(long address) {
+        lock.lock();
+        try {
+            return chunks.allocationId[liveHandle(address)];
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private long largestFreeLocked() {
+        int h = bins.largest();
+        return h < 0 ? 0 : chunks.size[h];
+    }
+
+    /**
+     * The largest free chunk every stream may reuse now: the same as {@link #largestFreeLocked()} outside
+     * timestamped mode; in it, chunks whose frees are still pending are skipped.
+     */
+    private long largestReusableLocked() {
+        if (!options.timestamped()) {
+            return largestFreeLocked();
+        }
+        for (int b = Bins.NUM_BINS - 1; b >= 0; b--) {
+            for (int i = bins.count(b) - 1; i >= 0; i--) {
+                int h = bins.get(b, i);
+                long count = chunks.freedAtCount[h];
+                if (count == 0 || count <= safeFrontier) {
+                    return chunks.size[h];
+                }
+            }
+        }
+        return 0;
+    }
+
+    private double fragmentationLocked() {
+        long free = poolBytes - bytesInUse;
+        return free == 0 ? Double.NaN : (double) (free - largestFreeLocked()) / free;
+    }
+
+    @Override
+    public BfcStats bfcStats() {
+        lock.lock();
+        try {
+            return new BfcStats(numAllocs, bytesInUse, peakBytesInUse, largestAllocSize, memoryLimit, poolBytes,
+                    peakPoolBytes, largestFreeLocked(), fragmentationLocked());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public AllocatorStats stats() {
+        lock.lock();
+        try {
+            return new AllocatorStats(numAllocs, frees, active, peakActive, bytesInUse, peakBytesInUse,
+                    requestedInUse, peakRequested, poolBytes, peakPoolBytes, largestRequest, largestReusableLocked(),
+                    deviceMallocs, deviceFrees, retries, ooms, memoryLimit);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void clearStats() {
+        lock.lock();
+        try {
+            numAllocs = 0;
+            peakBytesInUse = bytesInUse;
+            largestAllocSize = 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void resetPeakStats() {
+        lock.lock();
+        try {
+            peakBytesInUse = bytesInUse;
+            peakPoolBytes = poolBytes;
+            peakRequested = requestedInUse;
+            peakActive = active;
+            largestAllocSize = 0;
+            largestRequest = 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ dumps
+
+    /** Visits every chunk, region by region in address order. */
+    private interface ChunkVisitor {
+        void visit(int region, int handle);
+    }
+
+    private void forEachChunk(ChunkVisitor visitor) {
+        for (int r = 0; r < regionCount; r++) {
+            for (int h = (int) handles.get(regionBase[r], -1); h != NONE; h = chunks.next[h]) {
+                visitor.visit(r, h);
+            }
+        }
+    }
+
+    private BlockState stateOf(int h) {
+        if (chunks.inUse(h)) {
+            return BlockState.ALLOCATED;
+        }
+        long count = chunks.freedAtCount[h];
+        return count == 0 || count <= safeFrontier ? BlockState.FREE : BlockState.PENDING_FREE;
+    }
+
+    @Override
+    public MemorySnapshot snapshot() {
+        lock.lock();
+        try {
+            List<SegmentSnapshot> segments = new ArrayList<>(regionCount);
+            List<List<BlockSnapshot>> blocks = new ArrayList<>(regionCount);
+            for (int r = 0; r < regionCount; r++) {
+                blocks.add(new ArrayList<>());
+            }
+            forEachChunk((r, h) -> blocks.get(r).add(new BlockSnapshot(chunks.ptr[h], chunks.size[h],
+                    chunks.inUse(h) ? chunks.requested[h] : 0, stateOf(h))));
+            for (int r = 0; r < regionCount; r++) {
+                segments.add(new SegmentSnapshot(regionBase[r], regionSize[r], 0, "region", blocks.get(r)));
+            }
+            return new MemorySnapshot(name, device.descriptor(), segments, stats());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public BfcMemoryDump memoryDump() {
+        lock.lock();
+        try {
+            long[][] bin = binTotals();
+            List<BfcMemoryDump.BinSummary> summaries = new ArrayList<>(Bins.NUM_BINS);
+            for (int b = 0; b < Bins.NUM_BINS; b++) {
+                summaries.add(new BfcMemoryDump.BinSummary(b, Bins.binSize(b), bin[b][0], bin[b][1], bin[b][2],
+                        bin[b][3], bin[b][4]));
+            }
+            List<BfcMemoryDump.ChunkInfo> infos = new ArrayList<>(chunks.liveHandles());
+            forEachChunk((r, h) -> infos.add(new BfcMemoryDump.ChunkInfo(chunks.ptr[h], chunks.size[h],
+                    chunks.requested[h], chunks.bin[h], chunks.inUse(h), chunks.inUse(h) ? 0 : chunks.freedAtCount[h])));
+            return new BfcMemoryDump(name, bfcStats(), summaries, infos);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Per bin class: {bytes in use, bytes, chunks in use, chunks, requested in use}, counting all chunks. */
+    private long[][] binTotals() {
+        long[][] t = new long[Bins.NUM_BINS][5];
+        forEachChunk((r, h) -> {
+            long[] row = t[Bins.binFor(chunks.size[h])];
+            row[1] += chunks.size[h];
+            row[3]++;
+            if (chunks.inUse(h)) {
+                row[0] += chunks.size[h];
+                row[2]++;
+                row[4] += chunks.requested[h];
+            }
+        });
+        return t;
+    }
+
+    @Override
+    public List<String> memoryLog(long forRequest) {
+        lock.lock();
+        try {
+            return memoryLogLocked(forRequest);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private List<String> memoryLogLocked(long forRequest) {
+        List<String> out = new ArrayList<>();
+        out.add("BFCAllocator dump for " + name);
+        long[][] t = binTotals();
+        for (int b = 0; b < Bins.NUM_BINS; b++) {
+            out.add("Bin (" + Bins.binSize(b) + "): \tTotal Chunks: " + t[b][3] + ", Chunks in use: " + t[b][2] + ". "
+                    + MemoryLogFormat.humanBytes(t[b][1]) + " allocated for chunks. "
+                    + MemoryLogFormat.humanBytes(t[b][0]) + " in use in bin. " + MemoryLogFormat.humanBytes(t[b][4])
+                    + " client-requested in use in bin.");
+        }
+        long rounded = Math.max(MIN, roundedBytes(Math.max(forRequest, 1)));
+        int bin = Bins.binFor(rounded);
+        StringBuilder state = new StringBuilder("Bin for " + MemoryLogFormat.humanBytes(rounded) + " was "
+                + MemoryLogFormat.humanBytes(Bins.binSize(bin)) + ", Chunk State: ");
+        for (int i = 0; i < bins.count(bin); i++) {
+            int h = bins.get(bin, i);
+            state.append("\n  Size: ").append(MemoryLogFormat.humanBytes(chunks.size[h])).append(" | Requested Size: ")
+                    .append(MemoryLogFormat.humanBytes(chunks.requested[h])).append(" | in_use: 0")
+                    .append(" | freed_at_count: ").append(chunks.freedAtCount[h]);
+        }
+        out.add(state.toString());
+        Map<Long, long[]> inUseBySize = new java.util.TreeMap<>();
+        for (int r = 0; r < regionCount; r++) {
+            out.add("Next region of size " + regionSize[r]);
+            for (int h = (int) handles.get(regionBase[r], -1); h != NONE; h = chunks.next[h]) {
+                boolean used = chunks.inUse(h);
+                out.add((used ? "InUse" : "Free ") + " at " + Long.toHexString(chunks.ptr[h]) + " of size "
+                        + chunks.size[h] + " next " + (chunks.next[h] == NONE ? -1 : chunks.next[h])
+                        + (used ? " | requested " + chunks.requested[h] : ""));
+                if (used) {
+                    long[] c = inUseBySize.computeIfAbsent(chunks.size[h], k -> new long[1]);
+                    c[0]++;
+                }
+            }
+        }
+        out.add("     Summary of in-use Chunks by size: ");
+        long total = 0;
+        for (Map.Entry<Long, long[]> e : inUseBySize.entrySet()) {
+            long sum = e.getKey() * e.getValue()[0];
+            total += sum;
+            out.add(e.getValue()[0] + " Chunks of size " + e.getKey() + " totalling " + MemoryLogFormat.humanBytes(sum));
+        }
+        out.add("Sum Total of in-use chunks: " + MemoryLogFormat.humanBytes(total));
+        out.add("Total bytes in pool: " + poolBytes + " memory_limit_: " + memoryLimit + " available bytes: "
+                + (memoryLimit - poolBytes) + " curr_region_allocation_bytes_: " + currRegionAllocationBytes);
+        double frag = fragmentationLocked();
+        out.add("Stats: \n" + MemoryLogFormat.statsDebugString(memoryLimit, bytesInUse, peakBytesInUse, numAllocs,
+                largestAllocSize, poolBytes, peakPoolBytes, largestFreeLocked())
+                + "\nFragmentation metric: " + (Double.isNaN(frag) ? "nan" : String.format(java.util.Locale.ROOT, "%.6f", frag)));
+        return out;
+    }
+
+    @Override
+    public String renderOccupancy() {
+        lock.lock();
+        try {
+            return renderOccupancyLocked();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private String renderOccupancyLocked() {
+        long total = 0;
+        for (int r = 0; r < regionCount; r++) {
+            total += regionSize[r];
+        }
+        if (total == 0) {
+            return "<allocator contains no memory>";
+        }
+        char[] rendered = new char[MemoryLogFormat.OCCUPANCY_RESOLUTION];
+        Arrays.fill(rendered, '_');
+        long offset = 0;
+        for (int r = 0; r < regionCount; r++) {
+            for (int h = (int) handles.get(regionBase[r], -1); h != NONE; h = chunks.next[h]) {
+                if (chunks.inUse(h)) {
+                    long at = chunks.ptr[h] - regionBase[r] + offset;
+                    long wasted = chunks.size[h] - chunks.requested[h];
+                    if (wasted > 0) {
+                        MemoryLogFormat.paint(rendered, total, at + chunks.requested[h], wasted, 'x');
+                    }
+                    MemoryLogFormat.paint(rendered, total, at, chunks.requested[h], '*');
+                }
+            }
+            offset += regionSize[r];
+        }
+        return new String(rendered);
+    }
+
+    private void logOutOfMemory(long bytes, long rounded) {
+        if (OOM_LOGS.getAndIncrement() >= MAX_OOM_LOGS) {
+            return;
+        }
+        LOG.warn("Allocator ({}) ran out of memory trying to allocate {} (rounded to {}). If the cause is memory"
+                + " fragmentation maybe the environment variable 'TF_GPU_ALLOCATOR=cuda_malloc_async' will improve the"
+                + " situation. Current allocation summary follows.", name, MemoryLogFormat.humanBytes(bytes), rounded);
+        if (LOG.isInfoEnabled()) {
+            for (String line : memoryLogLocked(bytes)) {
+                LOG.info(line);
+            }
+        }
+        LOG.warn(renderOccupancyLocked());
+    }
+
+    /** Builds the out-of-memory error, saying whether the cause is fragmentation or exhaustion. */
+    private OutOfMemoryException outOfMemory(long bytes) {
+        lock.lock();
+        try {
+            ooms++;
+            long rounded = roundedBytes(bytes);
+            long poolFree = poolBytes - bytesInUse;
+            long largestFree = largestFreeLocked();
+            long unreserved = memoryLimit - poolBytes;
+            long total = device.descriptor().totalBytes();
+            MemoryInfo info = closed ? new MemoryInfo(0, total) : device.memoryInfo();
+            OutOfMemoryException.Reason reason;
+            String why;
+            if (rounded < 0 || rounded > memoryLimit) {
+                reason = OutOfMemoryException.Reason.REQUEST_TOO_LARGE;
+                why = "the request is larger than the memory limit of " + MemoryLogFormat.humanBytes(memoryLimit);
+            } else if (poolFree >= rounded || (!deviceRefused && memoryLimit - bytesInUse >= rounded)) {
+                reason = OutOfMemoryException.Reason.FRAGMENTATION;
+                why = "fragmentation: " + MemoryLogFormat.humanBytes(poolFree) + " is free in the arena ("
+                        + MemoryLogFormat.humanBytes(poolFree + unreserved) + " counting memory not yet reserved)"
+                        + " but the largest free chunk is " + MemoryLogFormat.humanBytes(largestFree)
+                        + (unreserved < rounded ? " and only " + MemoryLogFormat.humanBytes(unreserved)
+                        + " can still be reserved" : "")
+                        + "; try allow_growth:false, garbage_collection:true, or the caching allocator";
+            } else if (deviceRefused) {
+                reason = OutOfMemoryException.Reason.DEVICE_EXHAUSTED;
+                why = "exhaustion: the device refused more memory (" + MemoryLogFormat.humanBytes(info.freeBytes())
+                        + " free on it), and the largest free chunk is " + MemoryLogFormat.humanBytes(largestFree);
+            } else {
+                reason = memoryLimit < total ? OutOfMemoryException.Reason.LIMIT_REACHED
+                        : OutOfMemoryException.Reason.DEVICE_EXHAUSTED;
+                why = "exhaustion: only " + MemoryLogFormat.humanBytes(memoryLimit - bytesInUse) + " of the "
+                        + MemoryLogFormat.humanBytes(memoryLimit) + " limit is not in use; the largest free chunk is "
+                        + MemoryLogFormat.humanBytes(largestFree);
+            }
+            String message = "bfc: out of memory on " + device.descriptor().id() + " trying to allocate " + bytes
+                    + " bytes (" + MemoryLogFormat.humanBytes(bytes) + ", rounded to " + rounded + "): " + why
+                    + ". In use " + MemoryLogFormat.humanBytes(bytesInUse) + ", arena " + MemoryLogFormat.humanBytes(poolBytes)
+                    + " in " + regionCount + " region(s), limit " + MemoryLogFormat.humanBytes(memoryLimit)
+                    + ", total free " + MemoryLogFormat.humanBytes(poolFree) + ", largest free chunk "
+                    + MemoryLogFormat.humanBytes(largestFree) + ".";
+            return new OutOfMemoryException(reason, device.descriptor().id(), bytes, info.freeBytes(), info.totalBytes(),
+                    poolBytes, bytesInUse, memoryLimit, message);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ invariants
+
+    /**
+     * Checks the arena's structural invariants (for tests): regions tiled by their chunks, no two adjacent free
+     * chunks outside timestamped mode, every free chunk in the right bin and no used chunk binned, bytes in use and
+     * pool bytes equal to their sums.
+     *
+     * @throws IllegalStateException naming the first violation
+     */
+    void checkInvariants() {
+        lock.lock();
+        try {
+            long used = 0;
+            long pool = 0;
+            int free = 0;
+            for (int r = 0; r < regionCount; r++) {
+                pool += regionSize[r];
+                long cursor = regionBase[r];
+                int prev = NONE;
+                for (int h = (int) handles.get(regionBase[r], -1); h != NONE; h = chunks.next[h]) {
+                    check(chunks.ptr[h] == cursor, "chunk " + h + " at " + Long.toHexString(chunks.ptr[h])
+                            + " but the previous chunk ended at " + Long.toHexString(cursor));
+                    check(chunks.prev[h] == prev, "chunk " + h + " has prev " + chunks.prev[h] + ", expected " + prev);
+                    check(chunks.size[h] > 0 && chunks.size[h] % MIN == 0, "chunk " + h + " size " + chunks.size[h]);
+                    check(handles.get(chunks.ptr[h], -1) == h, "chunk " + h + " is not registered at its address");
+                    if (chunks.inUse(h)) {
+                        used += chunks.size[h];
+                        check(chunks.bin[h] == NONE, "used chunk " + h + " is binned");
+                    } else {
+                        free++;
+                        check(chunks.bin[h] == Bins.binFor(chunks.size[h]), "free chunk " + h + " of size "
+                                + chunks.size[h] + " is in bin " + chunks.bin[h]);
+                        if (!options.timestamped() && prev != NONE) {
+                            check(chunks.inUse(prev), "adjacent free chunks " + prev + " and " + h);
+                        }
+                    }
+                    cursor += chunks.size[h];
+                    prev = h;
+                }
+                check(cursor == regionBase[r] + regionSize[r], "region " + r + " chunks end at "
+                        + Long.toHexString(cursor) + ", region ends at " + Long.toHexString(regionBase[r] + regionSize[r]));
+            }
+            check(used == bytesInUse, "bytes in use " + bytesInUse + " but used chunks sum to " + used);
+            check(pool == poolBytes, "pool bytes " + poolBytes + " but regions sum to " + pool);
+            check(free == bins.total(), free + " free chunks but " + bins.total() + " binned");
+            check(poolBytes <= memoryLimit, "pool " + poolBytes + " above the limit " + memoryLimit);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static void check(boolean ok, String message) {
+        if (!ok) {
+            throw new IllegalStateException(message);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ lifecycle
+
+    @Override
+    public boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            for (int r = regionCount - 1; r >= 0; r--) {
+                source.free(regionBase[r], regionSize[r]);
+                deviceFrees++;
+            }
+            regionCount = 0;
+            poolBytes = 0;
+            bytesInUse = 0;
+            requestedInUse = 0;
+            active = 0;
+            handles.clear();
+            source.close();
+            for (DeviceEvent e : eventPool) {
+                device.destroyEvent(e);
+            }
+            for (PendingFree p : pendingFrees) {
+                device.destroyEvent(p.event());
+            }
+            eventPool.clear();
+            pendingFrees.clear();
+        } finally {
+            lock.unlock();
+            if (ownsDevice) {
+                device.close();
+            }
+        }
+        notifyFreed();
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException(this + " is closed");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "allocator 'bfc' on " + device.descriptor().id();
+    }
+}

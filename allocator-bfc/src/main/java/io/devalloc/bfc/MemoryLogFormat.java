@@ -1,0 +1,71 @@
+package io.devalloc.bfc;
+
+import java.util.Locale;
+
+/** TensorFlow's text formats for the memory log: human-readable sizes, stats lines and the occupancy map. */
+final class MemoryLogFormat {
+
+    static final int OCCUPANCY_RESOLUTION = 100;
+
+    private MemoryLogFormat() {
+    }
+
+    /**
+     * TensorFlow's {@code HumanReadableNumBytes}: below 1024 {@code "<n>B"}; otherwise divide by 1024 while the
+     * value is at least 1 MiB, then print value/1024 with one decimal for KiB and two above: {@code 16.0KiB},
+     * {@code 18.00MiB}, {@code 4.64GiB}.
+     */
+    static String humanBytes(long bytes) {
+        if (bytes < 0) {
+            return "-" + humanBytes(bytes == Long.MIN_VALUE ? Long.MAX_VALUE : -bytes);
+        }
+        if (bytes < 1024) {
+            return bytes + "B";
+        }
+        String units = "KMGTPE";
+        int unit = 0;
+        long value = bytes;
+        while (value >= 1024L * 1024) {
+            value /= 1024;
+            unit++;
+        }
+        char u = units.charAt(unit);
+        return String.format(Locale.ROOT, u == 'K' ? "%.1f%ciB" : "%.2f%ciB", value / 1024.0, u);
+    }
+
+    /** TensorFlow's {@code AllocatorStats::DebugString}: eight lines, values right-aligned in 20 characters. */
+    static String statsDebugString(long limit, long inUse, long maxInUse, long numAllocs, long maxAllocSize,
+                                   long pool, long peakPool, long largestFree) {
+        // BFC leaves bytes_reserved at 0; the pool figures follow on their own lines.
+        return String.format(Locale.ROOT, "Limit:            %20d%n"
+                        + "InUse:            %20d%n"
+                        + "MaxInUse:         %20d%n"
+                        + "NumAllocs:        %20d%n"
+                        + "MaxAllocSize:     %20d%n"
+                        + "Reserved:         %20d%n"
+                        + "PeakReserved:     %20d%n"
+                        + "LargestFreeBlock: %20d%n"
+                        + "PoolBytes:        %20d%n"
+                        + "PeakPoolBytes:    %20d",
+                limit, inUse, maxInUse, numAllocs, maxAllocSize, 0L, 0L, largestFree, pool, peakPool);
+    }
+
+    /**
+     * TensorFlow's {@code RenderRegion}: paints {@code c} over the columns covering {@code [offset, offset + size)}
+     * of {@code total} bytes.
+     */
+    static void paint(char[] rendered, long total, long offset, long size, char c) {
+        int resolution = rendered.length;
+        int start = (int) multiplyDivide(offset, resolution, total);
+        int end = (int) multiplyDivide(offset + size - 1, resolution, total);
+        for (int i = Math.max(0, start); i <= Math.min(resolution - 1, end); i++) {
+            rendered[i] = c;
+        }
+    }
+
+    private static long multiplyDivide(long value, long factor, long divisor) {
+        return Math.multiplyHigh(value, factor) == 0 ? value * factor / divisor
+                : java.math.BigInteger.valueOf(value).multiply(java.math.BigInteger.valueOf(factor))
+                        .divide(java.math.BigInteger.valueOf(divisor)).longValueExact();
+    }
+}

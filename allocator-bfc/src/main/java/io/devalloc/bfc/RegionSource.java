@@ -1,0 +1,138 @@
+package io.devalloc.bfc;
+
+import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.device.VirtualMemory;
+import io.devalloc.api.units.ByteSize;
+
+/**
+ * Where regions come from: TensorFlow's {@code SubAllocator}. Either plain device mallocs (no coalescing: each
+ * region stands alone, like {@code DeviceMemAllocator} over {@code cuMemAlloc}) or virtual memory (one address
+ * range reserved up front, physical memory mapped at its end on every extension, so new regions continue the
+ * previous one and coalesce, like {@code GpuVirtualMemAllocator}).
+ *
+ * <p>Not thread-safe: called under the arena's lock, as TensorFlow calls its sub-allocator under its mutex.
+ */
+sealed interface RegionSource permits RegionSource.Malloc, RegionSource.Virtual {
+
+    /** Obtains at least {@code bytes}; returns the base, or 0 when the device refused. */
+    long alloc(long bytes);
+
+    /** The size actually obtained by the last successful {@link #alloc} (may exceed the request). */
+    long received();
+
+    /** Returns a region obtained by {@link #alloc}. */
+    void free(long base, long bytes);
+
+    /** Whether consecutive regions are contiguous and may be coalesced. */
+    boolean supportsCoalescing();
+
+    /** Releases what the source itself holds (the virtual reservation). */
+    void close();
+
+    /** Plain device mallocs. */
+    final class Malloc implements RegionSource {
+        private final DeviceMemory device;
+        private long received;
+
+        Malloc(DeviceMemory device) {
+            this.device = device;
+        }
+
+        @Override
+        public long alloc(long bytes) {
+            long base = device.malloc(bytes);
+            received = base == 0 ? 0 : bytes;
+            return base;
+        }
+
+        @Override
+        public long received() {
+            return received;
+        }
+
+        @Override
+        public void free(long base, long bytes) {
+            device.free(base);
+        }
+
+        @Override
+        public boolean supportsCoalescing() {
+            return false;
+        }
+
+        @Override
+        public void close() {
+            // Nothing beyond the regions, which the arena frees itself.
+        }
+    }
+
+    /**
+     * A reservation of the whole memory limit (rounded up to the granule), mapped from its start as the arena
+     * grows. Extensions are rounded up to the granule, as {@code GpuVirtualMemAllocator} reports through
+     * {@code bytes_received}.
+     */
+    final class Virtual implements RegionSource {
+        private final VirtualMemory vm;
+        private final long granularity;
+        private final long reservationSize;
+        private long base;
+        private long mappedEnd;
+        private long received;
+
+        Virtual(VirtualMemory vm, long limit) {
+            this.vm = vm;
+            this.granularity = vm.granularity();
+            long rounded = ByteSize.roundUp(Math.max(limit, granularity), granularity);
+            this.reservationSize = rounded < 0 ? Long.MAX_VALUE & -granularity : rounded;
+        }
+
+        @Override
+        public long alloc(long bytes) {
+            long size = ByteSize.roundUp(bytes, granularity);
+            if (base == 0) {
+                base = vm.reserve(reservationSize);
+                if (base == 0) {
+                    return 0;
+                }
+                mappedEnd = base;
+            }
+            if (size < 0 || size > base + reservationSize - mappedEnd) {
+                return 0;
+            }
+            if (!vm.map(mappedEnd, size)) {
+                return 0;
+            }
+            long at = mappedEnd;
+            mappedEnd += size;
+            received = size;
+            return at;
+        }
+
+        @Override
+        public long received() {
+            return received;
+        }
+
+        @Override
+        public void free(long regionBase, long bytes) {
+            vm.unmap(regionBase, bytes);
+            if (regionBase + bytes == mappedEnd) {
+                // The last region went back: later extensions reuse its address range.
+                mappedEnd = regionBase;
+            }
+        }
+
+        @Override
+        public boolean supportsCoalescing() {
+            return true;
+        }
+
+        @Override
+        public void close() {
+            if (base != 0) {
+                vm.release(base);
+                base = 0;
+            }
+        }
+    }
+}
