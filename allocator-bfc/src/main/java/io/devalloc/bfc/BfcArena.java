@@ -119,14 +119,21 @@ final class BfcArena implements BfcAllocator {
                 ? (long) (options.fragmentationFraction() * memoryLimit) : DEFAULT_MAX_INTERNAL_FRAGMENTATION;
         this.currRegionAllocationBytes = roundedBytes(options.allowGrowth()
                 ? Math.min(memoryLimit, 2 * ByteSize.MiB) : memoryLimit);
+        long granule = device.virtualMemory().map(v -> v.granularity()).orElse(Long.MAX_VALUE);
         boolean useVm = switch (options.virtualMemory()) {
             case ON -> true;
             case OFF -> false;
-            case AUTO -> device.virtualMemory().isPresent();
+            // A limit below one granule could never be mapped without exceeding it.
+            case AUTO -> device.virtualMemory().isPresent() && memoryLimit >= granule;
         };
         if (useVm && device.virtualMemory().isEmpty()) {
             throw new IllegalArgumentException("virtual_memory:true, but " + device.descriptor().id()
                     + " has no virtual memory; use virtual_memory:auto or false");
+        }
+        if (useVm && memoryLimit < granule) {
+            throw new IllegalArgumentException("virtual_memory:true needs a memory limit of at least one "
+                    + ByteSize.format(granule) + " granule, got " + ByteSize.format(memoryLimit)
+                    + "; raise memory_limit_mb or use virtual_memory:false");
         }
         this.source = useVm ? new RegionSource.Virtual(device.virtualMemory().orElseThrow(), memoryLimit)
                 : new RegionSource.Malloc(device);
@@ -161,7 +168,9 @@ final class BfcArena implements BfcAllocator {
 
     @Override
     public long malloc(long bytes, long alignment, DeviceStream stream) {
-        long address = attempt(bytes, alignment, stream, false);
+        boolean retry = options.allowRetryOnFailure();
+        // Without retry TensorFlow makes exactly one attempt, which logs the dump when it fails.
+        long address = attempt(bytes, alignment, stream, !retry);
         if (address == 0 && bytes > 0 && !fitsLimit(bytes)) {
             // No wait can help a request above the limit (TensorFlow waits its 10 s anyway).
             throw outOfMemory(bytes);
@@ -169,16 +178,16 @@ final class BfcArena implements BfcAllocator {
         if (address != 0 || bytes == 0) {
             return address;
         }
-        if (options.allowRetryOnFailure()) {
+        if (retry) {
             address = retry(bytes, alignment, stream);
             if (address != 0) {
                 return address;
             }
-        }
-        // One final attempt that logs the dump, then the error.
-        address = attempt(bytes, alignment, stream, true);
-        if (address != 0) {
-            return address;
+            // One final attempt that logs the dump, then the error.
+            address = attempt(bytes, alignment, stream, true);
+            if (address != 0) {
+                return address;
+            }
         }
         throw outOfMemory(bytes);
     }
@@ -325,18 +334,20 @@ final class BfcArena implements BfcAllocator {
                     continue;
                 }
                 bins.remove(h);
+                // Splits may grow the chunk table, so read its columns afresh from here on.
                 if (pad > 0) {
                     // The bytes before the aligned start stay a free chunk (TensorFlow's current behaviour).
                     int aligned = split(h, pad);
                     bins.insert(h);
                     h = aligned;
                 }
-                if (size[h] >= 2 * rounded || size[h] - rounded >= maxInternalFragmentation) {
+                long chunkSize = chunks.size[h];
+                if (chunkSize >= 2 * rounded || chunkSize - rounded >= maxInternalFragmentation) {
                     int tail = split(h, rounded);
                     bins.insert(tail);
                 }
                 markUsed(h, requested, stream);
-                return ptr[h];
+                return chunks.ptr[h];
             }
         }
         return 0;
@@ -384,12 +395,17 @@ final class BfcArena implements BfcAllocator {
             chunks.prev[after] = t;
         }
         handles.put(chunks.ptr[t], t, -1);
+        if (chunks.freedAtCount[t] > 0) {
+            // The new chunk carries a pending free too: queue it so that it merges once the free is safe.
+            enqueueTimestamped(t, chunks.freedAtCount[t]);
+        }
         return t;
     }
 
     /** TensorFlow's {@code Extend}. {@code rounded} includes room for alignment padding. */
     private boolean extend(long rounded) {
-        long available = (memoryLimit - poolBytes) & -MIN;
+        // Rounded down to the source's unit, so that what the source rounds up never exceeds the limit.
+        long available = (memoryLimit - poolBytes) & -source.granularity();
         if (rounded > available) {
             return false;
         }

@@ -30,7 +30,11 @@ final class MemoryLogFormat {
             unit++;
         }
         char u = units.charAt(unit);
-        return String.format(Locale.ROOT, u == 'K' ? "%.1f%ciB" : "%.2f%ciB", value / 1024.0, u);
+        // value / 1024 is exact in binary; C's printf rounds such ties to even (1.125 -> "1.12"), where
+        // String.format would round them up, so round the exact value half-even.
+        java.math.BigDecimal scaled = new java.math.BigDecimal(value / 1024.0)
+                .setScale(u == 'K' ? 1 : 2, java.math.RoundingMode.HALF_EVEN);
+        return scaled.toPlainString() + u + "iB";
     }
 
     /** TensorFlow's {@code AllocatorStats::DebugString}: eight lines, values right-aligned in 20 characters. */

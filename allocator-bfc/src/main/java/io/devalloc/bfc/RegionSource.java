@@ -26,6 +26,9 @@ sealed interface RegionSource permits RegionSource.Malloc, RegionSource.Virtual 
     /** Whether consecutive regions are contiguous and may be coalesced. */
     boolean supportsCoalescing();
 
+    /** The unit every region size is rounded up to. */
+    long granularity();
+
     /** Releases what the source itself holds (the virtual reservation). */
     void close();
 
@@ -58,6 +61,11 @@ sealed interface RegionSource permits RegionSource.Malloc, RegionSource.Virtual 
         @Override
         public boolean supportsCoalescing() {
             return false;
+        }
+
+        @Override
+        public long granularity() {
+            return Bins.MIN_ALLOCATION_SIZE;
         }
 
         @Override
@@ -125,6 +133,11 @@ sealed interface RegionSource permits RegionSource.Malloc, RegionSource.Virtual 
         @Override
         public boolean supportsCoalescing() {
             return true;
+        }
+
+        @Override
+        public long granularity() {
+            return granularity;
         }
 
         @Override

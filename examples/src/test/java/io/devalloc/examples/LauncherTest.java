@@ -91,6 +91,22 @@ class LauncherTest {
     }
 
     @Test
+    void demoRunsWithTheBfcAllocator() {
+        Run r = run("demo", "--device", "sim:80GiB", "--allocator", "bfc", "--steps", "3", "--config",
+                "allow_growth:true");
+        assertEquals(0, r.exitCode(), r::toString);
+        long allocations = Long.parseLong(row(r, "allocations"));
+        String[] device = row(r, "device mallocs / frees").split(" / ");
+        assertAll(
+                () -> assertEquals("bfc", row(r, "allocator")),
+                () -> assertEquals(allocations, Long.parseLong(row(r, "frees"))),
+                () -> assertTrue(Long.parseLong(device[0]) < allocations / 10,
+                        "a pool reaches the device far less often: " + r),
+                () -> assertEquals("0", row(r, "out-of-memory errors")),
+                () -> assertTrue(r.out().contains("reserved after releaseCachedMemory():  0 B"), r::toString));
+    }
+
+    @Test
     void demoRunsOnTheDefaultDevice() {
         Run r = run("demo");
         assertEquals(0, r.exitCode(), r::toString);

@@ -20,7 +20,7 @@ class ArchitectureTest {
 
     @Test
     void everyModuleIsOnTheClassPath() {
-        for (String pkg : new String[] {"io.devalloc.api", "io.devalloc.sim", "io.devalloc.host", "io.devalloc.guice"}) {
+        for (String pkg : new String[] {"io.devalloc.api", "io.devalloc.sim", "io.devalloc.host", "io.devalloc.guice", "io.devalloc.bfc"}) {
             assertTrue(PRODUCTION.containPackage(pkg), "missing " + pkg + ": the rules would check nothing there");
         }
     }

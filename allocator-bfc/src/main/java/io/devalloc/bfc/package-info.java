@@ -1,0 +1,54 @@
+/**
+ * TensorFlow's BFC ("best fit with coalescing") allocator over the {@link io.devalloc.api.device.DeviceMemory}
+ * port: allocator {@code bfc}. It imports nothing but {@code allocator-api}.
+ *
+ * <h2>Design</h2>
+ * <ul>
+ *   <li><b>Arena.</b> {@code BfcArena} follows {@code tsl::BFCAllocator} step for step: requests rounded to 256 B,
+ *       21 bins of free chunks ordered by (size, address), best fit from the request's bin upwards, the split rule
+ *       (at least twice the request, or a leftover of at least 128 MiB or {@code fragmentation_fraction} of the
+ *       limit), immediate coalescing with both neighbours on free, {@code Extend} with growth by doubling or one
+ *       region of the whole limit taken at the first allocation, back-pedalling by ×0.9 when the device refuses,
+ *       region garbage collection, and the retry wait woken by every free.</li>
+ *   <li><b>No object per chunk.</b> Chunks are columns of primitive arrays indexed by handle ({@code ChunkTable}),
+ *       as TensorFlow keeps them in a vector; bins are sorted {@code int} arrays with a bitmap of non-empty bins
+ *       ({@code Bins}), so finding the first candidate bin is one instruction and allocate/free on the raw path
+ *       create no Java objects.</li>
+ *   <li><b>Regions</b> come from a {@code RegionSource}: plain device mallocs (regions never coalesce, like
+ *       {@code DeviceMemAllocator}) or the device's virtual memory (one reservation of the whole limit, mapped
+ *       from its start, so new regions continue the last one and coalesce, like {@code GpuVirtualMemAllocator}).</li>
+ *   <li><b>Threads.</b> One lock guards the arena and the device calls run under it, as upstream. Retry waits
+ *       happen outside it on a separate condition that every free and every frontier advance signals.</li>
+ * </ul>
+ *
+ * <h2>Deliberate deviations from TensorFlow, and why</h2>
+ * <ul>
+ *   <li>Address lookup uses a hash map of chunk starts instead of a handle table with one slot per 256 B per
+ *       region: TensorFlow's table would take 1.3 GB of heap for one 80 GiB region. Both are O(1).</li>
+ *   <li>A bad, interior or double free throws {@link io.devalloc.api.error.InvalidFreeException} and changes
+ *       nothing; TensorFlow aborts the process.</li>
+ *   <li>A request larger than the memory limit fails at once; TensorFlow waits its 10 s retry first, although no
+ *       free can help.</li>
+ *   <li>Timestamped mode ({@code timestamped:true}) is driven by device events instead of an external timing
+ *       counter: each free takes the next count and records an event on the allocation's stream (and on every
+ *       stream given to {@code recordStream}); the safe frontier advances over frees whose events completed. Memory
+ *       freed on a stream is reused at once by that same stream (its work is ordered), and by other streams only
+ *       past the frontier. Where TensorFlow force-merges chunks a stream may still read (a caller with
+ *       {@code freed_before == 0}), devalloc waits for the pending frees' events instead, as PyTorch does: it never
+ *       hands out memory that queued work may still touch. Garbage collection skips regions with pending frees.</li>
+ *   <li>Back-pedalling and alignment follow current XLA, not classic TensorFlow: back-pedal on every failing
+ *       extension and step down by 256 B when rounding undoes the 10% (so it always terminates); alignments above
+ *       256 B are honoured by splitting off an aligned prefix.</li>
+ *   <li>{@link io.devalloc.api.DeviceAllocator#releaseCachedMemory()} frees wholly unused regions even when garbage
+ *       collection is off; TensorFlow never returns memory before exit (tensorflow#1578, #19571, #36627).</li>
+ *   <li>{@link io.devalloc.bfc.BfcAllocator#clearStats()} is upstream's {@code ClearStats};
+ *       {@link io.devalloc.api.DeviceAllocator#resetPeakStats()} also resets the pool peak, as the common contract
+ *       asks. {@code largestFreeBlockBytes} follows current XLA (classic left it 0).</li>
+ *   <li>The default memory limit is the device's total; TensorFlow takes the available memory minus a reserve
+ *       (225 MiB to 1.8 GiB depending on the GPU), which an application can give as {@code memory_limit_mb}.</li>
+ *   <li>The out-of-memory exception says whether the failure is fragmentation (enough free bytes in total, no
+ *       chunk large enough) or exhaustion, with the largest free chunk and the total free bytes; TensorFlow only
+ *       logs a dump. The dump's stats block adds the pool figures.</li>
+ * </ul>
+ */
+package io.devalloc.bfc;

@@ -1,0 +1,56 @@
+package io.devalloc.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.api.units.ByteSize;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Runs each benchmark body a few times outside JMH: the build checks they work, never how fast. */
+class BenchmarksSmokeTest {
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bfc", "direct"})
+    void cachedAllocFreeLeavesNothingLive(String allocator) {
+        CachedAllocFreeBenchmark b = new CachedAllocFreeBenchmark();
+        b.allocator = allocator;
+        b.size = 4 * ByteSize.MiB;
+        b.setUp();
+        for (int i = 0; i < 100; i++) {
+            assertNotEquals(0L, b.allocateFree());
+        }
+        b.tearDown();
+    }
+
+    @ParameterizedTest
+    @CsvSource({"1000,1", "1000,4", "1000,64", "10000,1", "10000,4", "10000,64"})
+    void everySequenceMakesExactlyNAllocations(int n, int maxMiB) {
+        RandomAllocationsPlan plan = RandomAllocationsPlan.generate(n, maxMiB, RandomAllocationsBenchmark.SEED);
+        assertEquals(n, plan.allocations);
+        assertEquals(2L * n, plan.operations());
+        assertTrue(plan.peakLiveBytes < RandomAllocationsPlan.MAX_USAGE);
+        long frees = 0;
+        for (long size : plan.size) {
+            assertTrue(size >= 0 && size <= maxMiB * ByteSize.MiB);
+            frees += size == 0 ? 1 : 0;
+        }
+        assertEquals(n, frees + plan.leftover.length);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"bfc", "direct"})
+    void randomAllocationsReplayTwiceAndLeaveNothingLive(String allocator) {
+        RandomAllocationsBenchmark.N1000 s = new RandomAllocationsBenchmark.N1000();
+        s.allocator = allocator;
+        s.maxMiB = 64;
+        s.setUp();
+        RandomAllocationsBenchmark b = new RandomAllocationsBenchmark();
+        long first = b.n1000(s);
+        assertEquals(0, s.alloc.stats().activeAllocations());
+        assertEquals(first, b.n1000(s), "the same sequence on the same start state gives the same addresses");
+        s.tearDown();
+    }
+}
