@@ -1,0 +1,46 @@
+package io.devalloc.examples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.inject.Guice;
+import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.registry.AllocatorRegistry;
+import io.devalloc.api.registry.DevallocSettings;
+import io.devalloc.api.registry.DeviceAllocators;
+import io.devalloc.bfc.BfcAllocator;
+import io.devalloc.guice.DevallocModule;
+import org.junit.jupiter.api.Test;
+
+/** Every allocator on the class path is reachable through the SPI, the builder and the Guice module. */
+class AllocatorWiringTest {
+
+    @Test
+    void serviceLoaderFindsDirectAndBfc() {
+        assertTrue(AllocatorRegistry.load().names().containsAll(java.util.List.of("direct", "bfc")));
+    }
+
+    @Test
+    void theBuilderMakesABfcAllocatorThatOwnsItsDevice() {
+        try (DeviceAllocator a = DeviceAllocators.open("sim:4GiB", "bfc", "allow_growth:true")) {
+            BfcAllocator bfc = assertInstanceOf(BfcAllocator.class, a);
+            assertTrue(bfc.options().allowGrowth());
+            bfc.free(bfc.malloc(1000));
+            assertEquals(2L << 20, bfc.bfcStats().poolBytes(), "growth starts with a 2 MiB region");
+        }
+    }
+
+    @Test
+    void theGuiceModuleInjectsBfc() {
+        DeviceAllocator a = Guice.createInjector(new DevallocModule(new DevallocSettings("sim:4GiB", "bfc",
+                "garbage_collection:false"))).getInstance(DeviceAllocator.class);
+        try {
+            BfcAllocator bfc = assertInstanceOf(BfcAllocator.class, a);
+            assertTrue(!bfc.options().garbageCollection());
+            assertEquals("sim:0", bfc.device().descriptor().id());
+        } finally {
+            a.close();
+        }
+    }
+}
