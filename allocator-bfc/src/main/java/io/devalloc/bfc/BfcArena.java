@@ -303,7 +303,7 @@ final class BfcArena implements BfcAllocator {
                     }
                 }
             }
-            if (options.garbageCollection() && deallocateFreeRegionsLocked(rounded) && extend(rounded + align - MIN)) {
+            if (options.garbageCollection() && deallocateFreeRegionsLocked(rounded, true) && extend(rounded + align - MIN)) {
                 p = findChunk(bin, rounded, align, bytes, streamHandle);
                 if (p != 0) {
                     return p;
@@ -713,8 +713,11 @@ final class BfcArena implements BfcAllocator {
         return !chunks.inUse(h) && chunks.size[h] == regionSize[i] && chunks.freedAtCount[h] == 0;
     }
 
-    /** TensorFlow's {@code DeallocateFreeRegions(rounded)}, without the garbage-collection switch. */
-    private boolean deallocateFreeRegionsLocked(long rounded) {
+    /**
+     * TensorFlow's {@code DeallocateFreeRegions(rounded)}, without the garbage-collection switch. Only the
+     * out-of-memory path logs TensorFlow's warning; an explicit release is what the caller asked for.
+     */
+    private boolean deallocateFreeRegionsLocked(long rounded, boolean onOutOfMemory) {
         long freeRegionBytes = 0;
         for (int i = 0; i < regionCount; i++) {
             if (regionIsFree(i)) {
@@ -724,11 +727,13 @@ final class BfcArena implements BfcAllocator {
         if (freeRegionBytes == 0 || rounded > memoryLimit - poolBytes + freeRegionBytes) {
             return false;
         }
-        LOG.warn("Garbage collection: deallocate free memory regions (i.e., allocations) so that we can re-allocate a"
+        if (onOutOfMemory) {
+            LOG.warn("Garbage collection: deallocate free memory regions (i.e., allocations) so that we can re-allocate a"
                 + " larger region to avoid OOM due to memory fragmentation. If you see this message frequently, you"
                 + " are running near the threshold of the available device memory and re-allocation may incur great"
                 + " performance overhead. You may try smaller batch sizes to observe the performance impact. Set"
                 + " garbage_collection:false (or TF_ENABLE_GPU_GARBAGE_COLLECTION=false) to disable this feature.");
+        }
         for (int i = regionCount - 1; i >= 0; i--) {
             if (regionIsFree(i)) {
                 int h = (int) handles.get(regionBase[i], -1);
@@ -752,7 +757,7 @@ final class BfcArena implements BfcAllocator {
             if (options.timestamped()) {
                 advanceFrontierLocked();
             }
-            return deallocateFreeRegionsLocked(0);
+            return deallocateFreeRegionsLocked(0, false);
         } finally {
             lock.unlock();
         }
