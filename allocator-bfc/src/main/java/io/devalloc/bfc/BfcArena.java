@@ -169,37 +169,28 @@ final class BfcArena implements BfcAllocator {
     @Override
     public long malloc(long bytes, long alignment, DeviceStream stream) {
         boolean retry = options.allowRetryOnFailure();
-        // Without retry TensorFlow makes exactly one attempt, which logs the dump when it fails.
-        long address = attempt(bytes, alignment, stream, !retry);
-        if (address == 0 && bytes > 0 && !fitsLimit(bytes)) {
-            // No wait can help a request above the limit (TensorFlow waits its 10 s anyway).
-            throw outOfMemory(bytes);
-        }
+        // Without retry TensorFlow makes exactly one attempt, which logs the dump and fails.
+        long address = attempt(bytes, alignment, stream, true, !retry);
         if (address != 0 || bytes == 0) {
             return address;
         }
-        if (retry) {
-            address = retry(bytes, alignment, stream);
-            if (address != 0) {
-                return address;
-            }
-            // One final attempt that logs the dump, then the error.
-            address = attempt(bytes, alignment, stream, true);
-            if (address != 0) {
-                return address;
-            }
+        address = retry(bytes, alignment, stream);
+        if (address != 0) {
+            return address;
         }
-        throw outOfMemory(bytes);
+        // One final attempt that logs the dump and, if it fails too, throws.
+        return attempt(bytes, alignment, stream, true, true);
     }
 
     @Override
     public long tryMalloc(long bytes, long alignment, DeviceStream stream) {
-        return attempt(bytes, alignment, stream, false);
+        return attempt(bytes, alignment, stream, false, false);
     }
 
-    private boolean fitsLimit(long bytes) {
-        long rounded = roundedBytes(bytes);
-        return rounded >= 0 && rounded <= memoryLimit;
+    /** What a request needs from a region at most: its rounded size plus room to align it, saturated. */
+    private static long neededBytes(long rounded, long align) {
+        long needed = rounded + (align - MIN);
+        return rounded < 0 || needed < rounded ? Long.MAX_VALUE : needed;
     }
 
     /** Waits for frees (or frontier advances) and retries each time, until the timeout. */
@@ -219,7 +210,7 @@ final class BfcArena implements BfcAllocator {
         try {
             while (true) {
                 long seen = freeGeneration;
-                long address = attempt(bytes, alignment, stream, false);
+                long address = attempt(bytes, alignment, stream, true, false);
                 if (address != 0) {
                     return address;
                 }
@@ -256,8 +247,15 @@ final class BfcArena implements BfcAllocator {
         }
     }
 
-    /** One allocation attempt: TensorFlow's {@code AllocateRawInternal}. Returns 0 on failure. */
-    private long attempt(long bytes, long alignment, DeviceStream stream, boolean dumpOnFailure) {
+    /**
+     * One allocation attempt: TensorFlow's {@code AllocateRawInternal}. Returns 0 on failure, unless {@code last}:
+     * then it logs the dump and throws the out-of-memory error, built under the same lock so that its figures and
+     * its reason describe this very attempt. A request that no wait could ever serve (above the limit) throws at
+     * once, whatever {@code last} says, except for {@code tryMalloc} ({@code mayWait} false), which never throws.
+     *
+     * @param mayWait whether, in timestamped mode, it may wait for pending frees' events
+     */
+    private long attempt(long bytes, long alignment, DeviceStream stream, boolean mayWait, boolean last) {
         if (bytes < 0) {
             throw new IllegalArgumentException("allocation size must be >= 0, got " + bytes);
         }
@@ -269,16 +267,21 @@ final class BfcArena implements BfcAllocator {
             return 0;
         }
         long rounded = roundedBytes(bytes);
+        long align = Math.max(alignment, MIN);
+        long needed = neededBytes(rounded, align);
         lock.lock();
         try {
             ensureOpen();
-            if (rounded < 0 || rounded > memoryLimit) {
-                return 0;
+            if (needed > memoryLimit || needed > REGION_TARGET_CAP) {
+                // No wait can help a request above the limit (TensorFlow waits its 10 s anyway).
+                if (!mayWait) {
+                    return 0;
+                }
+                throw outOfMemoryLocked(bytes, align);
             }
             if (options.timestamped()) {
                 advanceFrontierLocked();
             }
-            long align = Math.max(alignment, MIN);
             int bin = Bins.binFor(rounded);
             long streamHandle = stream.handle();
             deviceRefused = false;
@@ -286,13 +289,13 @@ final class BfcArena implements BfcAllocator {
             if (p != 0) {
                 return p;
             }
-            if (extend(rounded + align - MIN)) {
+            if (extend(needed)) {
                 p = findChunk(bin, rounded, align, bytes, streamHandle);
                 if (p != 0) {
                     return p;
                 }
             }
-            if (options.timestamped()) {
+            if (options.timestamped() && mayWait) {
                 // Where TensorFlow would force-merge chunks a stream may still read, wait for their events instead.
                 while (!pendingFrees.isEmpty()) {
                     device.synchronizeEvent(pendingFrees.peekFirst().event());
@@ -303,14 +306,15 @@ final class BfcArena implements BfcAllocator {
                     }
                 }
             }
-            if (options.garbageCollection() && deallocateFreeRegionsLocked(rounded, true) && extend(rounded + align - MIN)) {
+            if (options.garbageCollection() && deallocateFreeRegionsLocked(rounded, true) && extend(needed)) {
                 p = findChunk(bin, rounded, align, bytes, streamHandle);
                 if (p != 0) {
                     return p;
                 }
             }
-            if (dumpOnFailure) {
+            if (last) {
                 logOutOfMemory(bytes, rounded);
+                throw outOfMemoryLocked(bytes, align);
             }
             return 0;
         } finally {
@@ -330,7 +334,7 @@ final class BfcArena implements BfcAllocator {
                     continue;
                 }
                 long pad = align > MIN ? roundedBytes(((ptr[h] + align - 1) & -align) - ptr[h]) : 0;
-                if (size[h] < rounded + pad) {
+                if (pad < 0 || size[h] - pad < rounded) {
                     continue;
                 }
                 bins.remove(h);
@@ -342,7 +346,7 @@ final class BfcArena implements BfcAllocator {
                     h = aligned;
                 }
                 long chunkSize = chunks.size[h];
-                if (chunkSize >= 2 * rounded || chunkSize - rounded >= maxInternalFragmentation) {
+                if (chunkSize - rounded >= rounded || chunkSize - rounded >= maxInternalFragmentation) {
                     int tail = split(h, rounded);
                     bins.insert(tail);
                 }
@@ -402,16 +406,24 @@ final class BfcArena implements BfcAllocator {
         return t;
     }
 
+    /**
+     * The region target saturates here so that its doubling cannot overflow when regions are released and
+     * re-extended many times (TensorFlow never releases, so it never meets this); below 4 EiB the figures are
+     * upstream's.
+     */
+    private static final long REGION_TARGET_CAP = 1L << 62;
+
     /** TensorFlow's {@code Extend}. {@code rounded} includes room for alignment padding. */
     private boolean extend(long rounded) {
         // Rounded down to the source's unit, so that what the source rounds up never exceeds the limit.
         long available = (memoryLimit - poolBytes) & -source.granularity();
-        if (rounded > available) {
+        long cap = REGION_TARGET_CAP;
+        if (rounded > available || rounded > cap) {
             return false;
         }
         boolean increased = false;
-        while (rounded > currRegionAllocationBytes) {
-            currRegionAllocationBytes *= 2;
+        while (rounded > currRegionAllocationBytes && currRegionAllocationBytes < cap) {
+            currRegionAllocationBytes = Math.min(cap, currRegionAllocationBytes * 2);
             increased = true;
         }
         long bytes = Math.min(currRegionAllocationBytes, available);
@@ -427,8 +439,8 @@ final class BfcArena implements BfcAllocator {
             base = source.alloc(bytes);
         }
         deviceRefused = false;
-        if (!increased) {
-            currRegionAllocationBytes *= 2;
+        if (!increased && currRegionAllocationBytes < cap) {
+            currRegionAllocationBytes = Math.min(cap, currRegionAllocationBytes * 2);
         }
         long received = source.received();
         poolBytes += received;
@@ -492,15 +504,20 @@ final class BfcArena implements BfcAllocator {
 
     /** TensorFlow's {@code DeallocateRawInternal} after the lookup: mark free, then bin (merged or queued). */
     private void freeLocked(int h) {
+        long count = 0;
+        if (options.timestamped()) {
+            // The device calls come first: if recording an event fails, the allocation stays live and nothing changed.
+            count = timingCounter + 1;
+            recordFreeEvents(h, count);
+            timingCounter = count;
+        }
         chunks.allocationId[h] = -1;
         bytesInUse -= chunks.size[h];
         requestedInUse -= chunks.requested[h];
         active--;
         frees++;
         if (options.timestamped()) {
-            long count = ++timingCounter;
             chunks.freedAtCount[h] = count;
-            recordFreeEvents(h, count);
             bins.insert(h);
             enqueueTimestamped(h, count);
         } else {
@@ -556,7 +573,8 @@ final class BfcArena implements BfcAllocator {
             if (h < 0 || !chunks.inUse(h)) {
                 throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
             }
-            if (stream.handle() == chunks.stream[h]) {
+            if (!options.timestamped() || stream.handle() == chunks.stream[h]) {
+                // Outside timestamped mode every free is immediate and reuse is ordered by the device: nothing to do.
                 return;
             }
             chunks.crossStream[h] = true;
@@ -580,19 +598,39 @@ final class BfcArena implements BfcAllocator {
 
     // ------------------------------------------------------------------------------------------------ timestamps
 
+    /**
+     * Records one event per stream that used the chunk, all or nothing: if the device refuses one, the events
+     * already recorded for this free go back to the pool and the error propagates with nothing changed.
+     */
     private void recordFreeEvents(int h, long count) {
-        long[] others = crossStreams.remove(h);
-        recordEventFor(count, chunks.stream[h]);
-        if (others != null) {
-            for (long s : others) {
-                recordEventFor(count, s);
+        long[] others = crossStreams.get(h);
+        int recorded = 0;
+        try {
+            recordEventFor(count, chunks.stream[h]);
+            recorded++;
+            if (others != null) {
+                for (long s : others) {
+                    recordEventFor(count, s);
+                    recorded++;
+                }
             }
+        } catch (RuntimeException e) {
+            for (int i = 0; i < recorded; i++) {
+                eventPool.addLast(pendingFrees.pollLast().event());
+            }
+            throw e;
         }
+        crossStreams.remove(h);
     }
 
     private void recordEventFor(long count, long stream) {
         DeviceEvent e = eventPool.isEmpty() ? device.createEvent() : eventPool.pollFirst();
-        device.recordEvent(e, new DeviceStream(stream));
+        try {
+            device.recordEvent(e, new DeviceStream(stream));
+        } catch (RuntimeException ex) {
+            eventPool.addLast(e);
+            throw ex;
+        }
         pendingFrees.addLast(new PendingFree(count, e));
     }
 
@@ -736,11 +774,12 @@ final class BfcArena implements BfcAllocator {
         }
         for (int i = regionCount - 1; i >= 0; i--) {
             if (regionIsFree(i)) {
+                // The device call first: if it fails, the region is still whole and the arena consistent.
+                source.free(regionBase[i], regionSize[i]);
                 int h = (int) handles.get(regionBase[i], -1);
                 bins.remove(h);
                 handles.remove(regionBase[i], -1);
                 chunks.release(h);
-                source.free(regionBase[i], regionSize[i]);
                 poolBytes -= regionSize[i];
                 deviceFrees++;
                 removeRegion(i);
@@ -829,6 +868,9 @@ final class BfcArena implements BfcAllocator {
     }
 
     private long largestFreeLocked() {
+        if (closed) {
+            return 0;
+        }
         int h = bins.largest();
         return h < 0 ? 0 : chunks.size[h];
     }
@@ -1008,23 +1050,23 @@ final class BfcArena implements BfcAllocator {
         }
         long rounded = Math.max(MIN, roundedBytes(Math.max(forRequest, 1)));
         int bin = Bins.binFor(rounded);
-        StringBuilder state = new StringBuilder("Bin for " + MemoryLogFormat.humanBytes(rounded) + " was "
-                + MemoryLogFormat.humanBytes(Bins.binSize(bin)) + ", Chunk State: ");
+        out.add("Bin for " + MemoryLogFormat.humanBytes(rounded) + " was " + MemoryLogFormat.humanBytes(Bins.binSize(bin))
+                + ", Chunk State: ");
         for (int i = 0; i < bins.count(bin); i++) {
             int h = bins.get(bin, i);
-            state.append("\n  Size: ").append(MemoryLogFormat.humanBytes(chunks.size[h])).append(" | Requested Size: ")
-                    .append(MemoryLogFormat.humanBytes(chunks.requested[h])).append(" | in_use: 0")
-                    .append(" | freed_at_count: ").append(chunks.freedAtCount[h]);
+            out.add("  Size: " + MemoryLogFormat.humanBytes(chunks.size[h]) + " | Requested Size: "
+                    + MemoryLogFormat.humanBytes(chunks.requested[h]) + " | in_use: 0 | bin_num: " + bin
+                    + (options.timestamped() ? " | freed_at_count: " + chunks.freedAtCount[h] : ""));
         }
-        out.add(state.toString());
         Map<Long, long[]> inUseBySize = new java.util.TreeMap<>();
         for (int r = 0; r < regionCount; r++) {
             out.add("Next region of size " + regionSize[r]);
             for (int h = (int) handles.get(regionBase[r], -1); h != NONE; h = chunks.next[h]) {
                 boolean used = chunks.inUse(h);
+                // TensorFlow prints the invalid handle as SIZE_MAX.
                 out.add((used ? "InUse" : "Free ") + " at " + Long.toHexString(chunks.ptr[h]) + " of size "
-                        + chunks.size[h] + " next " + (chunks.next[h] == NONE ? -1 : chunks.next[h])
-                        + (used ? " | requested " + chunks.requested[h] : ""));
+                        + chunks.size[h] + " next " + (chunks.next[h] == NONE ? "18446744073709551615"
+                        : String.valueOf(chunks.next[h])));
                 if (used) {
                     long[] c = inUseBySize.computeIfAbsent(chunks.size[h], k -> new long[1]);
                     c[0]++;
@@ -1100,12 +1142,14 @@ final class BfcArena implements BfcAllocator {
         LOG.warn(renderOccupancyLocked());
     }
 
-    /** Builds the out-of-memory error, saying whether the cause is fragmentation or exhaustion. */
-    private OutOfMemoryException outOfMemory(long bytes) {
-        lock.lock();
-        try {
+    /**
+     * Builds the out-of-memory error (the lock is held), saying whether the cause is fragmentation or exhaustion.
+     */
+    private OutOfMemoryException outOfMemoryLocked(long bytes, long align) {
+        {
             ooms++;
             long rounded = roundedBytes(bytes);
+            long needed = neededBytes(rounded, align);
             long poolFree = poolBytes - bytesInUse;
             long largestFree = largestFreeLocked();
             long unreserved = memoryLimit - poolBytes;
@@ -1113,9 +1157,11 @@ final class BfcArena implements BfcAllocator {
             MemoryInfo info = closed ? new MemoryInfo(0, total) : device.memoryInfo();
             OutOfMemoryException.Reason reason;
             String why;
-            if (rounded < 0 || rounded > memoryLimit) {
+            if (needed > memoryLimit || needed > REGION_TARGET_CAP) {
                 reason = OutOfMemoryException.Reason.REQUEST_TOO_LARGE;
-                why = "the request is larger than the memory limit of " + MemoryLogFormat.humanBytes(memoryLimit);
+                why = "the request" + (align > MIN ? " with its alignment of " + align + " bytes" : "")
+                        + " is larger than the memory limit of " + MemoryLogFormat.humanBytes(memoryLimit)
+                        + (needed > REGION_TARGET_CAP ? " or the 4 EiB an arena region can hold" : "");
             } else if (poolFree >= rounded || (!deviceRefused && memoryLimit - bytesInUse >= rounded)) {
                 reason = OutOfMemoryException.Reason.FRAGMENTATION;
                 why = "fragmentation: " + MemoryLogFormat.humanBytes(poolFree) + " is free in the arena ("
@@ -1143,8 +1189,6 @@ final class BfcArena implements BfcAllocator {
                     + MemoryLogFormat.humanBytes(largestFree) + ".";
             return new OutOfMemoryException(reason, device.descriptor().id(), bytes, info.freeBytes(), info.totalBytes(),
                     poolBytes, bytesInUse, memoryLimit, message);
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -1214,15 +1258,21 @@ final class BfcArena implements BfcAllocator {
 
     @Override
     public void close() {
+        RuntimeException failure = null;
         lock.lock();
         try {
             if (closed) {
                 return;
             }
             closed = true;
+            // Return every region even if some device frees fail; the first failure is thrown, the rest suppressed.
             for (int r = regionCount - 1; r >= 0; r--) {
-                source.free(regionBase[r], regionSize[r]);
-                deviceFrees++;
+                try {
+                    source.free(regionBase[r], regionSize[r]);
+                    deviceFrees++;
+                } catch (RuntimeException e) {
+                    failure = addFailure(failure, e);
+                }
             }
             regionCount = 0;
             poolBytes = 0;
@@ -1230,22 +1280,45 @@ final class BfcArena implements BfcAllocator {
             requestedInUse = 0;
             active = 0;
             handles.clear();
-            source.close();
-            for (DeviceEvent e : eventPool) {
-                device.destroyEvent(e);
+            try {
+                source.close();
+            } catch (RuntimeException e) {
+                failure = addFailure(failure, e);
             }
             for (PendingFree p : pendingFrees) {
-                device.destroyEvent(p.event());
+                eventPool.addLast(p.event());
+            }
+            pendingFrees.clear();
+            for (DeviceEvent e : eventPool) {
+                try {
+                    device.destroyEvent(e);
+                } catch (RuntimeException ex) {
+                    failure = addFailure(failure, ex);
+                }
             }
             eventPool.clear();
-            pendingFrees.clear();
         } finally {
             lock.unlock();
             if (ownsDevice) {
-                device.close();
+                try {
+                    device.close();
+                } catch (RuntimeException e) {
+                    failure = addFailure(failure, e);
+                }
             }
         }
         notifyFreed();
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static RuntimeException addFailure(RuntimeException first, RuntimeException next) {
+        if (first == null) {
+            return next;
+        }
+        first.addSuppressed(next);
+        return first;
     }
 
     private void ensureOpen() {

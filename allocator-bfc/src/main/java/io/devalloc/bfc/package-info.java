@@ -13,7 +13,8 @@
  *   <li><b>No object per chunk.</b> Chunks are columns of primitive arrays indexed by handle ({@code ChunkTable}),
  *       as TensorFlow keeps them in a vector; bins are sorted {@code int} arrays with a bitmap of non-empty bins
  *       ({@code Bins}), so finding the first candidate bin is one instruction and allocate/free on the raw path
- *       create no Java objects.</li>
+ *       create no Java objects. (Timestamped mode is the exception: each free records a device event and queues a
+ *       small record.)</li>
  *   <li><b>Regions</b> come from a {@code RegionSource}: plain device mallocs (regions never coalesce, like
  *       {@code DeviceMemAllocator}) or the device's virtual memory (one reservation of the whole limit, mapped
  *       from its start, so new regions continue the last one and coalesce, like {@code GpuVirtualMemAllocator}).</li>

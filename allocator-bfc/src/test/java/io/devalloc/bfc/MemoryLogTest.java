@@ -119,9 +119,10 @@ class MemoryLogTest {
 
             // The "Bin for" line lists the free chunks of the bin that would serve the request.
             a.free(p1);
-            String binFor = a.memoryLog(100).get(22);
-            assertTrue(binFor.startsWith("Bin for 256B was 256B, Chunk State: "), binFor);
-            assertTrue(binFor.contains("Size: 256B | Requested Size: 4B"), binFor);
+            List<String> withFree = a.memoryLog(100);
+            assertEquals("Bin for 256B was 256B, Chunk State: ", withFree.get(22));
+            assertEquals("  Size: 256B | Requested Size: 4B | in_use: 0 | bin_num: 0", withFree.get(23),
+                    "one line per free chunk of that bin");
             a.free(p2);
         }
     }

@@ -159,10 +159,14 @@ class TimestampedTest {
     }
 
     @Test
-    void tryMallocAlsoWaitsForPendingEventsRatherThanReturningZero() {
+    void tryMallocNeverWaitsForPendingEventsButMallocDoes() {
         long p = a.malloc(MiB, streamA);
         a.free(p);
-        assertEquals(p, a.tryMalloc(MiB, 256, streamB));
+        int pending = device.pendingEvents();
+        assertTrue(pending > 0);
+        assertEquals(0, a.tryMalloc(MiB, 256, streamB), "no waiting: the only memory is still pending");
+        assertEquals(pending, device.pendingEvents(), "and no event was waited for");
+        assertEquals(p, a.malloc(MiB, streamB), "malloc waits for the free's event instead of failing");
         assertEquals(0, device.pendingEvents());
         a.free(p);
     }
