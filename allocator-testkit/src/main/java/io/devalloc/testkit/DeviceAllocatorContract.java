@@ -119,7 +119,9 @@ public abstract class DeviceAllocatorContract {
             assertEquals(total, e.deviceTotalBytes());
             assertTrue(e.reason() == OutOfMemoryException.Reason.REQUEST_TOO_LARGE
                     || e.reason() == OutOfMemoryException.Reason.LIMIT_REACHED, "reason " + e.reason());
-            assertTrue(e.getMessage().contains(String.valueOf(size)), "the message names the request: " + e.getMessage());
+            // The figures travel in the exception's fields; the text may follow an upstream template (PyTorch's names
+            // the segment size it tried to obtain rather than the request).
+            assertTrue(e.getMessage() != null && e.getMessage().contains("memory"), "a message: " + e.getMessage());
         }
         assertSameIgnoringOomCounters(before, allocator.stats());
         AllocatorInvariants.check(allocator, live);

@@ -1,0 +1,120 @@
+package io.devalloc.caching;
+
+import java.util.Arrays;
+
+/**
+ * Blocks as columns of primitive arrays indexed by handle, so that allocate and free create no objects. A block is
+ * PyTorch's {@code Block}: a piece of a segment, allocated or free, linked to its address-order neighbours in the
+ * same segment. Unused handles form a LIFO free list through {@link #next}.
+ *
+ * <p>Not thread-safe: the arena's lock guards it.
+ */
+final class BlockTable {
+
+    static final int NONE = -1;
+
+    long[] ptr;
+    long[] size;
+    /** The size the caller last asked for (kept after a free, as upstream). */
+    long[] requested;
+    /** The stream the block belongs to (its pool's stream). */
+    long[] stream;
+    boolean[] allocated;
+    boolean[] small;
+    /** False only for address ranges of an expandable segment with no memory mapped behind them. */
+    boolean[] mapped;
+    int[] prev;
+    int[] next;
+    /** Events still outstanding for a freed block used on other streams. */
+    int[] eventCount;
+    /** The pool's GC clock when the block was last inserted into it. */
+    long[] gcCountBase;
+    /** The expandable segment the block belongs to, or {@link #NONE}. */
+    int[] expandable;
+    /** Whether the block has streams recorded with recordStream (kept in a side table). */
+    boolean[] hasStreamUses;
+
+    private int capacity;
+    private int used;
+    private int freeList = NONE;
+    private int live;
+
+    BlockTable(int initialCapacity) {
+        capacity = Math.max(16, initialCapacity);
+        ptr = new long[capacity];
+        size = new long[capacity];
+        requested = new long[capacity];
+        stream = new long[capacity];
+        allocated = new boolean[capacity];
+        small = new boolean[capacity];
+        mapped = new boolean[capacity];
+        prev = new int[capacity];
+        next = new int[capacity];
+        eventCount = new int[capacity];
+        gcCountBase = new long[capacity];
+        expandable = new int[capacity];
+        hasStreamUses = new boolean[capacity];
+    }
+
+    /** A new block. */
+    int create(long address, long bytes, long streamHandle, boolean smallPool) {
+        int h;
+        if (freeList != NONE) {
+            h = freeList;
+            freeList = next[h];
+        } else {
+            if (used == capacity) {
+                grow();
+            }
+            h = used++;
+        }
+        ptr[h] = address;
+        size[h] = bytes;
+        requested[h] = 0;
+        stream[h] = streamHandle;
+        allocated[h] = false;
+        small[h] = smallPool;
+        mapped[h] = true;
+        prev[h] = NONE;
+        next[h] = NONE;
+        eventCount[h] = 0;
+        gcCountBase[h] = 0;
+        expandable[h] = NONE;
+        hasStreamUses[h] = false;
+        live++;
+        return h;
+    }
+
+    void delete(int h) {
+        size[h] = 0;
+        next[h] = freeList;
+        freeList = h;
+        live--;
+    }
+
+    boolean isSplit(int h) {
+        return prev[h] != NONE || next[h] != NONE;
+    }
+
+    int liveBlocks() {
+        return live;
+    }
+
+    private void grow() {
+        int c = capacity * 2;
+        ptr = Arrays.copyOf(ptr, c);
+        size = Arrays.copyOf(size, c);
+        requested = Arrays.copyOf(requested, c);
+        stream = Arrays.copyOf(stream, c);
+        allocated = Arrays.copyOf(allocated, c);
+        small = Arrays.copyOf(small, c);
+        mapped = Arrays.copyOf(mapped, c);
+        prev = Arrays.copyOf(prev, c);
+        next = Arrays.copyOf(next, c);
+        eventCount = Arrays.copyOf(eventCount, c);
+        gcCountBase = Arrays.copyOf(gcCountBase, c);
+        expandable = Arrays.copyOf(expandable, c);
+        hasStreamUses = Arrays.copyOf(hasStreamUses, c);
+        capacity = c;
+    }
+}

@@ -1,0 +1,93 @@
+package io.devalloc.caching;
+
+import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.device.DeviceStream;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+
+/**
+ * PyTorch's CUDA caching allocator: a {@link DeviceAllocator} with PyTorch's own statistics, history, snapshot and
+ * controls. Create one with {@link CachingAllocatorProvider} (or as allocator {@code caching} through
+ * {@code DeviceAllocators}, Guice or the launcher). Thread-safe: one lock guards the allocator, as upstream's
+ * per-device mutex.
+ */
+public interface CachingAllocator extends DeviceAllocator {
+
+    /** {@code torch.cuda.memory_stats()}: a sorted flat map with PyTorch's key names. */
+    Map<String, Long> memoryStats();
+
+    /** {@code torch.cuda.memory_summary()}: PyTorch's table, 75 characters wide. */
+    String memorySummary(boolean abbreviated);
+
+    /** {@code reset_accumulated_memory_stats}: allocated and freed totals and the counters go to 0. */
+    void resetAccumulatedStats();
+
+    /**
+     * {@code set_per_process_memory_fraction}: cap the memory this allocator may hold at {@code fraction} of the
+     * device's total.
+     *
+     * @throws IllegalArgumentException {@code Invalid fraction value: f. Allowed range: 0~1} outside [0, 1]
+     */
+    void setPerProcessMemoryFraction(double fraction);
+
+    /** The fraction set, or 1.0 when none is. */
+    double perProcessMemoryFraction();
+
+    /** {@code empty_cache()}: waits for outstanding events, then returns every segment with no live block. */
+    void emptyCache();
+
+    /**
+     * {@code _record_memory_history}: keep the last {@code maxEntries} trace entries (0 turns recording off).
+     * Either way the history is cleared.
+     */
+    void recordHistory(int maxEntries);
+
+    /** The recorded history, oldest first. */
+    List<TraceEntry> history();
+
+    /**
+     * {@code torch.cuda.memory._snapshot()}: {@code segments}, {@code device_traces}, {@code allocator_settings}
+     * and {@code external_annotations} as plain maps and lists, ready for the pickle or JSON writers.
+     */
+    Map<String, Object> snapshotDict();
+
+    /** PyTorch's {@code FreeCudaMemoryCallback}: asked on a miss; returns true if it freed something. */
+    void registerFreeMemoryCallback(BooleanSupplier callback);
+
+    /** Called on every out-of-memory error, before the exception is thrown (PyTorch's OOM observers). */
+    void registerOutOfMemoryObserver(OutOfMemoryObserver observer);
+
+    /** The options in force. */
+    CachingOptions options();
+
+    /**
+     * Restores a segment that existed before recording began (a trace's {@code presegment} row): a device malloc
+     * of exactly {@code bytes}, kept as one free block. Point the device at the segment's address first (the
+     * simulator's scripted addresses) to rebuild the recorded layout.
+     *
+     * @return the segment's address
+     */
+    long restoreSegment(long bytes, DeviceStream stream);
+
+    /**
+     * Restores a block that was live before recording began (a trace's {@code prealloc} row): marks
+     * {@code [address, address + blockSize)} inside a free block of a restored segment as allocated, with
+     * {@code requested} bytes asked for, splitting the free block around it.
+     *
+     * @throws IllegalArgumentException if the range is not inside one free block of this allocator
+     */
+    void restoreAllocation(long address, long blockSize, long requested, DeviceStream stream);
+
+    /** Observer of out-of-memory errors. */
+    @FunctionalInterface
+    interface OutOfMemoryObserver {
+        /**
+         * @param device         the device index
+         * @param allocationSize the segment size that could not be obtained
+         * @param deviceAllowed  the allowed maximum, or the device's total when no fraction is set
+         * @param deviceFree     the device's free bytes
+         */
+        void onOutOfMemory(int device, long allocationSize, long deviceAllowed, long deviceFree);
+    }
+}

@@ -1,0 +1,1616 @@
+package io.devalloc.caching;
+
+import static io.devalloc.caching.BlockTable.NONE;
+
+import io.devalloc.api.collect.LongLongHashMap;
+import io.devalloc.api.device.DeviceEvent;
+import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.device.DeviceStream;
+import io.devalloc.api.device.MemoryInfo;
+import io.devalloc.api.device.VirtualMemory;
+import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.snapshot.BlockSnapshot;
+import io.devalloc.api.snapshot.BlockState;
+import io.devalloc.api.snapshot.MemorySnapshot;
+import io.devalloc.api.snapshot.SegmentSnapshot;
+import io.devalloc.api.stats.AllocatorStats;
+import io.devalloc.caching.DeviceStats.Metric;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The caching allocator of one device: PyTorch's {@code DeviceCachingAllocator}, step for step (see the package
+ * documentation for what is left out). One lock guards all state, and device calls run under it (PyTorch's default,
+ * {@code release_lock_on_cudamalloc:False}).
+ */
+final class CachingArena implements CachingAllocator {
+
+    static final long MIN_BLOCK_SIZE = 512;
+    static final long SMALL_SIZE = 1L << 20;
+    static final long SMALL_BUFFER = 2L << 20;
+    static final long ONE_EXA_BYTE = 1L << 60;
+
+    private final DeviceMemory device;
+    private final boolean ownsDevice;
+    private final CachingOptions options;
+    private final long maxSplitSize;
+    private final long deviceTotal;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final BlockTable blocks = new BlockTable(1024);
+    private final BlockPool smallPool = new BlockPool(true, blocks);
+    private final BlockPool largePool = new BlockPool(false, blocks);
+    /** Allocated block address → handle (PyTorch's active block map). */
+    private final LongLongHashMap allocatedBlocks = new LongLongHashMap(1024);
+    private final DeviceStats stats = new DeviceStats();
+    private final TraceRing trace = new TraceRing();
+
+    /** Streams recorded with recordStream, by block handle. */
+    private final Map<Integer, long[]> streamUses = new HashMap<>();
+    /** Per stream, the (event, block) pairs of deferred frees, oldest first (PyTorch's {@code cuda_events}). */
+    private final Map<Long, ArrayDeque<PendingEvent>> pendingEvents = new LinkedHashMap<>();
+    private final ArrayDeque<DeviceEvent> eventPool = new ArrayDeque<>();
+    private final List<ExpandableSegment> expandableSegments = new ArrayList<>();
+    private final List<BooleanSupplier> freeMemoryCallbacks = new CopyOnWriteArrayList<>();
+    private final List<OutOfMemoryObserver> oomObservers = new CopyOnWriteArrayList<>();
+
+    private long totalAllocatedMemory;
+    private boolean setFraction;
+    private long allowedMemoryMaximum;
+    private int nextExpandableId;
+
+    // Figures the common stats need beyond PyTorch's (requested bytes of allocated blocks, not of active ones).
+    private long requestedAllocated;
+    private long peakRequestedAllocated;
+    private long largestRequest;
+
+    private volatile boolean closed;
+
+    private record PendingEvent(DeviceEvent event, int block) {
+    }
+
+    CachingArena(DeviceMemory device, boolean ownsDevice, CachingOptions options) {
+        this.device = Objects.requireNonNull(device, "device");
+        this.ownsDevice = ownsDevice;
+        this.options = Objects.requireNonNull(options, "options");
+        if (options.backend() != CachingOptions.Backend.NATIVE) {
+            throw new IllegalArgumentException("backend:" + options.backend().configName() + " is not implemented by devalloc;"
+                    + " use backend:native (the caching allocator) or the 'direct' allocator");
+        }
+        if (options.expandableSegments() && device.virtualMemory().isEmpty()) {
+            throw new IllegalArgumentException("expandable_segments:True needs a device with virtual memory, and "
+                    + device.descriptor().id() + " has none; drop the option or use the simulated device");
+        }
+        this.maxSplitSize = options.maxSplitSize();
+        this.deviceTotal = device.descriptor().totalBytes();
+        if (options.perProcessMemoryFraction() < 1.0) {
+            setFraction = true;
+            allowedMemoryMaximum = (long) (options.perProcessMemoryFraction() * deviceTotal);
+        }
+    }
+
+    private BlockPool poolOf(int h) {
+        return blocks.small[h] ? smallPool : largePool;
+    }
+
+    // ================================================================================================ malloc
+
+    @Override
+    public String name() {
+        return CachingAllocatorProvider.NAME;
+    }
+
+    @Override
+    public DeviceMemory device() {
+        return device;
+    }
+
+    @Override
+    public CachingOptions options() {
+        return options;
+    }
+
+    @Override
+    public long malloc(long size, DeviceStream stream) {
+        if (size < 0) {
+            throw new IllegalArgumentException("allocation size must be >= 0, got " + size);
+        }
+        Objects.requireNonNull(stream, "stream");
+        if (size == 0) {
+            return 0;
+        }
+        if (size >= ONE_EXA_BYTE) {
+            // PyTorch checks this before anything else, and counts nothing.
+            MemoryInfo info = device.memoryInfo();
+            throw new OutOfMemoryException(OutOfMemoryException.Reason.REQUEST_TOO_LARGE, device.descriptor().id(),
+                    size, info.freeBytes(), info.totalBytes(), reservedBytes(), allocatedBytes(), limit(),
+                    "CUDA out of memory. Tried to allocate more than 1EB memory. (requested " + size + " bytes)");
+        }
+        lock.lock();
+        try {
+            ensureOpen();
+            processEvents();
+            long s = options.roundSize(size);
+            boolean small = s <= SMALL_SIZE;
+            BlockPool pool = small ? smallPool : largePool;
+            long a = options.allocationSize(s);
+            long st = stream.handle();
+
+            int block = getFreeBlock(pool, st, s);
+            if (block == NONE && triggerFreeMemoryCallbacks()) {
+                block = getFreeBlock(pool, st, s);
+            }
+            if (block == NONE) {
+                if (setFraction && options.garbageCollectionThreshold() > 0.0) {
+                    garbageCollectCachedBlocks();
+                }
+                block = allocBlock(pool, st, s, a, false);
+                if (block == NONE && releaseAvailableCachedBlocks(pool, st, s)) {
+                    block = allocBlock(pool, st, s, a, false);
+                }
+                if (block == NONE) {
+                    releaseCachedBlocks();
+                    block = allocBlock(pool, st, s, a, true);
+                }
+            }
+            if (block == NONE) {
+                throw outOfMemory(size, s, a, st);
+            }
+            return allocFoundBlock(block, pool, st, s, size);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** PyTorch's {@code get_free_block}: best fit on the same stream, with the oversize rules. */
+    private int getFreeBlock(BlockPool pool, long stream, long size) {
+        if (setFraction && options.garbageCollectionThreshold() > 0.0) {
+            pool.freeBlocksCallCount++;
+        }
+        int i = pool.lowerBound(stream, size, 0);
+        if (i >= pool.freeCount() || blocks.stream[pool.freeAt(i)] != stream) {
+            return NONE;
+        }
+        if (blocks.expandable[pool.freeAt(i)] != NONE) {
+            if (options.expandableSegments()) {
+                // A block followed by unmapped space can grow, so compare blocks by the size they can reach.
+                int j = i + 1;
+                while (blocks.expandable[pool.freeAt(i)] != NONE && j < pool.freeCount()
+                        && blocks.stream[pool.freeAt(j)] == stream
+                        && expandableSize(pool.freeAt(j)) < expandableSize(pool.freeAt(i))) {
+                    i = j++;
+                }
+            } else {
+                do {
+                    i++;
+                } while (i < pool.freeCount() && blocks.expandable[pool.freeAt(i)] != NONE
+                        && blocks.stream[pool.freeAt(i)] == stream);
+                if (i >= pool.freeCount() || blocks.stream[pool.freeAt(i)] != stream) {
+                    return NONE;
+                }
+            }
+        }
+        int h = pool.freeAt(i);
+        long blockSize = blocks.size[h];
+        if (size < maxSplitSize && blockSize >= maxSplitSize) {
+            return NONE;
+        }
+        if (size >= maxSplitSize && blockSize >= size + options.maxNonSplitRounding()) {
+            return NONE;
+        }
+        pool.removeAt(i);
+        return h;
+    }
+
+    private long expandableSize(int h) {
+        int n = blocks.next[h];
+        return blocks.size[h] + (n != NONE && !blocks.mapped[n] ? blocks.size[n] : 0);
+    }
+
+    private boolean triggerFreeMemoryCallbacks() {
+        boolean freed = false;
+        for (BooleanSupplier callback : freeMemoryCallbacks) {
+            freed |= callback.getAsBoolean();
+        }
+        return freed;
+    }
+
+    /** PyTorch's {@code alloc_block}: a new segment (or expandable mapping) of {@code a} bytes. */
+    private int allocBlock(BlockPool pool, long stream, long s, long a, boolean isRetry) {
+        if (isRetry) {
+            stats.numAllocRetries++;
+        }
+        if (setFraction && totalAllocatedMemory + a > allowedMemoryMaximum) {
+            return NONE;
+        }
+        if (options.expandableSegments()) {
+            return tryAllocateExpandableBlock(pool, stream, s);
+        }
+        long ptr = device.malloc(a);
+        if (ptr == DeviceMemory.NULL) {
+            return NONE;
+        }
+        totalAllocatedMemory += a;
+        int h = blocks.create(ptr, a, stream, pool.small);
+        stats.increase(Metric.SEGMENT, pool.small, 1);
+        stats.increase(Metric.RESERVED_BYTES, pool.small, a);
+        if (a >= maxSplitSize) {
+            DeviceStats.increase(stats.oversizeSegments, 0, 1);
+        }
+        stats.numDeviceAlloc++;
+        trace.record(TraceAction.SEGMENT_ALLOC, ptr, a, stream);
+        return h;
+    }
+
+    /** PyTorch's {@code release_available_cached_blocks}: free oversize cached blocks on this stream. */
+    private boolean releaseAvailableCachedBlocks(BlockPool pool, long stream, long s) {
+        if (maxSplitSize == Long.MAX_VALUE) {
+            return false;
+        }
+        long key = Math.max(s, maxSplitSize);
+        int i = pool.lowerBound(stream, key, 0);
+        if (i >= pool.freeCount() || blocks.stream[pool.freeAt(i)] != stream
+                || blocks.expandable[pool.freeAt(i)] != NONE) {
+            // No single block is large enough: free oversize blocks from the largest down.
+            if (i == 0) {
+                return false;
+            }
+            long released = 0;
+            i--;
+            while (released < key && i >= 0 && blocks.size[pool.freeAt(i)] >= maxSplitSize
+                    && blocks.stream[pool.freeAt(i)] == stream) {
+                int h = pool.freeAt(i);
+                if (blocks.expandable[h] == NONE) {
+                    released += blocks.size[h];
+                    releaseBlock(h);
+                }
+                i--;
+            }
+            return released >= key;
+        }
+        releaseBlock(pool.freeAt(i));
+        return true;
+    }
+
+    /** PyTorch's {@code release_cached_blocks}: sync every event, then free every unsplit cached block. */
+    private void releaseCachedBlocks() {
+        synchronizeAndFreeEvents();
+        releaseBlocks(largePool);
+        releaseBlocks(smallPool);
+    }
+
+    private void releaseBlocks(BlockPool pool) {
+        List<Integer> toUnmap = null;
+        int i = 0;
+        while (i < pool.freeCount()) {
+            int h = pool.freeAt(i);
+            if (blocks.expandable[h] != NONE) {
+                if (toUnmap == null) {
+                    toUnmap = new ArrayList<>();
+                }
+                toUnmap.add(h);
+                i++;
+            } else if (!blocks.isSplit(h)) {
+                releaseBlock(h);
+            } else {
+                i++;
+            }
+        }
+        if (toUnmap != null) {
+            for (int h : toUnmap) {
+                unmapBlock(h);
+                if (!blocks.isSplit(h)) {
+                    releaseExpandableSegment(h);
+                }
+            }
+        }
+    }
+
+    /** PyTorch's {@code release_block}: cudaFree a whole cached segment. */
+    private void releaseBlock(int h) {
+        BlockPool pool = poolOf(h);
+        long size = blocks.size[h];
+        stats.numDeviceFree++;
+        trace.record(TraceAction.SEGMENT_FREE, blocks.ptr[h], size, blocks.stream[h]);
+        pool.remove(h);
+        device.free(blocks.ptr[h]);
+        totalAllocatedMemory -= size;
+        stats.decrease(Metric.SEGMENT, pool.small, 1);
+        stats.decrease(Metric.RESERVED_BYTES, pool.small, size);
+        if (size >= maxSplitSize) {
+            DeviceStats.decrease(stats.oversizeSegments, 0, 1);
+        }
+        blocks.delete(h);
+    }
+
+    /** PyTorch's {@code garbage_collect_cached_blocks}: free old unsplit large blocks down to the threshold. */
+    private void garbageCollectCachedBlocks() {
+        long threshold = (long) (options.garbageCollectionThreshold() * allowedMemoryMaximum);
+        if (totalAllocatedMemory <= threshold) {
+            return;
+        }
+        long target = totalAllocatedMemory - threshold;
+        long reclaimed = 0;
+        long totalAge = 0;
+        int freeable = 0;
+        for (int i = 0; i < largePool.freeCount(); i++) {
+            int h = largePool.freeAt(i);
+            if (!blocks.isSplit(h)) {
+                totalAge += largePool.freeBlocksCallCount - blocks.gcCountBase[h];
+                freeable++;
+            }
+        }
+        if (freeable == 0) {
+            return;
+        }
+        boolean freed = true;
+        while (reclaimed < target && freed && freeable > 0) {
+            double ageThreshold = (double) totalAge / freeable;
+            freed = false;
+            int i = 0;
+            while (i < largePool.freeCount()) {
+                int h = largePool.freeAt(i);
+                long age = largePool.freeBlocksCallCount - blocks.gcCountBase[h];
+                if (!blocks.isSplit(h) && blocks.expandable[h] == NONE && age >= ageThreshold) {
+                    freed = true;
+                    reclaimed += blocks.size[h];
+                    totalAge -= age;
+                    freeable--;
+                    releaseBlock(h);
+                } else {
+                    i++;
+                }
+            }
+        }
+    }
+
+    /** PyTorch's {@code should_split}. */
+    private boolean shouldSplit(int h, long size) {
+        long remaining = blocks.size[h] - size;
+        if (blocks.small[h] || options.expandableSegments()) {
+            return remaining >= MIN_BLOCK_SIZE;
+        }
+        return size < maxSplitSize && remaining > SMALL_SIZE;
+    }
+
+    /** PyTorch's {@code alloc_found_block}: split off the low part if worth it, and account. */
+    private long allocFoundBlock(int h, BlockPool pool, long stream, long size, long requested) {
+        boolean alreadySplit = blocks.isSplit(h);
+        boolean expandable = blocks.expandable[h] != NONE;
+        int block = h;
+        if (shouldSplit(h, size)) {
+            int remaining = h;
+            block = blocks.create(blocks.ptr[remaining], size, stream, pool.small);
+            blocks.expandable[block] = blocks.expandable[remaining];
+            int before = blocks.prev[remaining];
+            blocks.prev[block] = before;
+            if (before != NONE) {
+                blocks.next[before] = block;
+            }
+            blocks.next[block] = remaining;
+            blocks.prev[remaining] = block;
+            blocks.ptr[remaining] += size;
+            blocks.size[remaining] -= size;
+            pool.insert(remaining);
+            if (alreadySplit && !expandable) {
+                stats.decrease(Metric.INACTIVE_SPLIT_BYTES, pool.small, size);
+            } else if (!expandable) {
+                stats.increase(Metric.INACTIVE_SPLIT_BYTES, pool.small, blocks.size[remaining]);
+                stats.increase(Metric.INACTIVE_SPLIT, pool.small, 1);
+            }
+        } else if (alreadySplit && !expandable) {
+            stats.decrease(Metric.INACTIVE_SPLIT_BYTES, pool.small, blocks.size[block]);
+            stats.decrease(Metric.INACTIVE_SPLIT, pool.small, 1);
+        }
+        blocks.allocated[block] = true;
+        blocks.requested[block] = requested;
+        long ptr = blocks.ptr[block];
+        trace.record(TraceAction.ALLOC, ptr, requested, stream);
+        allocatedBlocks.put(ptr, block, -1);
+        long bsize = blocks.size[block];
+        stats.increase(Metric.ALLOCATION, pool.small, 1);
+        stats.increase(Metric.ALLOCATED_BYTES, pool.small, bsize);
+        stats.increase(Metric.ACTIVE, pool.small, 1);
+        stats.increase(Metric.ACTIVE_BYTES, pool.small, bsize);
+        stats.increase(Metric.REQUESTED_BYTES, pool.small, requested);
+        if (bsize >= maxSplitSize) {
+            DeviceStats.increase(stats.oversizeAllocations, 0, 1);
+        }
+        requestedAllocated += requested;
+        peakRequestedAllocated = Math.max(peakRequestedAllocated, requestedAllocated);
+        largestRequest = Math.max(largestRequest, requested);
+        return ptr;
+    }
+
+    // ================================================================================================ free
+
+    @Override
+    public void free(long address) {
+        if (address == 0) {
+            return;
+        }
+        lock.lock();
+        try {
+            ensureOpen();
+            int h = (int) allocatedBlocks.get(address, -1);
+            if (h < 0) {
+                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
+            }
+            freeAllocated(h);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void free(long address, long allocationId) {
+        lock.lock();
+        try {
+            ensureOpen();
+            int h = (int) allocatedBlocks.get(address, -1);
+            if (h < 0 || allocationIdOf(h) != allocationId) {
+                throw new InvalidFreeException(InvalidFreeException.Reason.DOUBLE_FREE, address, toString());
+            }
+            freeAllocated(h);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Allocation ids are the handle and a per-handle generation, packed: unique while the block lives. */
+    private final LongLongHashMap allocationIds = new LongLongHashMap(1024);
+    private long nextAllocationId = 1;
+
+    private long allocationIdOf(int h) {
+        return allocationIds.get(h + 1L, -1);
+    }
+
+    @Override
+    public long allocationId(long address) {
+        lock.lock();
+        try {
+            int h = (int) allocatedBlocks.get(address, -1);
+            if (h < 0) {
+                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
+            }
+            long id = allocationIdOf(h);
+            if (id < 0) {
+                id = nextAllocationId++;
+                allocationIds.put(h + 1L, id, -1);
+            }
+            return id;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** PyTorch's {@code free}: account, then free now or after the recorded streams' events. */
+    private void freeAllocated(int h) {
+        long ptr = blocks.ptr[h];
+        allocatedBlocks.remove(ptr, -1);
+        allocationIds.remove(h + 1L, -1);
+        boolean small = blocks.small[h];
+        long size = blocks.size[h];
+        blocks.allocated[h] = false;
+        stats.decrease(Metric.ALLOCATION, small, 1);
+        stats.decrease(Metric.ALLOCATED_BYTES, small, size);
+        trace.record(TraceAction.FREE_REQUESTED, ptr, blocks.requested[h], blocks.stream[h]);
+        if (size >= maxSplitSize) {
+            DeviceStats.decrease(stats.oversizeAllocations, 0, 1);
+        }
+        requestedAllocated -= blocks.requested[h];
+        if (blocks.hasStreamUses[h]) {
+            insertEvents(h);
+        } else {
+            freeBlock(h);
+        }
+    }
+
+    /** PyTorch's {@code free_block}: merge with free neighbours and return to the pool. */
+    private void freeBlock(int h) {
+        trace.record(TraceAction.FREE_COMPLETED, blocks.ptr[h], blocks.requested[h], blocks.stream[h]);
+        BlockPool pool = poolOf(h);
+        long originalSize = blocks.size[h];
+        long requested = blocks.requested[h];
+        long netBlocks = 0;
+        long netBytes = 0;
+        long subsumed = tryMergeBlocks(h, blocks.prev[h], pool);
+        if (subsumed > 0) {
+            netBlocks--;
+            netBytes -= subsumed;
+        }
+        subsumed = tryMergeBlocks(h, blocks.next[h], pool);
+        if (subsumed > 0) {
+            netBlocks--;
+            netBytes -= subsumed;
+        }
+        pool.insert(h);
+        if (blocks.isSplit(h)) {
+            netBlocks++;
+            netBytes += blocks.size[h];
+        }
+        boolean small = pool.small;
+        if (blocks.expandable[h] == NONE) {
+            if (netBlocks > 0) {
+                stats.increase(Metric.INACTIVE_SPLIT, small, netBlocks);
+            } else if (netBlocks < 0) {
+                stats.decrease(Metric.INACTIVE_SPLIT, small, -netBlocks);
+            }
+            if (netBytes > 0) {
+                stats.increase(Metric.INACTIVE_SPLIT_BYTES, small, netBytes);
+            } else if (netBytes < 0) {
+                stats.decrease(Metric.INACTIVE_SPLIT_BYTES, small, -netBytes);
+            }
+        }
+        stats.decrease(Metric.ACTIVE, small, 1);
+        stats.decrease(Metric.ACTIVE_BYTES, small, originalSize);
+        stats.decrease(Metric.REQUESTED_BYTES, small, requested);
+    }
+
+    /**
+     * PyTorch's {@code try_merge_blocks}: absorb {@code src} into {@code dst} if it is free, has no pending events
+     * or stream uses, and has the same mapped state. Returns the bytes absorbed.
+     */
+    private long tryMergeBlocks(int dst, int src, BlockPool pool) {
+        if (src == NONE || blocks.allocated[src] || blocks.eventCount[src] > 0 || blocks.hasStreamUses[src]
+                || blocks.mapped[dst] != blocks.mapped[src]) {
+            return 0;
+        }
+        // Remove from its set before its key (size, address) changes.
+        if (blocks.mapped[src]) {
+            pool.remove(src);
+        } else {
+            pool.removeUnmapped(src);
+        }
+        if (blocks.prev[dst] == src) {
+            blocks.ptr[dst] = blocks.ptr[src];
+            int before = blocks.prev[src];
+            blocks.prev[dst] = before;
+            if (before != NONE) {
+                blocks.next[before] = dst;
+            }
+        } else {
+            int after = blocks.next[src];
+            blocks.next[dst] = after;
+            if (after != NONE) {
+                blocks.prev[after] = dst;
+            }
+        }
+        long subsumed = blocks.size[src];
+        blocks.size[dst] += subsumed;
+        blocks.delete(src);
+        return subsumed;
+    }
+
+    @Override
+    public void recordStream(long address, DeviceStream stream) {
+        Objects.requireNonNull(stream, "stream");
+        if (address == 0) {
+            return;
+        }
+        lock.lock();
+        try {
+            ensureOpen();
+            int h = (int) allocatedBlocks.get(address, -1);
+            if (h < 0) {
+                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
+            }
+            long s = stream.handle();
+            if (s == blocks.stream[h]) {
+                return;
+            }
+            long[] uses = streamUses.get(h);
+            if (uses == null) {
+                streamUses.put(h, new long[] {s});
+            } else {
+                for (long u : uses) {
+                    if (u == s) {
+                        return;
+                    }
+                }
+                long[] grown = Arrays.copyOf(uses, uses.length + 1);
+                grown[uses.length] = s;
+                streamUses.put(h, grown);
+            }
+            blocks.hasStreamUses[h] = true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** PyTorch's {@code insert_events}: one event per stream that used the block. */
+    private void insertEvents(int h) {
+        long[] uses = streamUses.remove(h);
+        blocks.hasStreamUses[h] = false;
+        for (long s : uses) {
+            DeviceEvent e = eventPool.isEmpty() ? device.createEvent() : eventPool.pollFirst();
+            device.recordEvent(e, new DeviceStream(s));
+            blocks.eventCount[h]++;
+            pendingEvents.computeIfAbsent(s, k -> new ArrayDeque<>()).addLast(new PendingEvent(e, h));
+        }
+    }
+
+    /** PyTorch's {@code process_events}: complete the deferred frees whose events are done, per stream in order. */
+    private void processEvents() {
+        if (pendingEvents.isEmpty()) {
+            return;
+        }
+        Iterator<Map.Entry<Long, ArrayDeque<PendingEvent>>> it = pendingEvents.entrySet().iterator();
+        while (it.hasNext()) {
+            ArrayDeque<PendingEvent> queue = it.next().getValue();
+            while (!queue.isEmpty()) {
+                PendingEvent p = queue.peekFirst();
+                if (!device.isEventComplete(p.event())) {
+                    break;
+                }
+                queue.pollFirst();
+                eventPool.addLast(p.event());
+                if (--blocks.eventCount[p.block()] == 0) {
+                    freeBlock(p.block());
+                }
+            }
+            if (queue.isEmpty()) {
+                it.remove();
+            }
+        }
+    }
+
+    /** PyTorch's {@code synchronize_and_free_events}. */
+    private void synchronizeAndFreeEvents() {
+        stats.numSyncAllStreams++;
+        for (ArrayDeque<PendingEvent> queue : pendingEvents.values()) {
+            for (PendingEvent p : queue) {
+                device.synchronizeEvent(p.event());
+                eventPool.addLast(p.event());
+                if (--blocks.eventCount[p.block()] == 0) {
+                    freeBlock(p.block());
+                }
+            }
+        }
+        pendingEvents.clear();
+    }
+
+    // ================================================================================================ expandable
+
+    /** One reserved address range of a (stream, pool), mapped page by page. */
+    private final class ExpandableSegment {
+        final int id;
+        final long stream;
+        final boolean small;
+        final long base;
+        final long pageSize;
+        final long size;
+        final boolean[] pages;
+
+        ExpandableSegment(int id, long stream, boolean small, long base, long pageSize, long size) {
+            this.id = id;
+            this.stream = stream;
+            this.small = small;
+            this.base = base;
+            this.pageSize = pageSize;
+            this.size = size;
+            this.pages = new boolean[(int) (size / pageSize)];
+        }
+
+        /** Maps whole pages covering [ptr, ptr + bytes); returns the mapped size, 0 when the device is out. */
+        long map(long ptr, long bytes) {
+            int begin = (int) ((ptr - base) / pageSize);
+            int end = (int) ((ptr + bytes - base + pageSize - 1) / pageSize);
+            VirtualMemory vm = device.virtualMemory().orElseThrow();
+            for (int i = begin; i < end; i++) {
+                if (!vm.map(base + i * pageSize, pageSize)) {
+                    for (int j = begin; j < i; j++) {
+                        vm.unmap(base + j * pageSize, pageSize);
+                        pages[j] = false;
+                    }
+                    return 0;
+                }
+                pages[i] = true;
+            }
+            return (end - begin) * pageSize;
+        }
+
+        /** Unmaps the whole pages inside [ptr, ptr + bytes); returns {start, size} of what was unmapped. */
+        long[] unmap(long ptr, long bytes) {
+            long begin = (ptr - base + pageSize - 1) / pageSize;
+            long end = (ptr + bytes - base) / pageSize;
+            if (begin >= end) {
+                return new long[] {ptr, 0};
+            }
+            // PyTorch synchronises the segment's stream before unmapping: queued work may still use the pages.
+            DeviceEvent e = device.createEvent();
+            device.recordEvent(e, new DeviceStream(stream));
+            device.synchronizeEvent(e);
+            device.destroyEvent(e);
+            VirtualMemory vm = device.virtualMemory().orElseThrow();
+            for (long i = begin; i < end; i++) {
+                vm.unmap(base + i * pageSize, pageSize);
+                pages[(int) i] = false;
+            }
+            return new long[] {base + begin * pageSize, (end - begin) * pageSize};
+        }
+    }
+
+    private ExpandableSegment segment(int id) {
+        for (ExpandableSegment es : expandableSegments) {
+            if (es.id == id) {
+                return es;
+            }
+        }
+        throw new IllegalStateException("no expandable segment " + id);
+    }
+
+    private boolean allocatable(int h) {
+        return h != NONE && !blocks.allocated[h] && blocks.eventCount[h] == 0 && !blocks.hasStreamUses[h];
+    }
+
+    /** PyTorch's {@code find_expandable_block}. */
+    private int findExpandableBlock(BlockPool pool, long stream, long size) {
+        for (int i = pool.firstUnmapped(stream, Long.MIN_VALUE); i >= 0 && i < pool.unmappedCount()
+                && blocks.stream[pool.unmappedAt(i)] == stream; i++) {
+            int c = pool.unmappedAt(i);
+            if (allocatable(blocks.prev[c])) {
+                c = blocks.prev[c];
+            }
+            long bytes = 0;
+            for (int b = c; bytes < size && allocatable(b); b = blocks.next[b]) {
+                bytes += blocks.size[b];
+            }
+            if (bytes >= size) {
+                return c;
+            }
+        }
+        long pageSize = pool.small ? SMALL_BUFFER : options.largeSegmentSize();
+        long addressSpace = deviceTotal + deviceTotal / 8;
+        long pagesNeeded = (addressSpace + pageSize - 1) / pageSize;
+        long reservation = pagesNeeded * pageSize;
+        long granule = device.virtualMemory().orElseThrow().granularity();
+        reservation = (reservation + granule - 1) / granule * granule;
+        long base = device.virtualMemory().orElseThrow().reserve(reservation);
+        if (base == 0) {
+            return NONE;
+        }
+        ExpandableSegment es = new ExpandableSegment(nextExpandableId++, stream, pool.small, base, pageSize,
+                pagesNeeded * pageSize);
+        expandableSegments.add(es);
+        int c = blocks.create(base, es.size, stream, pool.small);
+        blocks.mapped[c] = false;
+        blocks.expandable[c] = es.id;
+        pool.insertUnmapped(c);
+        return c;
+    }
+
+    /** PyTorch's {@code try_allocate_expandable_block}. */
+    private int tryAllocateExpandableBlock(BlockPool pool, long stream, long size) {
+        int candidate = findExpandableBlock(pool, stream, size);
+        if (candidate == NONE) {
+            return NONE;
+        }
+        if (!blocks.mapped[candidate] && !mapBlock(candidate, Math.min(blocks.size[candidate], size))) {
+            return NONE;
+        }
+        while (blocks.size[candidate] < size) {
+            long remaining = size - blocks.size[candidate];
+            int next = blocks.next[candidate];
+            if (!mapBlock(next, Math.min(remaining, blocks.size[next]))) {
+                return NONE;
+            }
+            candidate = next;
+        }
+        pool.remove(candidate);
+        return candidate;
+    }
+
+    /** PyTorch's {@code map_block}: map pages at the start of an unmapped range and merge with free neighbours. */
+    private boolean mapBlock(int h, long size) {
+        ExpandableSegment es = segment(blocks.expandable[h]);
+        long mapped = es.map(blocks.ptr[h], size);
+        if (mapped == 0) {
+            return false;
+        }
+        BlockPool pool = poolOf(h);
+        pool.removeUnmapped(h);
+        blocks.mapped[h] = true;
+        long start = blocks.ptr[h];
+        if (mapped < blocks.size[h]) {
+            int rest = blocks.create(start + mapped, blocks.size[h] - mapped, blocks.stream[h], blocks.small[h]);
+            blocks.mapped[rest] = false;
+            blocks.expandable[rest] = blocks.expandable[h];
+            splice(rest, h, blocks.next[h]);
+            pool.insertUnmapped(rest);
+            blocks.size[h] = mapped;
+        }
+        tryMergeBlocks(h, blocks.prev[h], pool);
+        tryMergeBlocks(h, blocks.next[h], pool);
+        pool.insert(h);
+        totalAllocatedMemory += mapped;
+        stats.increase(Metric.RESERVED_BYTES, pool.small, mapped);
+        stats.numDeviceAlloc++;
+        trace.record(TraceAction.SEGMENT_MAP, start, mapped, blocks.stream[h]);
+        return true;
+    }
+
+    /** Links {@code h} between {@code before} and {@code after}. */
+    private void splice(int h, int before, int after) {
+        blocks.prev[h] = before;
+        blocks.next[h] = after;
+        if (before != NONE) {
+            blocks.next[before] = h;
+        }
+        if (after != NONE) {
+            blocks.prev[after] = h;
+        }
+    }
+
+    /** PyTorch's {@code unmap_block}: unmap the whole pages inside a free expandable block. */
+    private void unmapBlock(int h) {
+        ExpandableSegment es = segment(blocks.expandable[h]);
+        long[] range = es.unmap(blocks.ptr[h], blocks.size[h]);
+        long unmappedStart = range[0];
+        long unmappedSize = range[1];
+        if (unmappedSize == 0) {
+            return;
+        }
+        BlockPool pool = poolOf(h);
+        pool.remove(h);
+        long beforeSize = unmappedStart - blocks.ptr[h];
+        if (beforeSize > 0) {
+            int before = blocks.create(blocks.ptr[h], beforeSize, blocks.stream[h], blocks.small[h]);
+            blocks.expandable[before] = blocks.expandable[h];
+            splice(before, blocks.prev[h], h);
+            pool.insert(before);
+        }
+        long afterSize = blocks.size[h] - (beforeSize + unmappedSize);
+        if (afterSize > 0) {
+            int after = blocks.create(unmappedStart + unmappedSize, afterSize, blocks.stream[h], blocks.small[h]);
+            blocks.expandable[after] = blocks.expandable[h];
+            splice(after, h, blocks.next[h]);
+            pool.insert(after);
+        }
+        blocks.ptr[h] = unmappedStart;
+        blocks.size[h] = unmappedSize;
+        blocks.mapped[h] = false;
+        tryMergeBlocks(h, blocks.prev[h], pool);
+        tryMergeBlocks(h, blocks.next[h], pool);
+        pool.insertUnmapped(h);
+        totalAllocatedMemory -= unmappedSize;
+        stats.decrease(Metric.RESERVED_BYTES, pool.small, unmappedSize);
+        stats.numDeviceFree++;
+        trace.record(TraceAction.SEGMENT_UNMAP, unmappedStart, unmappedSize, blocks.stream[h]);
+    }
+
+    /** PyTorch's {@code release_expandable_segment}: the whole range is unmapped again; give it back. */
+    private void releaseExpandableSegment(int h) {
+        ExpandableSegment es = segment(blocks.expandable[h]);
+        poolOf(h).removeUnmapped(h);
+        device.virtualMemory().orElseThrow().release(es.base);
+        expandableSegments.remove(es);
+        blocks.delete(h);
+    }
+
+    // ================================================================================================ OOM
+
+    private OutOfMemoryException outOfMemory(long size, long rounded, long a, long stream) {
+        MemoryInfo info = device.memoryInfo();
+        trace.record(TraceAction.OOM, info.freeBytes(), rounded, stream);
+        stats.numOoms++;
+        long allowed = setFraction ? allowedMemoryMaximum : info.totalBytes();
+        for (OutOfMemoryObserver o : oomObservers) {
+            o.onOutOfMemory(device.descriptor().index(), a, allowed, info.freeBytes());
+        }
+        long allocated = stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
+        long reserved = stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
+        String message = "CUDA out of memory. Tried to allocate " + formatSize(a) + ". GPU " + device.descriptor().index()
+                + " has a total capacity of " + formatSize(info.totalBytes()) + " of which " + formatSize(info.freeBytes())
+                + " is free. " + (setFraction ? formatSize(allowedMemoryMaximum) + " allowed; " : "")
+                + "Of the allocated memory " + formatSize(allocated) + " is allocated by PyTorch, and "
+                + formatSize(reserved - allocated) + " is reserved by PyTorch but unallocated. If reserved but"
+                + " unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid"
+                + " fragmentation.  See documentation for Memory Management "
+                + " (https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)";
+        OutOfMemoryException.Reason reason;
+        if (setFraction && totalAllocatedMemory + a > allowedMemoryMaximum) {
+            reason = OutOfMemoryException.Reason.LIMIT_REACHED;
+        } else if (a > info.totalBytes()) {
+            reason = OutOfMemoryException.Reason.REQUEST_TOO_LARGE;
+        } else if (reserved - allocated >= a) {
+            reason = OutOfMemoryException.Reason.FRAGMENTATION;
+        } else {
+            reason = OutOfMemoryException.Reason.DEVICE_EXHAUSTED;
+        }
+        return new OutOfMemoryException(reason, device.descriptor().id(), size, info.freeBytes(), info.totalBytes(),
+                reserved, allocated, limit(), message);
+    }
+
+    /** PyTorch's {@code format_size}. */
+    static String formatSize(long size) {
+        if (size <= 1024) {
+            return size + " bytes";
+        }
+        if (size <= 1048576) {
+            return String.format(Locale.ROOT, "%.2f KiB", size / 1024.0);
+        }
+        if (size <= 1073741824L) {
+            return String.format(Locale.ROOT, "%.2f MiB", size / 1048576.0);
+        }
+        return String.format(Locale.ROOT, "%.2f GiB", size / 1073741824.0);
+    }
+
+    // ================================================================================================ controls
+
+    @Override
+    public void releaseCachedMemory() {
+        emptyCache();
+    }
+
+    @Override
+    public void emptyCache() {
+        lock.lock();
+        try {
+            ensureOpen();
+            releaseCachedBlocks();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void setPerProcessMemoryFraction(double fraction) {
+        if (!(fraction >= 0.0 && fraction <= 1.0)) {
+            throw new IllegalArgumentException("Invalid fraction value: " + fraction + ". Allowed range: 0~1");
+        }
+        lock.lock();
+        try {
+            ensureOpen();
+            allowedMemoryMaximum = (long) (fraction * deviceTotal);
+            setFraction = true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public double perProcessMemoryFraction() {
+        lock.lock();
+        try {
+            return setFraction ? (double) allowedMemoryMaximum / deviceTotal : 1.0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void registerFreeMemoryCallback(BooleanSupplier callback) {
+        freeMemoryCallbacks.add(Objects.requireNonNull(callback, "callback"));
+    }
+
+    @Override
+    public void registerOutOfMemoryObserver(OutOfMemoryObserver observer) {
+        oomObservers.add(Objects.requireNonNull(observer, "observer"));
+    }
+
+    @Override
+    public void recordHistory(int maxEntries) {
+        lock.lock();
+        try {
+            trace.configure(maxEntries);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public List<TraceEntry> history() {
+        lock.lock();
+        try {
+            return trace.entries();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ================================================================================================ restore
+
+    @Override
+    public long restoreSegment(long bytes, DeviceStream stream) {
+        if (bytes <= 0 || bytes % MIN_BLOCK_SIZE != 0) {
+            throw new IllegalArgumentException("a segment size must be a positive multiple of 512, got " + bytes);
+        }
+        lock.lock();
+        try {
+            ensureOpen();
+            // PyTorch's small pool only ever holds 2 MiB segments.
+            BlockPool pool = bytes == SMALL_BUFFER ? smallPool : largePool;
+            int h = allocBlockForRestore(pool, stream.handle(), bytes);
+            pool.insert(h);
+            return blocks.ptr[h];
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private int allocBlockForRestore(BlockPool pool, long stream, long bytes) {
+        long ptr = device.malloc(bytes);
+        if (ptr == DeviceMemory.NULL) {
+            throw new IllegalStateException("the device refused a restored segment of " + bytes + " bytes");
+        }
+        totalAllocatedMemory += bytes;
+        int h = blocks.create(ptr, bytes, stream, pool.small);
+        stats.increase(Metric.SEGMENT, pool.small, 1);
+        stats.increase(Metric.RESERVED_BYTES, pool.small, bytes);
+        if (bytes >= maxSplitSize) {
+            DeviceStats.increase(stats.oversizeSegments, 0, 1);
+        }
+        stats.numDeviceAlloc++;
+        trace.record(TraceAction.SEGMENT_ALLOC, ptr, bytes, stream);
+        return h;
+    }
+
+    @Override
+    public void restoreAllocation(long address, long blockSize, long requested, DeviceStream stream) {
+        if (blockSize <= 0 || blockSize % MIN_BLOCK_SIZE != 0 || requested <= 0 || requested > blockSize) {
+            throw new IllegalArgumentException("bad restored block: size " + blockSize + ", requested " + requested);
+        }
+        lock.lock();
+        try {
+            ensureOpen();
+            int h = findFreeBlockContaining(address, blockSize, stream.handle());
+            BlockPool pool = poolOf(h);
+            long[] before = inactiveSplitOfSegment(h);
+            pool.remove(h);
+            if (blocks.ptr[h] < address) {
+                // The part before stays a free block of its own.
+                int front = blocks.create(blocks.ptr[h], address - blocks.ptr[h], blocks.stream[h], blocks.small[h]);
+                splice(front, blocks.prev[h], h);
+                blocks.size[h] -= address - blocks.ptr[h];
+                blocks.ptr[h] = address;
+                pool.insert(front);
+            }
+            if (blocks.size[h] > blockSize) {
+                int back = blocks.create(address + blockSize, blocks.size[h] - blockSize, blocks.stream[h],
+                        blocks.small[h]);
+                splice(back, h, blocks.next[h]);
+                blocks.size[h] = blockSize;
+                pool.insert(back);
+            }
+            blocks.allocated[h] = true;
+            blocks.requested[h] = requested;
+            allocatedBlocks.put(address, h, -1);
+            // Inactive splits are the free blocks of split segments: account the difference the carve made.
+            long[] after = inactiveSplitOfSegment(h);
+            adjust(Metric.INACTIVE_SPLIT, pool.small, after[0] - before[0]);
+            adjust(Metric.INACTIVE_SPLIT_BYTES, pool.small, after[1] - before[1]);
+            stats.increase(Metric.ALLOCATION, pool.small, 1);
+            stats.increase(Metric.ALLOCATED_BYTES, pool.small, blockSize);
+            stats.increase(Metric.ACTIVE, pool.small, 1);
+            stats.increase(Metric.ACTIVE_BYTES, pool.small, blockSize);
+            stats.increase(Metric.REQUESTED_BYTES, pool.small, requested);
+            if (blockSize >= maxSplitSize) {
+                DeviceStats.increase(stats.oversizeAllocations, 0, 1);
+            }
+            requestedAllocated += requested;
+            peakRequestedAllocated = Math.max(peakRequestedAllocated, requestedAllocated);
+            largestRequest = Math.max(largestRequest, requested);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void adjust(Metric metric, boolean small, long delta) {
+        if (delta > 0) {
+            stats.increase(metric, small, delta);
+        } else if (delta < 0) {
+            stats.decrease(metric, small, -delta);
+        }
+    }
+
+    /** {count, bytes} of the inactive (free, unpended) blocks of {@code h}'s segment if it is split. */
+    private long[] inactiveSplitOfSegment(int h) {
+        int head = h;
+        while (blocks.prev[head] != NONE) {
+            head = blocks.prev[head];
+        }
+        long[] out = new long[2];
+        if (blocks.expandable[head] != NONE) {
+            return out;
+        }
+        for (int b = head; b != NONE; b = blocks.next[b]) {
+            if (!blocks.allocated[b] && blocks.eventCount[b] == 0 && !blocks.hasStreamUses[b] && blocks.isSplit(b)) {
+                out[0]++;
+                out[1] += blocks.size[b];
+            }
+        }
+        return out;
+    }
+
+    private int findFreeBlockContaining(long address, long size, long stream) {
+        for (BlockPool pool : new BlockPool[] {largePool, smallPool}) {
+            for (int i = 0; i < pool.freeCount(); i++) {
+                int h = pool.freeAt(i);
+                if (blocks.stream[h] == stream && blocks.ptr[h] <= address
+                        && address + size <= blocks.ptr[h] + blocks.size[h]) {
+                    return h;
+                }
+            }
+        }
+        throw new IllegalArgumentException("no free block of stream " + stream + " contains [0x"
+                + Long.toHexString(address) + ", +" + size + "); restore its segment first");
+    }
+
+    // ================================================================================================ stats
+
+    private long allocatedBytes() {
+        lock.lock();
+        try {
+            return stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private long reservedBytes() {
+        lock.lock();
+        try {
+            return stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private long limit() {
+        return setFraction ? allowedMemoryMaximum : Long.MAX_VALUE;
+    }
+
+    @Override
+    public Map<String, Long> memoryStats() {
+        lock.lock();
+        try {
+            return stats.memoryStats(maxSplitSize);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public String memorySummary(boolean abbreviated) {
+        Map<String, Long> m = memoryStats();
+        return MemorySummaryFormat.format(m, device.descriptor().index(), abbreviated);
+    }
+
+    @Override
+    public void resetAccumulatedStats() {
+        lock.lock();
+        try {
+            stats.resetAccumulated();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void resetPeakStats() {
+        lock.lock();
+        try {
+            stats.resetPeaks();
+            peakRequestedAllocated = requestedAllocated;
+            largestRequest = 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private long largestFreeLocked() {
+        long largest = 0;
+        for (BlockPool pool : new BlockPool[] {smallPool, largePool}) {
+            for (int i = 0; i < pool.freeCount(); i++) {
+                largest = Math.max(largest, blocks.size[pool.freeAt(i)]);
+            }
+        }
+        return largest;
+    }
+
+    @Override
+    public AllocatorStats stats() {
+        lock.lock();
+        try {
+            int all = DeviceStats.ALL;
+            return new AllocatorStats(
+                    stats.get(Metric.ALLOCATION, all, DeviceStats.ALLOCATED),
+                    stats.get(Metric.ALLOCATION, all, DeviceStats.FREED),
+                    stats.get(Metric.ALLOCATION, all, DeviceStats.CURRENT),
+                    stats.get(Metric.ALLOCATION, all, DeviceStats.PEAK),
+                    stats.get(Metric.ALLOCATED_BYTES, all, DeviceStats.CURRENT),
+                    stats.get(Metric.ALLOCATED_BYTES, all, DeviceStats.PEAK),
+                    requestedAllocated, peakRequestedAllocated,
+                    stats.get(Metric.RESERVED_BYTES, all, DeviceStats.CURRENT),
+                    stats.get(Metric.RESERVED_BYTES, all, DeviceStats.PEAK),
+                    largestRequest, largestFreeLocked(),
+                    stats.numDeviceAlloc, stats.numDeviceFree, stats.numAllocRetries, stats.numOoms, limit());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ================================================================================================ snapshots
+
+    private BlockState stateOf(int h) {
+        if (blocks.allocated[h]) {
+            return BlockState.ALLOCATED;
+        }
+        if (blocks.eventCount[h] > 0 || blocks.hasStreamUses[h]) {
+            return BlockState.PENDING_FREE;
+        }
+        return blocks.mapped[h] ? BlockState.FREE : BlockState.UNMAPPED;
+    }
+
+    /** Segment heads: every block with no previous block, in address order. */
+    private List<Integer> segmentHeads() {
+        List<Integer> heads = new ArrayList<>();
+        collectHeads(smallPool, heads);
+        collectHeads(largePool, heads);
+        for (long ptr : allocatedBlocks.sortedKeys()) {
+            int h = (int) allocatedBlocks.get(ptr, -1);
+            heads.add(h);
+        }
+        for (ArrayDeque<PendingEvent> q : pendingEvents.values()) {
+            for (PendingEvent p : q) {
+                heads.add(p.block());
+            }
+        }
+        for (int h : streamUses.keySet()) {
+            heads.add(h);
+        }
+        List<Integer> out = new ArrayList<>();
+        java.util.Set<Integer> seen = new java.util.HashSet<>();
+        for (int h : heads) {
+            int head = h;
+            while (blocks.prev[head] != NONE) {
+                head = blocks.prev[head];
+            }
+            if (seen.add(head)) {
+                out.add(head);
+            }
+        }
+        out.sort((a, b) -> Long.compare(blocks.ptr[a], blocks.ptr[b]));
+        return out;
+    }
+
+    private static void collectHeads(BlockPool pool, List<Integer> heads) {
+        for (int i = 0; i < pool.freeCount(); i++) {
+            heads.add(pool.freeAt(i));
+        }
+        for (int i = 0; i < pool.unmappedCount(); i++) {
+            heads.add(pool.unmappedAt(i));
+        }
+    }
+
+    @Override
+    public MemorySnapshot snapshot() {
+        lock.lock();
+        try {
+            List<SegmentSnapshot> segments = new ArrayList<>();
+            for (int head : segmentHeads()) {
+                // One segment per contiguous mapped run, as PyTorch reports expandable segments.
+                List<BlockSnapshot> run = new ArrayList<>();
+                long start = 0;
+                long total = 0;
+                for (int b = head; b != NONE; b = blocks.next[b]) {
+                    if (!blocks.mapped[b]) {
+                        if (!run.isEmpty()) {
+                            segments.add(new SegmentSnapshot(start, total, blocks.stream[head],
+                                    blocks.small[head] ? "small" : "large", run));
+                            run = new ArrayList<>();
+                        }
+                        continue;
+                    }
+                    if (run.isEmpty()) {
+                        start = blocks.ptr[b];
+                        total = 0;
+                    }
+                    run.add(new BlockSnapshot(blocks.ptr[b], blocks.size[b],
+                            blocks.allocated[b] ? blocks.requested[b] : 0, stateOf(b)));
+                    total += blocks.size[b];
+                }
+                if (!run.isEmpty()) {
+                    segments.add(new SegmentSnapshot(start, total, blocks.stream[head],
+                            blocks.small[head] ? "small" : "large", run));
+                }
+            }
+            return new MemorySnapshot(name(), device.descriptor(), segments, stats());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public Map<String, Object> snapshotDict() {
+        lock.lock();
+        try {
+            List<Object> segments = new ArrayList<>();
+            for (int head : segmentHeads()) {
+                List<Object> runBlocks = new ArrayList<>();
+                long start = -1;
+                long total = 0;
+                long allocatedSize = 0;
+                long activeSize = 0;
+                long requestedSize = 0;
+                for (int b = head; ; b = blocks.next[b]) {
+                    boolean end = b == NONE || !blocks.mapped[b];
+                    if (end && !runBlocks.isEmpty()) {
+                        Map<String, Object> seg = new LinkedHashMap<>();
+                        seg.put("device", device.descriptor().index());
+                        seg.put("address", start);
+                        seg.put("total_size", total);
+                        seg.put("allocated_size", allocatedSize);
+                        seg.put("active_size", activeSize);
+                        seg.put("requested_size", requestedSize);
+                        seg.put("stream", blocks.stream[head]);
+                        seg.put("segment_type", blocks.small[head] ? "small" : "large");
+                        seg.put("segment_pool_id", List.of(0L, 0L));
+                        seg.put("is_expandable", blocks.expandable[head] != NONE);
+                        seg.put("frames", List.of());
+                        seg.put("blocks", runBlocks);
+                        segments.add(seg);
+                        runBlocks = new ArrayList<>();
+                        start = -1;
+                        total = allocatedSize = activeSize = requestedSize = 0;
+                    }
+                    if (b == NONE) {
+                        break;
+                    }
+                    if (!blocks.mapped[b]) {
+                        continue;
+                    }
+                    if (start < 0) {
+                        start = blocks.ptr[b];
+                    }
+                    BlockState state = stateOf(b);
+                    Map<String, Object> block = new LinkedHashMap<>();
+                    block.put("address", blocks.ptr[b]);
+                    block.put("size", blocks.size[b]);
+                    block.put("requested_size", blocks.requested[b]);
+                    block.put("state", state.wireName());
+                    block.put("frames", List.of());
+                    runBlocks.add(block);
+                    total += blocks.size[b];
+                    if (state == BlockState.ALLOCATED) {
+                        allocatedSize += blocks.size[b];
+                    }
+                    if (state == BlockState.ALLOCATED || state == BlockState.PENDING_FREE) {
+                        activeSize += blocks.size[b];
+                        requestedSize += blocks.requested[b];
+                    }
+                }
+            }
+            List<Object> traces = new ArrayList<>();
+            for (TraceEntry e : trace.entries()) {
+                Map<String, Object> t = new LinkedHashMap<>();
+                t.put("action", e.action().wireName());
+                t.put(e.action() == TraceAction.OOM ? "device_free" : "addr", e.address());
+                t.put("size", e.size());
+                t.put("stream", e.stream());
+                t.put("time_us", e.timeUs());
+                t.put("compile_context", "N/A");
+                t.put("user_metadata", "");
+                t.put("frames", List.of());
+                traces.add(t);
+            }
+            Map<String, Object> snapshot = new LinkedHashMap<>();
+            snapshot.put("segments", segments);
+            snapshot.put("device_traces", List.of(traces));
+            snapshot.put("allocator_settings", options.allocatorSettings());
+            snapshot.put("external_annotations", List.of());
+            return snapshot;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ================================================================================================ invariants
+
+    /**
+     * Checks the structural invariants (for tests): segments tiled exactly by their blocks, no two adjacent free
+     * blocks that could have merged, free mapped blocks in their pool and ordered, allocated blocks registered,
+     * and the stats equal to what the blocks say.
+     *
+     * @throws IllegalStateException naming the first violation
+     */
+    void checkInvariants() {
+        lock.lock();
+        try {
+            long[] reserved = new long[2];
+            long[] allocated = new long[2];
+            long[] active = new long[2];
+            long[] segmentsCount = new long[2];
+            long[] allocationCount = new long[2];
+            long[] inactiveSplit = new long[2];
+            long[] inactiveSplitBytes = new long[2];
+            long total = 0;
+            for (int head : segmentHeads()) {
+                int k = blocks.small[head] ? 0 : 1;
+                boolean isExpandable = blocks.expandable[head] != NONE;
+                if (!isExpandable) {
+                    segmentsCount[k]++;
+                }
+                int prev = NONE;
+                for (int b = head; b != NONE; b = blocks.next[b]) {
+                    check(blocks.prev[b] == prev, "block " + b + " prev link");
+                    if (prev != NONE) {
+                        check(blocks.ptr[prev] + blocks.size[prev] == blocks.ptr[b], "gap or overlap before block " + b);
+                        check(blocks.small[prev] == blocks.small[b], "pool changes inside a segment at block " + b);
+                        check(blocks.stream[prev] == blocks.stream[b], "stream changes inside a segment at block " + b);
+                        boolean bothMergeable = allocatable(prev) && allocatable(b)
+                                && blocks.mapped[prev] == blocks.mapped[b];
+                        check(!bothMergeable, "adjacent free blocks " + prev + " and " + b + " were not merged");
+                    }
+                    check(blocks.size[b] > 0, "block " + b + " has size " + blocks.size[b]);
+                    BlockPool pool = poolOf(b);
+                    if (blocks.mapped[b]) {
+                        reserved[k] += blocks.size[b];
+                        total += blocks.size[b];
+                    }
+                    if (blocks.allocated[b]) {
+                        allocated[k] += blocks.size[b];
+                        allocationCount[k]++;
+                        check(allocatedBlocks.get(blocks.ptr[b], -1) == b, "allocated block " + b + " not registered");
+                    } else if (allocatable(b) && blocks.mapped[b]) {
+                        check(pool.contains(b), "free block " + b + " is not in its pool");
+                    }
+                    if (blocks.allocated[b] || blocks.eventCount[b] > 0 || blocks.hasStreamUses[b]) {
+                        active[k] += blocks.size[b];
+                    } else if (!isExpandable && blocks.isSplit(b)) {
+                        inactiveSplit[k]++;
+                        inactiveSplitBytes[k] += blocks.size[b];
+                    }
+                    prev = b;
+                }
+            }
+            for (int k = 0; k < 2; k++) {
+                int t = k == 0 ? DeviceStats.SMALL : DeviceStats.LARGE;
+                String pool = k == 0 ? "small" : "large";
+                check(stats.get(Metric.RESERVED_BYTES, t, DeviceStats.CURRENT) == reserved[k], pool + " reserved_bytes "
+                        + stats.get(Metric.RESERVED_BYTES, t, DeviceStats.CURRENT) + " but segments hold " + reserved[k]);
+                check(stats.get(Metric.ALLOCATED_BYTES, t, DeviceStats.CURRENT) == allocated[k], pool + " allocated_bytes");
+                check(stats.get(Metric.ACTIVE_BYTES, t, DeviceStats.CURRENT) == active[k], pool + " active_bytes "
+                        + stats.get(Metric.ACTIVE_BYTES, t, DeviceStats.CURRENT) + " but blocks say " + active[k]);
+                check(stats.get(Metric.ALLOCATION, t, DeviceStats.CURRENT) == allocationCount[k], pool + " allocation");
+                check(stats.get(Metric.SEGMENT, t, DeviceStats.CURRENT) == segmentsCount[k], pool + " segment "
+                        + stats.get(Metric.SEGMENT, t, DeviceStats.CURRENT) + " but " + segmentsCount[k] + " found");
+                check(stats.get(Metric.INACTIVE_SPLIT, t, DeviceStats.CURRENT) == inactiveSplit[k], pool
+                        + " inactive_split " + stats.get(Metric.INACTIVE_SPLIT, t, DeviceStats.CURRENT) + " but blocks say "
+                        + inactiveSplit[k]);
+                check(stats.get(Metric.INACTIVE_SPLIT_BYTES, t, DeviceStats.CURRENT) == inactiveSplitBytes[k], pool
+                        + " inactive_split_bytes " + stats.get(Metric.INACTIVE_SPLIT_BYTES, t, DeviceStats.CURRENT)
+                        + " but blocks say " + inactiveSplitBytes[k]);
+            }
+            check(total == totalAllocatedMemory, "total_allocated_memory " + totalAllocatedMemory + " but mapped "
+                    + total);
+            for (BlockPool pool : new BlockPool[] {smallPool, largePool}) {
+                for (int i = 1; i < pool.freeCount(); i++) {
+                    int a = pool.freeAt(i - 1);
+                    int b = pool.freeAt(i);
+                    int c = Long.compare(blocks.stream[a], blocks.stream[b]);
+                    if (c == 0) {
+                        c = Long.compare(blocks.size[a], blocks.size[b]);
+                    }
+                    if (c == 0) {
+                        c = Long.compare(blocks.ptr[a], blocks.ptr[b]);
+                    }
+                    check(c < 0, "pool order broken at " + i);
+                    check(!blocks.allocated[b] && blocks.mapped[b], "pooled block " + b + " is allocated or unmapped");
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static void check(boolean ok, String message) {
+        if (!ok) {
+            throw new IllegalStateException(message);
+        }
+    }
+
+    // ================================================================================================ lifecycle
+
+    @Override
+    public boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public void close() {
+        RuntimeException failure = null;
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            for (ArrayDeque<PendingEvent> q : pendingEvents.values()) {
+                for (PendingEvent p : q) {
+                    eventPool.addLast(p.event());
+                }
+            }
+            pendingEvents.clear();
+            for (int head : segmentHeads()) {
+                try {
+                    if (blocks.expandable[head] == NONE) {
+                        device.free(blocks.ptr[head]);
+                        stats.numDeviceFree++;
+                    }
+                } catch (RuntimeException e) {
+                    failure = addFailure(failure, e);
+                }
+            }
+            VirtualMemory vm = device.virtualMemory().orElse(null);
+            for (ExpandableSegment es : expandableSegments) {
+                try {
+                    for (int i = 0; i < es.pages.length; i++) {
+                        if (es.pages[i]) {
+                            vm.unmap(es.base + i * es.pageSize, es.pageSize);
+                        }
+                    }
+                    vm.release(es.base);
+                } catch (RuntimeException e) {
+                    failure = addFailure(failure, e);
+                }
+            }
+            expandableSegments.clear();
+            for (DeviceEvent e : eventPool) {
+                try {
+                    device.destroyEvent(e);
+                } catch (RuntimeException ex) {
+                    failure = addFailure(failure, ex);
+                }
+            }
+            eventPool.clear();
+            allocatedBlocks.clear();
+            totalAllocatedMemory = 0;
+            requestedAllocated = 0;
+        } finally {
+            lock.unlock();
+            if (ownsDevice) {
+                try {
+                    device.close();
+                } catch (RuntimeException e) {
+                    failure = addFailure(failure, e);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static RuntimeException addFailure(RuntimeException first, RuntimeException next) {
+        if (first == null) {
+            return next;
+        }
+        first.addSuppressed(next);
+        return first;
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException(this + " is closed");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "allocator 'caching' on " + device.descriptor().id();
+    }
+}

@@ -1,0 +1,812 @@
+package io.devalloc.caching;
+
+import io.devalloc.api.config.AllocatorConfig;
+import io.devalloc.api.config.ConfigOption;
+import io.devalloc.api.config.ConfigSchema;
+import io.devalloc.api.error.InvalidConfigurationException;
+import io.devalloc.api.units.ByteSize;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The options of the caching allocator: every key of PyTorch's {@code PYTORCH_CUDA_ALLOC_CONF} that the native
+ * CUDA caching allocator reads, with PyTorch's defaults, PyTorch's validation rules and PyTorch's error texts, plus
+ * the size arithmetic that depends on them ({@link #roundSize}, {@link #divisionsFor}, {@link #allocationSize}).
+ *
+ * <h2>Where the text comes from</h2>
+ * PyTorch reads the first of {@value #ENV}, {@value #ENV_HIP} and {@value #ENV_GENERIC} that is set (set and
+ * empty counts as set); {@link #fromEnvironment(Map)} applies that rule, and
+ * {@code CachingOptions.parse(CachingOptions.fromEnvironment(System.getenv()))} reads the process environment.
+ *
+ * <h2>Syntax</h2>
+ * {@code key:value,key:value}, list values in brackets ({@code roundup_power2_divisions:[256:1,512:2,>:8]}),
+ * whitespace ignored, parsed by the project's {@link AllocatorConfig} against {@link #SCHEMA}. Booleans are exactly
+ * {@code True} or {@code False}, as upstream. Numbers must be plain ASCII digits (decimals for the two fractions);
+ * upstream's {@code stoull}/{@code stod} also accept a valid prefix such as {@code 20abc}, devalloc refuses it.
+ * AllocatorConfig is stricter than PyTorch's tokenizer in two more ways: a key given twice is refused (PyTorch lets
+ * the later one win) and stray commas are refused.
+ *
+ * <h2>One string, one object</h2>
+ * PyTorch keeps one global configuration and every {@code parseArgs} call resets {@code max_split_size},
+ * {@code roundup_power2_divisions} and {@code garbage_collection_threshold} to their defaults and sets
+ * {@code max_non_split_rounding} to {@code large_segment_size} before applying the string, while the other keys
+ * keep the value of an earlier string. A {@code CachingOptions} is always built from one string and the defaults,
+ * so those reset semantics hold trivially; a caller that wants PyTorch's runtime {@code setAllocatorSettings}
+ * behaviour for the persistent keys must merge strings itself.
+ *
+ * <h2>Keys</h2>
+ * <table>
+ *   <caption>Keys, defaults and PyTorch's rules (the error text is PyTorch's)</caption>
+ *   <tr><th>key</th><th>default</th><th>rule / error</th></tr>
+ *   <tr><td>{@code backend}</td><td>{@code native}</td><td>{@code native} or {@code cudaMallocAsync}, else
+ *       "Unknown allocator backend, options are native and cudaMallocAsync". Only {@code native} is implemented:
+ *       the value is kept so that the allocator's creator can refuse {@code cudaMallocAsync} with a clear message.
+ *       With {@code cudaMallocAsync} and other keys, PyTorch's warning "backend:cudaMallocAsync ignores
+ *       max_split_size_mb,roundup_power2_divisions, and garbage_collect_threshold." is logged.</td></tr>
+ *   <tr><td>{@code large_segment_size_mb}</td><td>20 (MiB)</td><td>&gt; 10: "CachingAllocator option
+ *       large_segment_size_mb must be &gt; 10 MB". The segment size of large requests under 10 MiB; also the
+ *       default of {@code max_non_split_rounding_mb}. Read before the other keys, so its position does not
+ *       matter.</td></tr>
+ *   <tr><td>{@code max_split_size_mb}</td><td>unlimited ({@link Long#MAX_VALUE}; shown as -1)</td><td>&ge; 20:
+ *       "CachingAllocator option max_split_size_mb too small, must be &gt;= 20"; and, as in the newest upstream,
+ *       &ge; {@code large_segment_size_mb} (same message with that bound). Values above
+ *       {@code Long.MAX_VALUE / 1 MiB} are clamped to it, as upstream clamps to {@code SIZE_MAX / 1 MiB}. Cached
+ *       blocks of at least this size are never split, and requests below it never take them.</td></tr>
+ *   <tr><td>{@code max_non_split_rounding_mb}</td><td>{@code large_segment_size_mb}</td><td>&ge; 20 and &ge;
+ *       {@code large_segment_size_mb}: "CachingAllocator option max_non_split_rounding_mb too small, must be &gt;=
+ *       20". A request of at least {@code max_split_size} may take a cached unsplittable block at most this much
+ *       larger.</td></tr>
+ *   <tr><td>{@code garbage_collection_threshold}</td><td>0 (off)</td><td>in (0, 1): "garbage_collect_threshold is
+ *       invalid, set it in (0.0, 1.0)". Only acts when a memory fraction is set.</td></tr>
+ *   <tr><td>{@code roundup_power2_divisions}</td><td>all 16 entries 0</td><td>Single form {@code 4}: every entry,
+ *       a power of two ({@code 0} is refused): "For roundups, the divisions has to be power of 2". List form
+ *       {@code [256:1,512:2,1024:4,>:8]}: a key is a power-of-two boundary in MiB ("For roundups, the intervals
+ *       have to be power of 2"), its index is log2(key) clamped to 0..15 (256 &rarr; index 8, i.e. 256-512 MiB);
+ *       the first key also fills every lower index; {@code >} fills the indices after the last key given before
+ *       it; values are 0 or a power of two ("For roundups, the divisions has to be power of 2 or 0 to disable
+ *       roundup"). devalloc also refuses values above 2^30 (stored as {@code int}). See {@link #roundSize}.</td></tr>
+ *   <tr><td>{@code expandable_segments}</td><td>False</td><td>{@code True}/{@code False}. On a device without
+ *       virtual memory PyTorch warns "expandable_segments not supported on this platform" and stays off: that check
+ *       belongs to the allocator's creator.</td></tr>
+ *   <tr><td>{@code release_lock_on_cudamalloc} (alias {@code release_lock_on_hipmalloc})</td><td>False</td>
+ *       <td>{@code True}/{@code False}: "Expected 'True' or 'False' at index N in ConfigTokenizer but got 'x'".
+ *       When both spellings are given, the later one wins.</td></tr>
+ *   <tr><td>{@code pinned_use_cuda_host_register} (alias {@code pinned_use_hip_host_register})</td><td>False</td>
+ *       <td>{@code True}/{@code False}; the later spelling wins.</td></tr>
+ *   <tr><td>{@code pinned_num_register_threads}</td><td>1</td><td>power of two and &le; 128: "Number of register
+ *       threads has to be power of 2, got N", "Number of register threads should be less than or equal to 128, got
+ *       N"</td></tr>
+ *   <tr><td>{@code pinned_use_background_threads}</td><td>False</td><td>{@code True}/{@code False}</td></tr>
+ *   <tr><td>{@code pinned_reserve_segment_size_mb}</td><td>0 (no reserve)</td><td>&gt; 0: "Pinned reserve
+ *       segment size has to be greater than 0"</td></tr>
+ *   <tr><td>{@code graph_capture_record_stream_reuse}</td><td>False</td><td>{@code True}/{@code False}</td></tr>
+ *   <tr><td>{@code per_process_memory_fraction}</td><td>1.0 (no limit)</td><td>in [0, 1]:
+ *       "per_process_memory_fraction is invalid, set it in [0.0, 1.0]". A fraction below 1 limits the allocator to
+ *       fraction &times; total device memory.</td></tr>
+ * </table>
+ *
+ * <p>An unknown key is refused with PyTorch's "Unrecognized key 'k' in CUDA allocator config." (by {@link #parse};
+ * code that parses with {@code AllocatorConfig.parse(text, SCHEMA)} directly gets AllocatorConfig's own "unknown
+ * configuration key" message). The newest upstream keys ({@code throw_on_cudamalloc_oom},
+ * {@code pinned_free_catch_all}, {@code expandable_segments_reserve}, {@code expandable_segments_reserve_by_class})
+ * are not supported and are refused as unknown.
+ *
+ * <p>Every refusal is an {@link InvalidConfigurationException} naming the key and value, whose message contains
+ * PyTorch's text in parentheses.
+ *
+ * <p>Immutable and thread-safe.
+ *
+ * @param backend                       {@code native} or {@code cudaMallocAsync}
+ * @param largeSegmentSize              bytes of a segment for a large request under 10 MiB (default 20 MiB)
+ * @param maxSplitSize                  bytes; blocks this large are never split ({@link Long#MAX_VALUE}: unlimited)
+ * @param maxNonSplitRounding           bytes an oversize request may waste in an unsplittable cached block
+ * @param garbageCollectionThreshold    the GC trigger as a fraction of the allowed memory, 0 for off
+ * @param roundupPower2Divisions        16 entries, each 0 or a power of two (copied in and out)
+ * @param expandableSegments            use expandable segments
+ * @param releaseLockOnCudamalloc       release the allocator lock around the device malloc
+ * @param pinnedUseCudaHostRegister     pinned memory from malloc + cudaHostRegister instead of cudaHostAlloc
+ * @param pinnedNumRegisterThreads      threads that prefault pinned pages before registration (power of two, &le; 128)
+ * @param pinnedUseBackgroundThreads    process pinned-memory events on a background thread
+ * @param pinnedReserveSegmentSize      bytes of the pinned reserve segment, 0 for none
+ * @param graphCaptureRecordStreamReuse allow reuse of record_stream blocks during graph capture
+ * @param perProcessMemoryFraction      the fraction of device memory the allocator may use, 1.0 for no limit
+ * @param configText                    the text these options were parsed from ("" for the defaults); reported as
+ *                                      {@code allocator_settings["PYTORCH_CUDA_ALLOC_CONF"]}
+ */
+public record CachingOptions(Backend backend, long largeSegmentSize, long maxSplitSize, long maxNonSplitRounding,
+                             double garbageCollectionThreshold, int[] roundupPower2Divisions,
+                             boolean expandableSegments, boolean releaseLockOnCudamalloc,
+                             boolean pinnedUseCudaHostRegister, int pinnedNumRegisterThreads,
+                             boolean pinnedUseBackgroundThreads, long pinnedReserveSegmentSize,
+                             boolean graphCaptureRecordStreamReuse, double perProcessMemoryFraction,
+                             String configText) {
+
+    private static final Logger LOG = LoggerFactory.getLogger(CachingOptions.class);
+
+    private static final long MiB = ByteSize.MiB;
+
+    /** kMinBlockSize: every request is rounded to at least this, and to a multiple of it. */
+    public static final long MIN_BLOCK_SIZE = 512;
+    /** kSmallSize: rounded requests up to this go to the small pool. */
+    public static final long SMALL_SIZE = MiB;
+    /** kSmallBuffer: the segment size of the small pool. */
+    public static final long SMALL_BUFFER = 2 * MiB;
+    /** kMinLargeAlloc: large requests under this get a {@code largeSegmentSize} segment. */
+    public static final long MIN_LARGE_ALLOC = 10 * MiB;
+    /** kRoundLarge: larger segments are rounded up to a multiple of this. */
+    public static final long ROUND_LARGE = 2 * MiB;
+    /** kLargeBuffer: the default {@code large_segment_size}, and the minimum {@code max_split_size}. */
+    public static final long LARGE_BUFFER = 20 * MiB;
+    /** Requests of at least 2^60 bytes are refused by the allocator (PyTorch: "more than 1EB memory"). */
+    public static final long MAX_REQUEST = 1L << 60;
+    /** The number of {@code roundup_power2_divisions} entries: 1 MiB .. 64 GiB in powers of two. */
+    public static final int ROUNDUP_INTERVALS = 16;
+    /** The most pinned register threads PyTorch allows. */
+    public static final int MAX_REGISTER_THREADS = 128;
+    /** The largest division count stored (devalloc limit; PyTorch allows any power of two). */
+    public static final int MAX_DIVISIONS = 1 << 30;
+
+    /** PyTorch's configuration variable, read first. */
+    public static final String ENV = "PYTORCH_CUDA_ALLOC_CONF";
+    /** ROCm's spelling, read when {@link #ENV} is not set. */
+    public static final String ENV_HIP = "PYTORCH_HIP_ALLOC_CONF";
+    /** The device-generic variable, read when neither of the others is set. */
+    public static final String ENV_GENERIC = "PYTORCH_ALLOC_CONF";
+    /** The variables in the order PyTorch reads them. */
+    public static final List<String> ENV_VARIABLES = List.of(ENV, ENV_HIP, ENV_GENERIC);
+
+    private static final String BOOL_ERROR = "Expected 'True' or 'False' but got";
+
+    /** The allocator backend ({@code backend} key). */
+    public enum Backend {
+        /** The caching allocator: the only one devalloc implements. */
+        NATIVE("native"),
+        /** CUDA's stream-ordered allocator: parsed, not implemented. */
+        CUDA_MALLOC_ASYNC("cudaMallocAsync");
+
+        private final String configName;
+
+        Backend(String configName) {
+            this.configName = configName;
+        }
+
+        /** The spelling in the configuration text. */
+        public String configName() {
+            return configName;
+        }
+
+        /** The backend spelled {@code text}, exactly. */
+        public static Backend parse(String text) {
+            for (Backend b : values()) {
+                if (b.configName.equals(text)) {
+                    return b;
+                }
+            }
+            throw new IllegalArgumentException("Unknown allocator backend, options are native and cudaMallocAsync");
+        }
+
+        @Override
+        public String toString() {
+            return configName;
+        }
+    }
+
+    public static final ConfigOption<Backend> BACKEND = new ConfigOption<>("backend", "native or cudaMallocAsync",
+            Backend.NATIVE, "the allocator backend; only native is implemented", Backend::parse);
+    public static final ConfigOption<Long> LARGE_SEGMENT_SIZE_MB = new ConfigOption<>("large_segment_size_mb",
+            "a whole number of MiB > 10", LARGE_BUFFER / MiB,
+            "the segment size, in MiB, of large requests under 10 MiB (PyTorch: 20)", text -> {
+                long v = nonNegativeInteger(text);
+                if (v <= MIN_LARGE_ALLOC / MiB) {
+                    throw new IllegalArgumentException("CachingAllocator option large_segment_size_mb must be > "
+                            + MIN_LARGE_ALLOC / MiB + " MB");
+                }
+                return v;
+            });
+    public static final ConfigOption<Long> MAX_SPLIT_SIZE_MB = new ConfigOption<>("max_split_size_mb",
+            "a whole number of MiB >= 20 and >= large_segment_size_mb", null,
+            "cached blocks of at least this many MiB are never split (default: unlimited)",
+            text -> splitSizeMb("max_split_size_mb", text));
+    public static final ConfigOption<Long> MAX_NON_SPLIT_ROUNDING_MB = new ConfigOption<>("max_non_split_rounding_mb",
+            "a whole number of MiB >= 20 and >= large_segment_size_mb", null,
+            "how many MiB larger than an oversize request an unsplittable cached block may be"
+                    + " (default: large_segment_size_mb)",
+            text -> splitSizeMb("max_non_split_rounding_mb", text));
+    public static final ConfigOption<Double> GARBAGE_COLLECTION_THRESHOLD = new ConfigOption<>(
+            "garbage_collection_threshold", "a number with 0.0 < value < 1.0", 0.0,
+            "free old cached blocks when usage passes this fraction of the allowed memory (default 0: off)", text -> {
+                double v = decimal(text);
+                if (!(v > 0 && v < 1.0)) {
+                    throw new IllegalArgumentException("garbage_collect_threshold is invalid, set it in (0.0, 1.0)");
+                }
+                return v;
+            });
+    /** Its value is the (validated) text; {@link #from} expands it. Absent means all 16 entries 0. */
+    public static final ConfigOption<String> ROUNDUP_POWER2_DIVISIONS = new ConfigOption<>("roundup_power2_divisions",
+            "a power of 2, or a list such as [256:1,512:2,1024:4,>:8] of power-of-2 MiB boundaries and divisions"
+                    + " (0 or a power of 2)", null,
+            "round requests up to one of N divisions between powers of two instead of to 512 bytes", text -> {
+                expandDivisions(text);
+                return text;
+            });
+    public static final ConfigOption<Boolean> EXPANDABLE_SEGMENTS = bool("expandable_segments",
+            "map physical pages into reserved address ranges on demand instead of one device malloc per segment");
+    public static final ConfigOption<Boolean> RELEASE_LOCK_ON_CUDAMALLOC = bool("release_lock_on_cudamalloc",
+            "release the allocator lock around the device malloc");
+    public static final ConfigOption<Boolean> RELEASE_LOCK_ON_HIPMALLOC = bool("release_lock_on_hipmalloc",
+            "ROCm spelling of release_lock_on_cudamalloc");
+    public static final ConfigOption<Boolean> PINNED_USE_CUDA_HOST_REGISTER = bool("pinned_use_cuda_host_register",
+            "pinned memory from malloc + cudaHostRegister instead of cudaHostAlloc");
+    public static final ConfigOption<Boolean> PINNED_USE_HIP_HOST_REGISTER = bool("pinned_use_hip_host_register",
+            "ROCm spelling of pinned_use_cuda_host_register");
+    public static final ConfigOption<Integer> PINNED_NUM_REGISTER_THREADS = new ConfigOption<>(
+            "pinned_num_register_threads", "a power of 2 <= 128", 1,
+            "threads that prefault pinned pages before cudaHostRegister", text -> {
+                long v = nonNegativeInteger(text);
+                if (Long.bitCount(v) != 1) {
+                    throw new IllegalArgumentException("Number of register threads has to be power of 2, got " + v);
+                }
+                if (v > MAX_REGISTER_THREADS) {
+                    throw new IllegalArgumentException("Number of register threads should be less than or equal to "
+                            + MAX_REGISTER_THREADS + ", got " + v);
+                }
+                return (int) v;
+            });
+    public static final ConfigOption<Boolean> PINNED_USE_BACKGROUND_THREADS = bool("pinned_use_background_threads",
+            "process pinned-memory events on a background thread instead of at each allocation");
+    public static final ConfigOption<Long> PINNED_RESERVE_SEGMENT_SIZE_MB = new ConfigOption<>(
+            "pinned_reserve_segment_size_mb", "a whole number of MiB > 0", 0L,
+            "a pinned segment of this many MiB served by a bump allocator and never freed (default 0: none)", text -> {
+                long v = nonNegativeInteger(text);
+                if (v == 0) {
+                    throw new IllegalArgumentException("Pinned reserve segment size has to be greater than 0");
+                }
+                return v;
+            });
+    public static final ConfigOption<Boolean> GRAPH_CAPTURE_RECORD_STREAM_REUSE = bool(
+            "graph_capture_record_stream_reuse", "allow reuse of record_stream blocks during graph capture");
+    public static final ConfigOption<Double> PER_PROCESS_MEMORY_FRACTION = new ConfigOption<>(
+            "per_process_memory_fraction", "a number with 0.0 <= value <= 1.0", 1.0,
+            "the fraction of the device's total memory the allocator may use (default 1.0: no limit)", text -> {
+                double v = decimal(text);
+                if (!(v >= 0.0 && v <= 1.0)) {
+                    throw new IllegalArgumentException("per_process_memory_fraction is invalid, set it in [0.0, 1.0]");
+                }
+                return v;
+            });
+
+    /** The keys of the caching allocator. */
+    public static final ConfigSchema SCHEMA = ConfigSchema.of("allocator 'caching'", List.of(BACKEND,
+            LARGE_SEGMENT_SIZE_MB, MAX_SPLIT_SIZE_MB, MAX_NON_SPLIT_ROUNDING_MB, GARBAGE_COLLECTION_THRESHOLD,
+            ROUNDUP_POWER2_DIVISIONS, EXPANDABLE_SEGMENTS, RELEASE_LOCK_ON_CUDAMALLOC, RELEASE_LOCK_ON_HIPMALLOC,
+            PINNED_USE_CUDA_HOST_REGISTER, PINNED_USE_HIP_HOST_REGISTER, PINNED_NUM_REGISTER_THREADS,
+            PINNED_USE_BACKGROUND_THREADS, PINNED_RESERVE_SEGMENT_SIZE_MB, GRAPH_CAPTURE_RECORD_STREAM_REUSE,
+            PER_PROCESS_MEMORY_FRACTION));
+
+    /**
+     * Checks the invariants that parsing guarantees, so that hand-built options are as safe as parsed ones.
+     *
+     * @throws IllegalArgumentException naming the broken invariant
+     */
+    public CachingOptions {
+        Objects.requireNonNull(backend, "backend");
+        Objects.requireNonNull(roundupPower2Divisions, "roundupPower2Divisions");
+        Objects.requireNonNull(configText, "configText");
+        if (largeSegmentSize <= MIN_LARGE_ALLOC) {
+            throw new IllegalArgumentException("large segment size must be > 10 MiB, got " + largeSegmentSize);
+        }
+        if (maxSplitSize < Math.max(LARGE_BUFFER, largeSegmentSize)) {
+            throw new IllegalArgumentException("max split size must be >= max(20 MiB, large segment size), got "
+                    + maxSplitSize);
+        }
+        if (maxNonSplitRounding < largeSegmentSize) {
+            throw new IllegalArgumentException("max non-split rounding must be >= the large segment size, got "
+                    + maxNonSplitRounding);
+        }
+        if (!(garbageCollectionThreshold >= 0 && garbageCollectionThreshold < 1.0)) {
+            throw new IllegalArgumentException("garbage collection threshold must be in [0, 1) (0 = off), got "
+                    + garbageCollectionThreshold);
+        }
+        roundupPower2Divisions = roundupPower2Divisions.clone();
+        if (roundupPower2Divisions.length != ROUNDUP_INTERVALS) {
+            throw new IllegalArgumentException("roundup_power2_divisions needs " + ROUNDUP_INTERVALS
+                    + " entries, got " + roundupPower2Divisions.length);
+        }
+        for (int d : roundupPower2Divisions) {
+            if (d < 0 || (d != 0 && Integer.bitCount(d) != 1)) {
+                throw new IllegalArgumentException("roundup_power2_divisions entries must be 0 or a power of 2, got "
+                        + Arrays.toString(roundupPower2Divisions));
+            }
+        }
+        if (pinnedNumRegisterThreads < 1 || pinnedNumRegisterThreads > MAX_REGISTER_THREADS
+                || Integer.bitCount(pinnedNumRegisterThreads) != 1) {
+            throw new IllegalArgumentException("pinned register threads must be a power of 2 <= 128, got "
+                    + pinnedNumRegisterThreads);
+        }
+        if (pinnedReserveSegmentSize < 0) {
+            throw new IllegalArgumentException("pinned reserve segment size must be >= 0, got "
+                    + pinnedReserveSegmentSize);
+        }
+        if (!(perProcessMemoryFraction >= 0.0 && perProcessMemoryFraction <= 1.0)) {
+            throw new IllegalArgumentException("per-process memory fraction must be in [0, 1], got "
+                    + perProcessMemoryFraction);
+        }
+    }
+
+    /** PyTorch's defaults, with configuration text "". */
+    public static CachingOptions defaults() {
+        return new CachingOptions(Backend.NATIVE, LARGE_BUFFER, Long.MAX_VALUE, LARGE_BUFFER, 0.0,
+                new int[ROUNDUP_INTERVALS], false, false, false, 1, false, 0, false, 1.0, "");
+    }
+
+    /**
+     * The configuration text PyTorch would read from {@code env}: the value of the first of {@value #ENV},
+     * {@value #ENV_HIP} and {@value #ENV_GENERIC} that is set (an empty value counts as set), else "".
+     */
+    public static String fromEnvironment(Map<String, String> env) {
+        Objects.requireNonNull(env, "env");
+        for (String name : ENV_VARIABLES) {
+            String value = env.get(name);
+            if (value != null) {
+                return value;
+            }
+        }
+        return "";
+    }
+
+    /**
+     * Parses a configuration text ({@code null} or blank: the defaults).
+     *
+     * @throws InvalidConfigurationException for an unknown key (with PyTorch's "Unrecognized key 'k' in CUDA
+     *                                       allocator config."), a malformed or repeated entry, or a bad value (with
+     *                                       PyTorch's message in parentheses)
+     */
+    public static CachingOptions parse(String confText) {
+        String text = confText == null ? "" : confText;
+        AllocatorConfig config;
+        try {
+            config = AllocatorConfig.parse(text, SCHEMA);
+        } catch (InvalidConfigurationException e) {
+            throw withUpstreamText(e, text);
+        }
+        return build(config, text);
+    }
+
+    /**
+     * The options of a configuration already parsed against {@link #SCHEMA} (what a provider's
+     * {@code create(AllocatorSetup)} receives). Also checks the rules that span keys ({@code max_split_size_mb} and
+     * {@code max_non_split_rounding_mb} at least {@code large_segment_size_mb}). The configuration text is
+     * rebuilt from the explicit values, e.g. {@code max_split_size_mb:40,expandable_segments:True}.
+     *
+     * @throws InvalidConfigurationException when a rule spanning keys is broken
+     * @throws IllegalArgumentException      when {@code config} was parsed against another schema
+     */
+    public static CachingOptions from(AllocatorConfig config) {
+        Objects.requireNonNull(config, "config");
+        return build(config, canonicalText(config));
+    }
+
+    private static CachingOptions build(AllocatorConfig config, String text) {
+        if (config.schema() != SCHEMA) {
+            throw new IllegalArgumentException("configuration was parsed against the schema of "
+                    + config.schema().owner() + ", not " + SCHEMA.owner());
+        }
+        Backend backend = config.get(BACKEND);
+        long largeMb = config.get(LARGE_SEGMENT_SIZE_MB);
+        long large = mibToBytes(largeMb);
+        long maxSplit = Long.MAX_VALUE;
+        if (config.isSet(MAX_SPLIT_SIZE_MB)) {
+            maxSplit = mibToBytes(atLeastLargeSegment(MAX_SPLIT_SIZE_MB, config.get(MAX_SPLIT_SIZE_MB), largeMb));
+        }
+        long maxNonSplit = large;
+        if (config.isSet(MAX_NON_SPLIT_ROUNDING_MB)) {
+            maxNonSplit = mibToBytes(atLeastLargeSegment(MAX_NON_SPLIT_ROUNDING_MB,
+                    config.get(MAX_NON_SPLIT_ROUNDING_MB), largeMb));
+        }
+        String divisionsText = config.get(ROUNDUP_POWER2_DIVISIONS);
+        int[] divisions = divisionsText == null ? new int[ROUNDUP_INTERVALS] : expandDivisions(divisionsText);
+        if (backend == Backend.CUDA_MALLOC_ASYNC && config.explicitValues().size() > 1) {
+            LOG.warn("backend:cudaMallocAsync ignores max_split_size_mb,roundup_power2_divisions, and"
+                    + " garbage_collect_threshold.");
+        }
+        return new CachingOptions(backend, large, maxSplit, maxNonSplit, config.get(GARBAGE_COLLECTION_THRESHOLD),
+                divisions, config.get(EXPANDABLE_SEGMENTS),
+                lastGiven(config, RELEASE_LOCK_ON_CUDAMALLOC, RELEASE_LOCK_ON_HIPMALLOC),
+                lastGiven(config, PINNED_USE_CUDA_HOST_REGISTER, PINNED_USE_HIP_HOST_REGISTER),
+                config.get(PINNED_NUM_REGISTER_THREADS), config.get(PINNED_USE_BACKGROUND_THREADS),
+                mibToBytes(config.get(PINNED_RESERVE_SEGMENT_SIZE_MB)), config.get(GRAPH_CAPTURE_RECORD_STREAM_REUSE),
+                config.get(PER_PROCESS_MEMORY_FRACTION), text);
+    }
+
+    // ------------------------------------------------------------------------------------------------ size rules
+
+    /**
+     * The entry of {@link #roundupPower2Divisions} for {@code size}: index = floor(log2 size) - 20 clamped to
+     * 0..15, so index 0 covers sizes under 2 MiB, index k covers [2^(20+k), 2^(21+k)) and index 15 covers 32 GiB
+     * and more. A size of 0 uses index 0.
+     *
+     * @throws IllegalArgumentException if {@code size} is negative
+     */
+    public int divisionsFor(long size) {
+        if (size < 0) {
+            throw new IllegalArgumentException("size must be >= 0, got " + size);
+        }
+        int log = 63 - Long.numberOfLeadingZeros(size); // -1 for 0
+        int index = Math.min(Math.max(log - 20, 0), ROUNDUP_INTERVALS - 1);
+        return roundupPower2Divisions[index];
+    }
+
+    /**
+     * PyTorch's {@code round_size}: under 512 B &rarr; 512; otherwise, with d = {@link #divisionsFor}(size), if d
+     * &gt; 1 and size &gt; 512&middot;d, the power-of-two division rule (a power of two is unchanged; else step =
+     * floor-power-of-two / d and the size is rounded up to a multiple of step, or to the next power of two when the
+     * step is 0); else the next multiple of 512. Divisions 0 and 1 both mean plain 512-byte rounding.
+     *
+     * @return the rounded size, at most {@link #MAX_REQUEST}
+     * @throws IllegalArgumentException if {@code size} is negative or at least {@link #MAX_REQUEST} (2^60), which
+     *                                  the allocator refuses before rounding (the arithmetic would overflow near
+     *                                  {@link Long#MAX_VALUE})
+     */
+    public long roundSize(long size) {
+        if (size < 0 || size >= MAX_REQUEST) {
+            throw new IllegalArgumentException("size must be in [0, 2^60), got " + size);
+        }
+        if (size < MIN_BLOCK_SIZE) {
+            return MIN_BLOCK_SIZE;
+        }
+        int divisions = divisionsFor(size);
+        if (divisions > 1 && size > MIN_BLOCK_SIZE * divisions) {
+            return roundupPower2NextDivision(size, divisions);
+        }
+        return ceilTo(size, MIN_BLOCK_SIZE);
+    }
+
+    private static long roundupPower2NextDivision(long size, int divisions) {
+        if (Long.bitCount(size) == 1) {
+            return size;
+        }
+        long floor = Long.highestOneBit(size);
+        long step = floor >>> Integer.numberOfTrailingZeros(divisions); // divisions is a power of two
+        if (step == 0) {
+            return floor << 1;
+        }
+        long down = size & -step;
+        return down == size ? size : down + step;
+    }
+
+    /**
+     * PyTorch's {@code get_allocation_size}: the segment size for a rounded request: up to 1 MiB &rarr; 2 MiB
+     * (small pool); under 10 MiB &rarr; {@link #largeSegmentSize}; otherwise rounded up to a multiple of 2 MiB.
+     *
+     * @throws IllegalArgumentException if {@code rounded} is negative or above {@link #MAX_REQUEST}
+     */
+    public long allocationSize(long rounded) {
+        if (rounded < 0 || rounded > MAX_REQUEST) {
+            throw new IllegalArgumentException("size must be in [0, 2^60], got " + rounded);
+        }
+        if (rounded <= SMALL_SIZE) {
+            return SMALL_BUFFER;
+        }
+        if (rounded < MIN_LARGE_ALLOC) {
+            return largeSegmentSize;
+        }
+        return ceilTo(rounded, ROUND_LARGE);
+    }
+
+    private static long ceilTo(long size, long multiple) {
+        return (size + multiple - 1) / multiple * multiple;
+    }
+
+    /** {@link #maxSplitSize} as PyTorch reports it in stats and snapshots: -1 when unlimited. */
+    public long maxSplitSizeStat() {
+        return maxSplitSize == Long.MAX_VALUE ? -1 : maxSplitSize;
+    }
+
+    /**
+     * The snapshot's {@code allocator_settings} dict, in PyTorch's key order: {@code PYTORCH_CUDA_ALLOC_CONF}
+     * (String, the configuration text), {@code max_split_size} (Long, -1 when unlimited),
+     * {@code garbage_collection_threshold} (Double), {@code expandable_segments} (Boolean),
+     * {@code pinned_num_register_threads} (Long), {@code release_lock_on_cudamalloc} (Boolean),
+     * {@code pinned_use_cuda_host_register} (Boolean), {@code graph_capture_record_stream_reuse} (Boolean) and
+     * {@code roundup_power2_divisions} (a Map from "1", "2", "4", ..., "32768" to Long). Unmodifiable.
+     */
+    public Map<String, Object> allocatorSettings() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("PYTORCH_CUDA_ALLOC_CONF", configText);
+        m.put("max_split_size", maxSplitSizeStat());
+        m.put("garbage_collection_threshold", garbageCollectionThreshold);
+        m.put("expandable_segments", expandableSegments);
+        m.put("pinned_num_register_threads", (long) pinnedNumRegisterThreads);
+        m.put("release_lock_on_cudamalloc", releaseLockOnCudamalloc);
+        m.put("pinned_use_cuda_host_register", pinnedUseCudaHostRegister);
+        m.put("graph_capture_record_stream_reuse", graphCaptureRecordStreamReuse);
+        Map<String, Object> roundup = new LinkedHashMap<>();
+        for (int i = 0; i < ROUNDUP_INTERVALS; i++) {
+            roundup.put(Long.toString(1L << i), (long) roundupPower2Divisions[i]);
+        }
+        m.put("roundup_power2_divisions", Collections.unmodifiableMap(roundup));
+        return Collections.unmodifiableMap(m);
+    }
+
+    /** A copy of the 16 division entries. */
+    @Override
+    public int[] roundupPower2Divisions() {
+        return roundupPower2Divisions.clone();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof CachingOptions c
+                && backend == c.backend
+                && largeSegmentSize == c.largeSegmentSize
+                && maxSplitSize == c.maxSplitSize
+                && maxNonSplitRounding == c.maxNonSplitRounding
+                && Double.compare(garbageCollectionThreshold, c.garbageCollectionThreshold) == 0
+                && Arrays.equals(roundupPower2Divisions, c.roundupPower2Divisions)
+                && expandableSegments == c.expandableSegments
+                && releaseLockOnCudamalloc == c.releaseLockOnCudamalloc
+                && pinnedUseCudaHostRegister == c.pinnedUseCudaHostRegister
+                && pinnedNumRegisterThreads == c.pinnedNumRegisterThreads
+                && pinnedUseBackgroundThreads == c.pinnedUseBackgroundThreads
+                && pinnedReserveSegmentSize == c.pinnedReserveSegmentSize
+                && graphCaptureRecordStreamReuse == c.graphCaptureRecordStreamReuse
+                && Double.compare(perProcessMemoryFraction, c.perProcessMemoryFraction) == 0
+                && configText.equals(c.configText);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(backend, largeSegmentSize, maxSplitSize, maxNonSplitRounding, garbageCollectionThreshold,
+                Arrays.hashCode(roundupPower2Divisions), expandableSegments, releaseLockOnCudamalloc,
+                pinnedUseCudaHostRegister, pinnedNumRegisterThreads, pinnedUseBackgroundThreads,
+                pinnedReserveSegmentSize, graphCaptureRecordStreamReuse, perProcessMemoryFraction, configText);
+    }
+
+    @Override
+    public String toString() {
+        return "CachingOptions[backend=" + backend + ", largeSegmentSize=" + largeSegmentSize
+                + ", maxSplitSize=" + maxSplitSizeStat() + ", maxNonSplitRounding=" + maxNonSplitRounding
+                + ", garbageCollectionThreshold=" + garbageCollectionThreshold
+                + ", roundupPower2Divisions=" + Arrays.toString(roundupPower2Divisions)
+                + ", expandableSegments=" + expandableSegments + ", releaseLockOnCudamalloc=" + releaseLockOnCudamalloc
+                + ", pinnedUseCudaHostRegister=" + pinnedUseCudaHostRegister
+                + ", pinnedNumRegisterThreads=" + pinnedNumRegisterThreads
+                + ", pinnedUseBackgroundThreads=" + pinnedUseBackgroundThreads
+                + ", pinnedReserveSegmentSize=" + pinnedReserveSegmentSize
+                + ", graphCaptureRecordStreamReuse=" + graphCaptureRecordStreamReuse
+                + ", perProcessMemoryFraction=" + perProcessMemoryFraction + ", configText='" + configText + "']";
+    }
+
+    // ------------------------------------------------------------------------------------------------ parsing
+
+    private static ConfigOption<Boolean> bool(String name, String description) {
+        return new ConfigOption<>(name, "True or False", false, description, text -> switch (text) {
+            case "True" -> Boolean.TRUE;
+            case "False" -> Boolean.FALSE;
+            default -> throw new IllegalArgumentException(BOOL_ERROR + " '" + text + "'");
+        });
+    }
+
+    /** PyTorch's {@code toSizeT}, strictly: ASCII digits only. */
+    private static long nonNegativeInteger(String text) {
+        if (!text.matches("[0-9]+")) {
+            throw new IllegalArgumentException("Expected a non-negative integer but got '" + text + "'");
+        }
+        try {
+            return Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("Value '" + text + "' is out of range");
+        }
+    }
+
+    /** PyTorch's {@code toDouble}, strictly: a whole decimal number. */
+    private static double decimal(String text) {
+        if (!text.matches("[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?")) {
+            throw new IllegalArgumentException("Expected a number but got '" + text + "'");
+        }
+        return Double.parseDouble(text);
+    }
+
+    private static long splitSizeMb(String key, String text) {
+        long v = nonNegativeInteger(text);
+        if (v < LARGE_BUFFER / MiB) {
+            throw new IllegalArgumentException(tooSmall(key, LARGE_BUFFER / MiB));
+        }
+        return v;
+    }
+
+    private static String tooSmall(String key, long minMb) {
+        return "CachingAllocator option " + key + " too small, must be >= " + minMb;
+    }
+
+    /** The newest upstream rule: at least {@code large_segment_size_mb}, checked once every key is known. */
+    private static long atLeastLargeSegment(ConfigOption<Long> option, long mb, long largeMb) {
+        if (mb < largeMb) {
+            String value = Long.toString(mb);
+            throw new InvalidConfigurationException(option.name(), value, "bad value '" + value
+                    + "' for configuration key '" + option.name() + "' of " + SCHEMA.owner() + " ("
+                    + tooSmall(option.name(), largeMb) + "); allowed: " + option.allowed());
+        }
+        return mb;
+    }
+
+    /** MiB to bytes, clamping as upstream clamps to {@code SIZE_MAX / 1 MiB}. */
+    private static long mibToBytes(long mb) {
+        return Math.min(mb, Long.MAX_VALUE / MiB) * MiB;
+    }
+
+    /** The value of whichever spelling came last in the text, else the default (false). */
+    private static boolean lastGiven(AllocatorConfig config, ConfigOption<Boolean> a, ConfigOption<Boolean> b) {
+        Boolean result = null;
+        for (Map.Entry<String, Object> e : config.explicitValues().entrySet()) {
+            if (e.getKey().equals(a.name()) || e.getKey().equals(b.name())) {
+                result = (Boolean) e.getValue();
+            }
+        }
+        return result != null ? result : a.defaultValue();
+    }
+
+    /**
+     * Expands a {@code roundup_power2_divisions} value into 16 entries with PyTorch's rules
+     * ({@code parseRoundUpPower2Divisions}).
+     */
+    private static int[] expandDivisions(String text) {
+        List<String> t = lex(text);
+        int[] d = new int[ROUNDUP_INTERVALS];
+        if (t.isEmpty() || !t.getFirst().equals("[")) {
+            if (t.size() != 1 || isDelimiter(t.getFirst())) {
+                throw malformedDivisions(text);
+            }
+            long value = nonNegativeInteger(t.getFirst());
+            if (Long.bitCount(value) != 1) {
+                throw new IllegalArgumentException("For roundups, the divisions has to be power of 2");
+            }
+            Arrays.fill(d, storedDivision(value));
+            return d;
+        }
+        int end = t.size() - 1;
+        if (!t.get(end).equals("]") || end == 0) {
+            throw malformedDivisions(text);
+        }
+        boolean first = true;
+        int lastIndex = 0;
+        int i = 1;
+        while (i < end) {
+            if (i + 2 >= end || !t.get(i + 1).equals(":") || (isDelimiter(t.get(i)))
+                    || isDelimiter(t.get(i + 2))) {
+                throw malformedDivisions(text);
+            }
+            String key = t.get(i);
+            long value = nonNegativeInteger(t.get(i + 2));
+            if (value != 0 && Long.bitCount(value) != 1) {
+                throw new IllegalArgumentException(
+                        "For roundups, the divisions has to be power of 2 or 0 to disable roundup");
+            }
+            int stored = storedDivision(value);
+            if (key.equals(">")) {
+                Arrays.fill(d, Math.min(lastIndex + 1, ROUNDUP_INTERVALS), ROUNDUP_INTERVALS, stored);
+            } else {
+                long boundary = nonNegativeInteger(key);
+                if (Long.bitCount(boundary) != 1) {
+                    throw new IllegalArgumentException("For roundups, the intervals have to be power of 2");
+                }
+                int index = Math.min(63 - Long.numberOfLeadingZeros(boundary), ROUNDUP_INTERVALS - 1);
+                if (first) {
+                    Arrays.fill(d, 0, index, stored);
+                    first = false;
+                }
+                d[index] = stored;
+                lastIndex = index;
+            }
+            i += 3;
+            if (i < end) {
+                if (!t.get(i).equals(",")) {
+                    throw malformedDivisions(text);
+                }
+                i++;
+            }
+        }
+        return d;
+    }
+
+    private static int storedDivision(long value) {
+        if (value > MAX_DIVISIONS) {
+            throw new IllegalArgumentException("For roundups, at most " + MAX_DIVISIONS
+                    + " divisions are supported, got " + value);
+        }
+        return (int) value;
+    }
+
+    private static IllegalArgumentException malformedDivisions(String text) {
+        return new IllegalArgumentException("Expected a power of 2 or a list such as [256:1,512:2,>:8] but got '"
+                + text + "'");
+    }
+
+    private static boolean isDelimiter(String token) {
+        return token.equals(",") || token.equals(":") || token.equals("[") || token.equals("]");
+    }
+
+    /** PyTorch's {@code ConfigTokenizer}: , : [ ] are tokens of their own; whitespace is dropped. */
+    private static List<String> lex(String text) {
+        List<String> tokens = new ArrayList<>();
+        StringBuilder buf = new StringBuilder();
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == ',' || c == ':' || c == '[' || c == ']') {
+                if (!buf.isEmpty()) {
+                    tokens.add(buf.toString());
+                    buf.setLength(0);
+                }
+                tokens.add(String.valueOf(c));
+            } else if (!Character.isWhitespace(c)) {
+                buf.append(c);
+            }
+        }
+        if (!buf.isEmpty()) {
+            tokens.add(buf.toString());
+        }
+        return tokens;
+    }
+
+    /** The ConfigTokenizer index of the value of the first {@code key} entry, or -1. */
+    private static int tokenIndexOfValue(String text, String key) {
+        List<String> t = lex(text);
+        int i = 0;
+        while (i < t.size()) {
+            if (t.get(i).equals(key)) {
+                return i + 2;
+            }
+            int j = i + 2;
+            if (j < t.size() && t.get(j).equals("[")) {
+                while (j < t.size() && !t.get(j).equals("]")) {
+                    j++;
+                }
+            }
+            i = j + 2;
+        }
+        return -1;
+    }
+
+    /** Adds PyTorch's wording to AllocatorConfig's refusals where it differs. */
+    private static InvalidConfigurationException withUpstreamText(InvalidConfigurationException e, String text) {
+        String key = e.key();
+        String message = e.getMessage();
+        InvalidConfigurationException replaced;
+        if (key != null && SCHEMA.option(key) == null) {
+            replaced = new InvalidConfigurationException(key, e.value(),
+                    "Unrecognized key '" + key + "' in CUDA allocator config. " + message);
+        } else if (key != null && message != null && message.contains(BOOL_ERROR)) {
+            int index = tokenIndexOfValue(text, key);
+            if (index < 0) {
+                return e;
+            }
+            replaced = new InvalidConfigurationException(key, e.value(), message.replace(BOOL_ERROR,
+                    "Expected 'True' or 'False' at index " + index + " in ConfigTokenizer but got"));
+        } else {
+            return e;
+        }
+        replaced.initCause(e);
+        return replaced;
+    }
+
+    /** The explicit values as configuration text, booleans spelled True/False so that it parses again. */
+    private static String canonicalText(AllocatorConfig config) {
+        StringBuilder sb = new StringBuilder();
+        for (Map.Entry<String, Object> e : config.explicitValues().entrySet()) {
+            if (!sb.isEmpty()) {
+                sb.append(',');
+            }
+            Object v = e.getValue();
+            String value = v instanceof Boolean b ? (b ? "True" : "False") : String.valueOf(v);
+            sb.append(e.getKey()).append(':').append(value);
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,591 @@
+package io.devalloc.caching;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.api.config.AllocatorConfig;
+import io.devalloc.api.error.InvalidConfigurationException;
+import io.devalloc.api.units.ByteSize;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Keys, defaults, PyTorch's error texts, size rounding and segment sizes (spec sections 2, 7, 8 and 10). */
+class CachingOptionsTest {
+
+    private static final long MiB = ByteSize.MiB;
+    private static final long GiB = ByteSize.GiB;
+
+    private static CachingOptions divisions(String value) {
+        return CachingOptions.parse("roundup_power2_divisions:" + value);
+    }
+
+    private static InvalidConfigurationException refused(String config) {
+        return assertThrows(InvalidConfigurationException.class, () -> CachingOptions.parse(config), config);
+    }
+
+    private static void assertRefused(String config, String upstreamText) {
+        InvalidConfigurationException e = refused(config);
+        assertTrue(e.getMessage().contains(upstreamText),
+                () -> "message of '" + config + "' should contain \"" + upstreamText + "\" but was: " + e.getMessage());
+    }
+
+    // ---------------------------------------------------------------------------------------------- defaults
+
+    @Test
+    void defaultsArePyTorchs() {
+        CachingOptions o = CachingOptions.defaults();
+        assertEquals(CachingOptions.Backend.NATIVE, o.backend());
+        assertEquals(20 * MiB, o.largeSegmentSize());
+        assertEquals(Long.MAX_VALUE, o.maxSplitSize(), "unlimited");
+        assertEquals(-1, o.maxSplitSizeStat());
+        assertEquals(20 * MiB, o.maxNonSplitRounding(), "defaults to the large segment size");
+        assertEquals(0.0, o.garbageCollectionThreshold());
+        assertArrayEquals(new int[16], o.roundupPower2Divisions());
+        assertFalse(o.expandableSegments());
+        assertFalse(o.releaseLockOnCudamalloc());
+        assertFalse(o.pinnedUseCudaHostRegister());
+        assertEquals(1, o.pinnedNumRegisterThreads());
+        assertFalse(o.pinnedUseBackgroundThreads());
+        assertEquals(0, o.pinnedReserveSegmentSize());
+        assertFalse(o.graphCaptureRecordStreamReuse());
+        assertEquals(1.0, o.perProcessMemoryFraction());
+        assertEquals("", o.configText());
+        assertEquals(o, CachingOptions.parse(""));
+        assertEquals(o, CachingOptions.parse(null));
+        CachingOptions blank = CachingOptions.parse("   ");
+        assertEquals("   ", blank.configText(), "the text is reported as given, like upstream");
+        assertEquals(o.toString().replace("configText=''", "configText='   '"), blank.toString());
+        assertEquals(o, CachingOptions.from(AllocatorConfig.defaults(CachingOptions.SCHEMA)));
+    }
+
+    @Test
+    void everyKeyParses() {
+        String text = "backend:native,large_segment_size_mb:32,max_split_size_mb:64,max_non_split_rounding_mb:48,"
+                + "garbage_collection_threshold:0.6,roundup_power2_divisions:[256:1,>:4],expandable_segments:True,"
+                + "release_lock_on_cudamalloc:True,pinned_use_cuda_host_register:True,pinned_num_register_threads:8,"
+                + "pinned_use_background_threads:True,pinned_reserve_segment_size_mb:100,"
+                + "graph_capture_record_stream_reuse:True,per_process_memory_fraction:0.75";
+        CachingOptions o = CachingOptions.parse(text);
+        assertEquals(CachingOptions.Backend.NATIVE, o.backend());
+        assertEquals(32 * MiB, o.largeSegmentSize());
+        assertEquals(64 * MiB, o.maxSplitSize());
+        assertEquals(64 * MiB, o.maxSplitSizeStat());
+        assertEquals(48 * MiB, o.maxNonSplitRounding());
+        assertEquals(0.6, o.garbageCollectionThreshold());
+        assertArrayEquals(new int[] {1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 4, 4, 4, 4, 4, 4}, o.roundupPower2Divisions());
+        assertTrue(o.expandableSegments());
+        assertTrue(o.releaseLockOnCudamalloc());
+        assertTrue(o.pinnedUseCudaHostRegister());
+        assertEquals(8, o.pinnedNumRegisterThreads());
+        assertTrue(o.pinnedUseBackgroundThreads());
+        assertEquals(100 * MiB, o.pinnedReserveSegmentSize());
+        assertTrue(o.graphCaptureRecordStreamReuse());
+        assertEquals(0.75, o.perProcessMemoryFraction());
+        assertEquals(text, o.configText());
+    }
+
+    @Test
+    void whitespaceIsIgnored() {
+        CachingOptions o = CachingOptions.parse(" max_split_size_mb : 40 , roundup_power2_divisions : [ 64 : 8 , > : 2 ] ");
+        assertEquals(40 * MiB, o.maxSplitSize());
+        assertEquals(8, o.divisionsFor(64 * MiB));
+        assertEquals(2, o.divisionsFor(128 * MiB));
+    }
+
+    @Test
+    void schemaListsEveryKey() {
+        List<String> keys = new ArrayList<>();
+        CachingOptions.SCHEMA.options().forEach(opt -> keys.add(opt.name()));
+        assertEquals(List.of("backend", "large_segment_size_mb", "max_split_size_mb", "max_non_split_rounding_mb",
+                "garbage_collection_threshold", "roundup_power2_divisions", "expandable_segments",
+                "release_lock_on_cudamalloc", "release_lock_on_hipmalloc", "pinned_use_cuda_host_register",
+                "pinned_use_hip_host_register", "pinned_num_register_threads", "pinned_use_background_threads",
+                "pinned_reserve_segment_size_mb", "graph_capture_record_stream_reuse", "per_process_memory_fraction"),
+                keys);
+        assertEquals("allocator 'caching'", CachingOptions.SCHEMA.owner());
+    }
+
+    // ---------------------------------------------------------------------------------------------- round_size
+
+    @ParameterizedTest
+    @CsvSource({"0, 512", "1, 512", "511, 512", "512, 512", "513, 1024", "1200, 1536", "1048575, 1048576",
+            "1048577, 1049088"})
+    void plainRoundingIsTo512(long size, long rounded) {
+        assertEquals(rounded, CachingOptions.defaults().roundSize(size));
+    }
+
+    @Test
+    void smallSizesStayOn512EvenWithDivisions() {
+        // 1200 with d=4: 1200 <= 512*4, so plain 512 rounding (spec §2).
+        assertEquals(1536, divisions("4").roundSize(1200));
+        assertEquals(512, divisions("4").roundSize(100));
+        assertEquals(2048, divisions("4").roundSize(2048), "a power of two");
+        // 2049 > 2048 = 512*4: floor 2048, step 512 -> 2560
+        assertEquals(2560, divisions("4").roundSize(2049));
+    }
+
+    @Test
+    void powerOfTwoDivisionExamples() {
+        assertEquals(96 * MiB, divisions("4").roundSize(84 * MiB));
+        assertEquals(88 * MiB, divisions("8").roundSize(84 * MiB));
+        assertEquals(512 * MiB, divisions("2").roundSize(400 * MiB));
+        assertEquals(80 * MiB, divisions("4").roundSize(80 * MiB), "already on a division");
+        assertEquals(80 * MiB, divisions("4").roundSize(64 * MiB + 1), "64 MiB + 1 -> next 16 MiB step");
+    }
+
+    @Test
+    void powersOfTwoAreUnchanged() {
+        for (String d : List.of("2", "4", "8", "16", "1024")) {
+            CachingOptions o = divisions(d);
+            for (int k = 9; k < 60; k++) {
+                assertEquals(1L << k, o.roundSize(1L << k), "2^" + k + " with d=" + d);
+            }
+        }
+    }
+
+    @Test
+    void divisionsOneAndZeroBothMeanPlainRounding() {
+        CachingOptions zero = CachingOptions.defaults();
+        CachingOptions one = divisions("1");
+        CachingOptions listZero = divisions("[1:0,>:0]");
+        for (long size : new long[] {513, 1200, 84 * MiB + 1, 88_080_384, 400 * MiB + 7, 3 * GiB + 100}) {
+            long plain = (size + 511) / 512 * 512;
+            assertEquals(plain, zero.roundSize(size));
+            assertEquals(plain, one.roundSize(size), "d=1 is plain rounding (pytorch#161139)");
+            assertEquals(plain, listZero.roundSize(size));
+        }
+    }
+
+    @Test
+    void hugeDivisionsFallBackToPlainRounding() {
+        CachingOptions o = divisions(Integer.toString(CachingOptions.MAX_DIVISIONS));
+        assertEquals(84 * MiB + 512, o.roundSize(84 * MiB + 1), "size <= 512*d");
+        assertRefused("roundup_power2_divisions:2147483648", "at most 1073741824 divisions");
+    }
+
+    @Test
+    void roundSizeDoesNotOverflowAndRefusesOneExabyte() {
+        long max = CachingOptions.MAX_REQUEST - 1;
+        assertEquals(CachingOptions.MAX_REQUEST, CachingOptions.defaults().roundSize(max));
+        assertEquals(CachingOptions.MAX_REQUEST, divisions("4").roundSize(max));
+        assertEquals(CachingOptions.MAX_REQUEST, divisions("1024").roundSize(max));
+        assertEquals((1L << 59) + (1L << 57), divisions("4").roundSize((1L << 59) + 1));
+        for (long bad : new long[] {CachingOptions.MAX_REQUEST, Long.MAX_VALUE, Long.MAX_VALUE - 511, -1,
+                Long.MIN_VALUE}) {
+            assertThrows(IllegalArgumentException.class, () -> CachingOptions.defaults().roundSize(bad));
+            assertThrows(IllegalArgumentException.class, () -> divisions("8").roundSize(bad));
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- divisions
+
+    @Test
+    void singleFormFillsEveryEntry() {
+        int[] fours = new int[16];
+        Arrays.fill(fours, 4);
+        assertArrayEquals(fours, divisions("4").roundupPower2Divisions());
+    }
+
+    @Test
+    void divisionIndexIsLog2MinusTwentyClamped() {
+        int[] d = new int[16];
+        for (int i = 0; i < 16; i++) {
+            d[i] = 1 << i;
+        }
+        CachingOptions o = withDivisions(d);
+        assertEquals(1, o.divisionsFor(0));
+        assertEquals(1, o.divisionsFor(1));
+        assertEquals(1, o.divisionsFor(2 * MiB - 1), "index 0 covers < 2 MiB");
+        assertEquals(2, o.divisionsFor(2 * MiB), "index 1 covers [2 MiB, 4 MiB)");
+        assertEquals(2, o.divisionsFor(4 * MiB - 1));
+        assertEquals(1 << 8, o.divisionsFor(256 * MiB), "index 8 covers 256-512 MiB");
+        assertEquals(1 << 8, o.divisionsFor(512 * MiB - 1));
+        assertEquals(1 << 14, o.divisionsFor(32 * GiB - 1));
+        assertEquals(1 << 15, o.divisionsFor(32 * GiB), "index 15 covers >= 32 GiB");
+        assertEquals(1 << 15, o.divisionsFor(Long.MAX_VALUE));
+        assertThrows(IllegalArgumentException.class, () -> o.divisionsFor(-1));
+    }
+
+    @Test
+    void listFormIndexRules() {
+        CachingOptions o = divisions("[256:1,512:2,1024:4,>:8]");
+        assertArrayEquals(new int[] {1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 4, 8, 8, 8, 8, 8}, o.roundupPower2Divisions(),
+                "256 -> index 8; the first key fills lower indices; > fills after the last key");
+        assertEquals(1, o.divisionsFor(256 * MiB));
+        assertEquals(1, o.divisionsFor(MiB), "filled by the first key");
+        assertEquals(2, o.divisionsFor(512 * MiB));
+        assertEquals(4, o.divisionsFor(GiB));
+        assertEquals(8, o.divisionsFor(2 * GiB));
+        assertEquals(8, o.divisionsFor(100 * GiB));
+    }
+
+    @Test
+    void listFormCornerCases() {
+        assertArrayEquals(new int[] {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2},
+                divisions("[65536:2]").roundupPower2Divisions(), "a key past 32768 clamps to index 15");
+        assertArrayEquals(new int[] {0, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4},
+                divisions("[>:4]").roundupPower2Divisions(), "> with no key before fills from index 1");
+        assertArrayEquals(new int[] {8, 8, 8, 8, 8, 8, 8, 8, 8, 0, 0, 0, 0, 0, 0, 0},
+                divisions("[256:8]").roundupPower2Divisions());
+        assertArrayEquals(new int[] {8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                divisions("[256:0,1:8]").roundupPower2Divisions(), "only the first key fills lower indices");
+        assertArrayEquals(new int[16], divisions("[]").roundupPower2Divisions());
+        assertArrayEquals(new int[] {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+                divisions("[32768:1,>:4]").roundupPower2Divisions(), "> after index 15 fills nothing");
+    }
+
+    @Test
+    void testAllocatorSettingsListForm() {
+        CachingOptions o = divisions("[64:8,128:2,256:2,512:2,1024:1,>:1]");
+        assertArrayEquals(new int[] {8, 8, 8, 8, 8, 8, 8, 2, 2, 2, 1, 1, 1, 1, 1, 1}, o.roundupPower2Divisions());
+    }
+
+    @Test
+    void testAllocatorSettingsFigures() {
+        // test_cuda.py test_allocator_settings: deltas of active_bytes.all.allocated
+        assertEquals(88_080_384, CachingOptions.defaults().roundSize(88_080_384));
+        assertEquals(100_663_296, CachingOptions.parse("roundup_power2_divisions:4").roundSize(88_080_384));
+        assertEquals(88_080_384, CachingOptions.parse("garbage_collection_threshold:0.5,max_split_size_mb:40")
+                .roundSize(88_080_384), "a new string resets the divisions");
+        CachingOptions list = CachingOptions.parse("roundup_power2_divisions:[64:8,128:2,256:2,512:2,1024:1,>:1]");
+        assertEquals(92_274_688, list.roundSize(88_080_384));
+        assertEquals(536_870_912, list.roundSize(419_430_400));
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "0|For roundups, the divisions has to be power of 2",
+            "3|For roundups, the divisions has to be power of 2",
+            "[256:3]|For roundups, the divisions has to be power of 2 or 0 to disable roundup",
+            "[300:2]|For roundups, the intervals have to be power of 2",
+            "[0:2]|For roundups, the intervals have to be power of 2",
+            "[256]|Expected a power of 2 or a list",
+            "[256:1,512]|Expected a power of 2 or a list",
+            "[256:1;512:2]|Expected a non-negative integer",
+            "[256:1 512:2]|For roundups, the divisions has to be power of 2 or 0",
+            "[256:1][512:2]|Expected a power of 2 or a list",
+            "four|Expected a non-negative integer but got 'four'",
+            "-4|Expected a non-negative integer but got '-4'",
+            "[abc:2]|Expected a non-negative integer but got 'abc'"})
+    void badDivisionsAreRefused(String value, String upstreamText) {
+        InvalidConfigurationException e = refused("roundup_power2_divisions:" + value);
+        assertEquals("roundup_power2_divisions", e.key());
+        assertTrue(e.getMessage().contains(upstreamText), e::getMessage);
+    }
+
+    // ---------------------------------------------------------------------------------------------- errors
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            // test_allocator_settings's ValueError cases
+            "foo:1,bar:2|Unrecognized key 'foo' in CUDA allocator config.",
+            "garbage_collection_threshold:1.2|garbage_collect_threshold is invalid, set it in (0.0, 1.0)",
+            "max_split_size_mb:2|CachingAllocator option max_split_size_mb too small, must be >= 20",
+            "release_lock_on_cudamalloc:none|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'none'",
+            "pinned_use_cuda_host_register:none|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'none'",
+            "pinned_num_register_threads:none|Expected a non-negative integer but got 'none'",
+            "pinned_num_register_threads:1024|Number of register threads should be less than or equal to 128, got 1024"})
+    void testAllocatorSettingsValueErrors(String config, String upstreamText) {
+        assertRefused(config, upstreamText);
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "backend:foo|Unknown allocator backend, options are native and cudaMallocAsync",
+            "backend:Native|Unknown allocator backend, options are native and cudaMallocAsync",
+            "large_segment_size_mb:10|CachingAllocator option large_segment_size_mb must be > 10 MB",
+            "max_split_size_mb:19|CachingAllocator option max_split_size_mb too small, must be >= 20",
+            "max_non_split_rounding_mb:19|CachingAllocator option max_non_split_rounding_mb too small, must be >= 20",
+            "max_split_size_mb:-20|Expected a non-negative integer but got '-20'",
+            "max_split_size_mb:20abc|Expected a non-negative integer but got '20abc'",
+            "max_split_size_mb:99999999999999999999|out of range",
+            "garbage_collection_threshold:0|garbage_collect_threshold is invalid, set it in (0.0, 1.0)",
+            "garbage_collection_threshold:1.0|garbage_collect_threshold is invalid, set it in (0.0, 1.0)",
+            "garbage_collection_threshold:-0.5|garbage_collect_threshold is invalid, set it in (0.0, 1.0)",
+            "garbage_collection_threshold:half|Expected a number but got 'half'",
+            "expandable_segments:true|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'true'",
+            "expandable_segments:1|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got '1'",
+            "max_split_size_mb:40,expandable_segments:yes|Expected 'True' or 'False' at index 6 in ConfigTokenizer",
+            "roundup_power2_divisions:[256:1,>:2],expandable_segments:yes|at index 14 in ConfigTokenizer but got 'yes'",
+            "release_lock_on_hipmalloc:no|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'no'",
+            "pinned_use_hip_host_register:no|Expected 'True' or 'False' at index 2",
+            "pinned_use_background_threads:TRUE|Expected 'True' or 'False' at index 2",
+            "graph_capture_record_stream_reuse:false|Expected 'True' or 'False' at index 2",
+            "pinned_num_register_threads:3|Number of register threads has to be power of 2, got 3",
+            "pinned_num_register_threads:0|Number of register threads has to be power of 2, got 0",
+            "pinned_num_register_threads:256|Number of register threads should be less than or equal to 128, got 256",
+            "pinned_reserve_segment_size_mb:0|Pinned reserve segment size has to be greater than 0",
+            "per_process_memory_fraction:2.0|per_process_memory_fraction is invalid, set it in [0.0, 1.0]",
+            "throw_on_cudamalloc_oom:True|Unrecognized key 'throw_on_cudamalloc_oom' in CUDA allocator config.",
+            "max_split_size_mb:40,max_split_size_mb:60|given twice",
+            "max_split_size_mb:40,,expandable_segments:True|stray comma",
+            "expandable_segments|malformed configuration entry"})
+    void badValuesAreRefusedWithUpstreamText(String config, String upstreamText) {
+        assertRefused(config, upstreamText);
+    }
+
+    @Test
+    void refusalsNameTheKeyAndValue() {
+        InvalidConfigurationException e = refused("garbage_collection_threshold:1.2");
+        assertEquals("garbage_collection_threshold", e.key());
+        assertEquals("1.2", e.value());
+        assertTrue(e.getMessage().contains("allowed: a number with 0.0 < value < 1.0"), e::getMessage);
+
+        InvalidConfigurationException unknown = refused("expandable_segments:True,foo:1,bar:2");
+        assertEquals("foo", unknown.key());
+        assertEquals("1", unknown.value());
+        assertTrue(unknown.getMessage().startsWith("Unrecognized key 'foo' in CUDA allocator config. "),
+                unknown::getMessage);
+        assertTrue(unknown.getMessage().contains("accepted keys: backend, "), "keeps AllocatorConfig's list");
+        assertTrue(unknown.getCause() instanceof InvalidConfigurationException);
+
+        InvalidConfigurationException bool = refused("release_lock_on_cudamalloc:none");
+        assertEquals("release_lock_on_cudamalloc", bool.key());
+        assertEquals("none", bool.value());
+    }
+
+    @Test
+    void unknownKeyThroughTheSchemaAloneStillRefused() {
+        InvalidConfigurationException e = assertThrows(InvalidConfigurationException.class,
+                () -> AllocatorConfig.parse("foo:1", CachingOptions.SCHEMA));
+        assertEquals("foo", e.key());
+    }
+
+    // ---------------------------------------------------------------------------------------------- fraction
+
+    @ParameterizedTest
+    @CsvSource({"0.0, 0.0", "0.5, 0.5", "1.0, 1.0", "0, 0.0", "1, 1.0", ".25, 0.25"})
+    void memoryFractionAccepted(String text, String echoed) {
+        // test_allocator_memory_fraction_setting: 0.0/0.5/1.0 echo back as "0.0"/"0.5"/"1.0"
+        CachingOptions o = CachingOptions.parse("per_process_memory_fraction:" + text);
+        assertEquals(echoed, Double.toString(o.perProcessMemoryFraction()));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"-0.1", "1.1", "2.0", "1.0000001"})
+    void memoryFractionRefused(String text) {
+        // test_allocator_memory_fraction_setting and test_set_per_process_memory_fraction
+        assertRefused("per_process_memory_fraction:" + text, "per_process_memory_fraction is invalid");
+    }
+
+    // ---------------------------------------------------------------------------------------------- segments
+
+    @ParameterizedTest
+    @CsvSource({
+            // test_graph_memory_stats_and_use_result_after_destroy_graph element sizes -> segment sizes
+            "512, 2097152",
+            "1048576, 2097152",
+            "1049088, 20971520",
+            "10485248, 20971520",
+            "10486272, 12582912",
+            "10485760, 10485760",
+            "12582913, 14680064",
+            "1152921504606846976, 1152921504606846976"})
+    void allocationSizes(long request, long segment) {
+        CachingOptions o = CachingOptions.defaults();
+        assertEquals(segment, o.allocationSize(o.roundSize(Math.min(request, CachingOptions.MAX_REQUEST - 1))));
+    }
+
+    @Test
+    void allocationSizeExamples() {
+        CachingOptions o = CachingOptions.defaults();
+        assertEquals(2 * MiB, o.allocationSize(512));
+        assertEquals(2 * MiB, o.allocationSize(MiB));
+        assertEquals(20 * MiB, o.allocationSize(MiB + 512));
+        assertEquals(20 * MiB, o.allocationSize(10 * MiB - 512));
+        assertEquals(12 * MiB, o.allocationSize(10 * MiB + 512));
+        assertEquals(CachingOptions.MAX_REQUEST, o.allocationSize(CachingOptions.MAX_REQUEST));
+        assertThrows(IllegalArgumentException.class, () -> o.allocationSize(CachingOptions.MAX_REQUEST + 1));
+        assertThrows(IllegalArgumentException.class, () -> o.allocationSize(Long.MAX_VALUE));
+        assertThrows(IllegalArgumentException.class, () -> o.allocationSize(-1));
+    }
+
+    @Test
+    void largeSegmentSizeIsConfigurable() {
+        CachingOptions o = CachingOptions.parse("large_segment_size_mb:50");
+        assertEquals(50 * MiB, o.largeSegmentSize());
+        assertEquals(50 * MiB, o.maxNonSplitRounding(), "max_non_split_rounding follows the large segment size");
+        assertEquals(50 * MiB, o.allocationSize(MiB + 512));
+        assertEquals(2 * MiB, o.allocationSize(MiB));
+        assertEquals(12 * MiB, o.allocationSize(10 * MiB + 512));
+        assertEquals(11 * MiB, CachingOptions.parse("large_segment_size_mb:11").largeSegmentSize());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"large_segment_size_mb:50,max_split_size_mb:30",
+            "max_split_size_mb:30,large_segment_size_mb:50"})
+    void maxSplitSizeAtLeastTheLargeSegment(String config) {
+        InvalidConfigurationException e = refused(config);
+        assertEquals("max_split_size_mb", e.key());
+        assertTrue(e.getMessage().contains("CachingAllocator option max_split_size_mb too small, must be >= 50"),
+                e::getMessage);
+        assertRefused("large_segment_size_mb:50,max_non_split_rounding_mb:49",
+                "CachingAllocator option max_non_split_rounding_mb too small, must be >= 50");
+        assertEquals(50 * MiB, CachingOptions.parse("large_segment_size_mb:50,max_split_size_mb:50").maxSplitSize());
+    }
+
+    @Test
+    void hugeMegabyteValuesClampLikeUpstream() {
+        CachingOptions o = CachingOptions.parse("max_split_size_mb:9223372036854775807");
+        assertEquals(Long.MAX_VALUE / MiB * MiB, o.maxSplitSize());
+        assertNotEquals(-1, o.maxSplitSizeStat(), "upstream clamps to SIZE_MAX/MB*MB, which is not SIZE_MAX");
+    }
+
+    // ---------------------------------------------------------------------------------------------- snapshot
+
+    @Test
+    void allocatorSettingsOfDefaults() {
+        Map<String, Object> s = CachingOptions.defaults().allocatorSettings();
+        assertEquals(List.of("PYTORCH_CUDA_ALLOC_CONF", "max_split_size", "garbage_collection_threshold",
+                "expandable_segments", "pinned_num_register_threads", "release_lock_on_cudamalloc",
+                "pinned_use_cuda_host_register", "graph_capture_record_stream_reuse", "roundup_power2_divisions"),
+                new ArrayList<>(s.keySet()));
+        assertEquals("", s.get("PYTORCH_CUDA_ALLOC_CONF"));
+        assertEquals(-1L, s.get("max_split_size"));
+        assertEquals(0.0, s.get("garbage_collection_threshold"));
+        assertEquals(false, s.get("expandable_segments"));
+        assertEquals(1L, s.get("pinned_num_register_threads"));
+        assertEquals(false, s.get("release_lock_on_cudamalloc"));
+        assertEquals(false, s.get("pinned_use_cuda_host_register"));
+        assertEquals(false, s.get("graph_capture_record_stream_reuse"));
+        Map<?, ?> roundup = (Map<?, ?>) s.get("roundup_power2_divisions");
+        assertEquals(List.of("1", "2", "4", "8", "16", "32", "64", "128", "256", "512", "1024", "2048", "4096",
+                "8192", "16384", "32768"), new ArrayList<>(roundup.keySet()));
+        roundup.values().forEach(v -> assertEquals(0L, v));
+        assertThrows(UnsupportedOperationException.class, () -> s.put("x", 1));
+    }
+
+    @Test
+    void allocatorSettingsOfAConfiguration() {
+        String text = "max_split_size_mb:40,garbage_collection_threshold:0.5,expandable_segments:True,"
+                + "roundup_power2_divisions:[64:8,128:2,256:2,512:2,1024:1,>:1],release_lock_on_hipmalloc:True,"
+                + "pinned_use_cuda_host_register:True,pinned_num_register_threads:4";
+        Map<String, Object> s = CachingOptions.parse(text).allocatorSettings();
+        assertEquals(text, s.get("PYTORCH_CUDA_ALLOC_CONF"));
+        assertEquals(40 * MiB, s.get("max_split_size"));
+        assertEquals(0.5, s.get("garbage_collection_threshold"));
+        assertEquals(true, s.get("expandable_segments"));
+        assertEquals(4L, s.get("pinned_num_register_threads"));
+        assertEquals(true, s.get("release_lock_on_cudamalloc"), "the hip spelling sets the same setting");
+        assertEquals(true, s.get("pinned_use_cuda_host_register"));
+        Map<?, ?> roundup = (Map<?, ?>) s.get("roundup_power2_divisions");
+        assertEquals(8L, roundup.get("64"));
+        assertEquals(8L, roundup.get("1"));
+        assertEquals(2L, roundup.get("128"));
+        assertEquals(1L, roundup.get("1024"));
+        assertEquals(1L, roundup.get("32768"));
+    }
+
+    // ---------------------------------------------------------------------------------------------- aliases, backend
+
+    @Test
+    void hipSpellingsAreAliasesAndTheLaterWins() {
+        assertTrue(CachingOptions.parse("release_lock_on_hipmalloc:True").releaseLockOnCudamalloc());
+        assertTrue(CachingOptions.parse("pinned_use_hip_host_register:True").pinnedUseCudaHostRegister());
+        assertFalse(CachingOptions.parse("release_lock_on_cudamalloc:True,release_lock_on_hipmalloc:False")
+                .releaseLockOnCudamalloc());
+        assertTrue(CachingOptions.parse("release_lock_on_hipmalloc:False,release_lock_on_cudamalloc:True")
+                .releaseLockOnCudamalloc());
+        assertFalse(CachingOptions.parse("pinned_use_cuda_host_register:True,pinned_use_hip_host_register:False")
+                .pinnedUseCudaHostRegister());
+    }
+
+    @Test
+    void cudaMallocAsyncIsParsedAndKept() {
+        CachingOptions o = CachingOptions.parse("max_split_size_mb:20,backend:cudaMallocAsync");
+        assertEquals(CachingOptions.Backend.CUDA_MALLOC_ASYNC, o.backend());
+        assertEquals("cudaMallocAsync", o.backend().configName());
+        assertEquals("native", CachingOptions.parse("backend:native").backend().toString());
+    }
+
+    // ---------------------------------------------------------------------------------------------- environment
+
+    private static Map<String, String> env(String... keyValues) {
+        Map<String, String> m = new HashMap<>();
+        for (int i = 0; i < keyValues.length; i += 2) {
+            m.put(keyValues[i], keyValues[i + 1]);
+        }
+        return m;
+    }
+
+    @Test
+    void environmentPrecedence() {
+        assertEquals("PYTORCH_CUDA_ALLOC_CONF", CachingOptions.ENV);
+        assertEquals(List.of("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF"),
+                CachingOptions.ENV_VARIABLES);
+        assertEquals("cuda", CachingOptions.fromEnvironment(env("PYTORCH_ALLOC_CONF", "generic",
+                "PYTORCH_HIP_ALLOC_CONF", "hip", "PYTORCH_CUDA_ALLOC_CONF", "cuda")));
+        assertEquals("hip", CachingOptions.fromEnvironment(env("PYTORCH_ALLOC_CONF", "generic",
+                "PYTORCH_HIP_ALLOC_CONF", "hip")));
+        assertEquals("generic", CachingOptions.fromEnvironment(env("PYTORCH_ALLOC_CONF", "generic")));
+        assertEquals("", CachingOptions.fromEnvironment(env("OTHER", "x")));
+        assertEquals("", CachingOptions.fromEnvironment(env("PYTORCH_CUDA_ALLOC_CONF", "",
+                "PYTORCH_ALLOC_CONF", "generic")), "set and empty counts as set");
+        assertEquals(40 * MiB, CachingOptions.parse(CachingOptions.fromEnvironment(
+                env("PYTORCH_HIP_ALLOC_CONF", "max_split_size_mb:40"))).maxSplitSize());
+    }
+
+    // ---------------------------------------------------------------------------------------------- from, record
+
+    @Test
+    void fromAParsedConfigMatchesParse() {
+        String text = "max_split_size_mb:40,roundup_power2_divisions:[64:8,>:2],expandable_segments:True,"
+                + "per_process_memory_fraction:0.5,backend:native,release_lock_on_cudamalloc:False";
+        CachingOptions parsed = CachingOptions.parse(text);
+        CachingOptions viaSchema = CachingOptions.from(AllocatorConfig.parse(text, CachingOptions.SCHEMA));
+        assertEquals(text, viaSchema.configText(), "canonical text of these values is the text itself");
+        assertEquals(parsed, viaSchema);
+        assertEquals(parsed, CachingOptions.parse(viaSchema.configText()));
+        assertThrows(InvalidConfigurationException.class, () -> CachingOptions.from(
+                AllocatorConfig.parse("large_segment_size_mb:50,max_split_size_mb:30", CachingOptions.SCHEMA)));
+    }
+
+    @Test
+    void recordIsImmutableAndChecksInvariants() {
+        int[] d = new int[16];
+        d[3] = 4;
+        CachingOptions o = withDivisions(d);
+        d[3] = 8;
+        assertEquals(4, o.roundupPower2Divisions()[3], "copied in");
+        o.roundupPower2Divisions()[3] = 16;
+        assertEquals(4, o.roundupPower2Divisions()[3], "copied out");
+        assertEquals(withDivisions(o.roundupPower2Divisions()), o);
+        assertEquals(withDivisions(o.roundupPower2Divisions()).hashCode(), o.hashCode());
+        assertTrue(o.toString().contains("roundupPower2Divisions=[0, 0, 0, 4,"), o::toString);
+
+        assertThrows(IllegalArgumentException.class, () -> withDivisions(new int[15]));
+        int[] three = new int[16];
+        three[0] = 3;
+        assertThrows(IllegalArgumentException.class, () -> withDivisions(three));
+        CachingOptions def = CachingOptions.defaults();
+        assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 10 * MiB,
+                def.maxSplitSize(), def.maxNonSplitRounding(), 0, new int[16], false, false, false, 1, false, 0,
+                false, 1.0, ""));
+        assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
+                19 * MiB, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, 1.0, ""));
+        assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
+                Long.MAX_VALUE, 20 * MiB, 1.0, new int[16], false, false, false, 1, false, 0, false, 1.0, ""));
+        assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
+                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 3, false, 0, false, 1.0, ""));
+        assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
+                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, 1.5, ""));
+        assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
+                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, Double.NaN, ""));
+    }
+
+    private static CachingOptions withDivisions(int[] d) {
+        return new CachingOptions(CachingOptions.Backend.NATIVE, 20 * MiB, Long.MAX_VALUE, 20 * MiB, 0.0, d, false,
+                false, false, 1, false, 0, false, 1.0, "");
+    }
+}
