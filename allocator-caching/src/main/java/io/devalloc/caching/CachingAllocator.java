@@ -52,6 +52,20 @@ public interface CachingAllocator extends DeviceAllocator {
      */
     Map<String, Object> snapshotDict();
 
+    /**
+     * Writes {@link #snapshotDict()} as a Python pickle (protocol 2) of plain dicts and lists, the format of
+     * {@code torch.cuda.memory._dump_snapshot()}: PyTorch's memory visualiser (https://pytorch.org/memory_viz)
+     * loads it.
+     */
+    default void writeSnapshotPickle(java.io.OutputStream out) throws java.io.IOException {
+        io.devalloc.caching.export.PickleWriter.write(snapshotDict(), out);
+    }
+
+    /** {@link #snapshotDict()} as JSON (pretty-printed when {@code pretty}). */
+    default String snapshotJson(boolean pretty) {
+        return io.devalloc.caching.export.JsonWriter.toString(snapshotDict(), pretty);
+    }
+
     /** PyTorch's {@code FreeCudaMemoryCallback}: asked on a miss; returns true if it freed something. */
     void registerFreeMemoryCallback(BooleanSupplier callback);
 
