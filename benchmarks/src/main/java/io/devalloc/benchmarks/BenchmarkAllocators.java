@@ -6,6 +6,8 @@ import io.devalloc.api.direct.DirectAllocatorProvider;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.bfc.BfcAllocatorProvider;
 import io.devalloc.bfc.BfcOptions;
+import io.devalloc.caching.CachingAllocatorProvider;
+import io.devalloc.caching.CachingOptions;
 import io.devalloc.sim.SimulatedDevice;
 
 /** The devices and allocators the benchmarks measure, built the same way by every benchmark. */
@@ -28,14 +30,16 @@ final class BenchmarkAllocators {
      *   <li>{@code bfc}: GPUBFCAllocator's defaults (no growth: one region of the whole device, reserved at the
      *       first allocation; garbage collection on) with retry on failure off, so that a failure shows at once
      *       instead of waiting 10 s;</li>
+     *   <li>{@code caching}: PyTorch's caching allocator with its default settings;</li>
      *   <li>{@code direct}: no caching, every allocate and free goes to the device.</li>
      * </ul>
      */
     static DeviceAllocator create(String name, DeviceMemory device) {
         return switch (name) {
             case "bfc" -> BfcAllocatorProvider.create(device, BfcOptions.defaults().withRetry(false, 0));
+            case "caching" -> CachingAllocatorProvider.create(device, CachingOptions.defaults());
             case "direct" -> new DirectAllocatorProvider().create(device, "");
-            default -> throw new IllegalArgumentException("unknown allocator '" + name + "' (bfc, direct)");
+            default -> throw new IllegalArgumentException("unknown allocator '" + name + "' (bfc, caching, direct)");
         };
     }
 }

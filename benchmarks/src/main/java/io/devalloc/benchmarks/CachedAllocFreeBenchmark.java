@@ -46,7 +46,7 @@ public class CachedAllocFreeBenchmark {
     public long size;
 
     /** The allocator (see {@link BenchmarkAllocators#create}). */
-    @Param({"bfc", "direct"})
+    @Param({"bfc", "caching", "direct"})
     public String allocator;
 
     private final DeviceStream stream = DeviceStream.DEFAULT;

@@ -55,7 +55,7 @@ public class RandomAllocationsBenchmark {
         public int maxMiB;
 
         /** The allocator (see {@link BenchmarkAllocators#create}). */
-        @Param({"bfc", "direct"})
+        @Param({"bfc", "caching", "direct"})
         public String allocator;
 
         final DeviceStream stream = DeviceStream.DEFAULT;
