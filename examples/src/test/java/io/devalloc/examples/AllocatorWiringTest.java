@@ -18,7 +18,7 @@ class AllocatorWiringTest {
 
     @Test
     void serviceLoaderFindsDirectAndBfc() {
-        assertTrue(AllocatorRegistry.load().names().containsAll(java.util.List.of("direct", "bfc")));
+        assertTrue(AllocatorRegistry.load().names().containsAll(java.util.List.of("direct", "bfc", "caching")));
     }
 
     @Test
@@ -28,6 +28,21 @@ class AllocatorWiringTest {
             assertTrue(bfc.options().allowGrowth());
             bfc.free(bfc.malloc(1000));
             assertEquals(2L << 20, bfc.bfcStats().poolBytes(), "growth starts with a 2 MiB region");
+        }
+    }
+
+    @Test
+    void theGuiceModuleInjectsCachingWithPyTorchOptions() {
+        DeviceAllocator a = Guice.createInjector(new DevallocModule(new DevallocSettings("sim:4GiB", "caching",
+                "max_split_size_mb:64,expandable_segments:True"))).getInstance(DeviceAllocator.class);
+        try {
+            io.devalloc.caching.CachingAllocator c = assertInstanceOf(io.devalloc.caching.CachingAllocator.class, a);
+            assertEquals(64L << 20, c.options().maxSplitSize());
+            assertTrue(c.options().expandableSegments());
+            c.free(c.malloc(1000));
+            assertEquals(64L << 20, c.memoryStats().get("max_split_size"));
+        } finally {
+            a.close();
         }
     }
 

@@ -107,6 +107,20 @@ class LauncherTest {
     }
 
     @Test
+    void demoRunsWithTheCachingAllocator() {
+        Run r = run("demo", "--device", "sim:80GiB", "--allocator", "caching", "--steps", "3", "--config",
+                "expandable_segments:True");
+        assertEquals(0, r.exitCode(), r::toString);
+        long allocations = Long.parseLong(row(r, "allocations"));
+        String[] device = row(r, "device mallocs / frees").split(" / ");
+        assertAll(
+                () -> assertEquals("caching", row(r, "allocator")),
+                () -> assertEquals(allocations, Long.parseLong(row(r, "frees"))),
+                () -> assertTrue(Long.parseLong(device[0]) < allocations / 10, r::toString),
+                () -> assertTrue(r.out().contains("reserved after releaseCachedMemory():  0 B"), r::toString));
+    }
+
+    @Test
     void demoRunsOnTheDefaultDevice() {
         Run r = run("demo");
         assertEquals(0, r.exitCode(), r::toString);
