@@ -5,16 +5,41 @@ import io.devalloc.api.config.ConfigSchema;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
+import java.util.Map;
 
 /**
  * Allocator {@code caching}: PyTorch's CUDA caching allocator. The configuration uses {@code PYTORCH_CUDA_ALLOC_CONF}'s
- * keys (see {@link CachingOptions}); the configuration string given to the provider is used as it is, and
- * {@link CachingOptions#fromEnvironment} reads PyTorch's variables for callers that want them.
- * Stateless and thread-safe.
+ * keys (see {@link CachingOptions}). When the configuration given to the provider is empty, the provider reads
+ * PyTorch's environment variable instead: {@code PYTORCH_CUDA_ALLOC_CONF}, else {@code PYTORCH_HIP_ALLOC_CONF}, else
+ * {@code PYTORCH_ALLOC_CONF} (the first one set), so that a program tuned for PyTorch keeps its settings. An explicit
+ * configuration (devalloc's {@code devalloc.config} / {@code DEVALLOC_CONFIG}, or the builder's) wins.
+ * Immutable and thread-safe.
  */
 public final class CachingAllocatorProvider implements AllocatorProvider {
 
     public static final String NAME = "caching";
+
+    private final Map<String, String> environment;
+
+    /** The provider that {@link java.util.ServiceLoader} creates: reads the process environment. */
+    public CachingAllocatorProvider() {
+        this(System.getenv());
+    }
+
+    /** A provider that reads PyTorch's variables from {@code environment} instead (for tests and embedding). */
+    public CachingAllocatorProvider(Map<String, String> environment) {
+        this.environment = Map.copyOf(environment);
+    }
+
+    private CachingOptions options(AllocatorConfig config) {
+        if (config.explicitValues().isEmpty()) {
+            String fromEnv = CachingOptions.fromEnvironment(environment);
+            if (!fromEnv.isBlank()) {
+                return CachingOptions.parse(fromEnv);
+            }
+        }
+        return CachingOptions.from(config);
+    }
 
     @Override
     public String name() {
@@ -33,11 +58,14 @@ public final class CachingAllocatorProvider implements AllocatorProvider {
 
     @Override
     public CachingAllocator create(AllocatorSetup setup) {
-        return new CachingArena(setup.device(), setup.ownsDevice(), CachingOptions.from(setup.config()));
+        return new CachingArena(setup.device(), setup.ownsDevice(), options(setup.config()));
     }
 
     @Override
     public CachingAllocator create(DeviceMemory device, String configText) {
+        if (configText == null || configText.isBlank()) {
+            return create(new AllocatorSetup(device, AllocatorConfig.defaults(configSchema()), false));
+        }
         return new CachingArena(device, false, CachingOptions.parse(configText));
     }
 

@@ -37,6 +37,8 @@ import java.util.function.BooleanSupplier;
  */
 final class CachingArena implements CachingAllocator {
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CachingArena.class);
+
     static final long MIN_BLOCK_SIZE = 512;
     static final long SMALL_SIZE = 1L << 20;
     static final long SMALL_BUFFER = 2L << 20;
@@ -84,14 +86,22 @@ final class CachingArena implements CachingAllocator {
     CachingArena(DeviceMemory device, boolean ownsDevice, CachingOptions options) {
         this.device = Objects.requireNonNull(device, "device");
         this.ownsDevice = ownsDevice;
-        this.options = Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(options, "options");
+        if (options.expandableSegments() && device.virtualMemory().isEmpty()) {
+            // PyTorch without the driver's virtual memory API warns and carries on without expandable segments.
+            LOG.warn("expandable_segments not supported on this platform ({} has no virtual memory); continuing"
+                    + " without expandable segments", device.descriptor().id());
+            options = new CachingOptions(options.backend(), options.largeSegmentSize(), options.maxSplitSize(),
+                    options.maxNonSplitRounding(), options.garbageCollectionThreshold(), options.roundupPower2Divisions(),
+                    false, options.releaseLockOnCudamalloc(), options.pinnedUseCudaHostRegister(),
+                    options.pinnedNumRegisterThreads(), options.pinnedUseBackgroundThreads(),
+                    options.pinnedReserveSegmentSize(), options.graphCaptureRecordStreamReuse(),
+                    options.perProcessMemoryFraction(), options.configText());
+        }
+        this.options = options;
         if (options.backend() != CachingOptions.Backend.NATIVE) {
             throw new IllegalArgumentException("backend:" + options.backend().configName() + " is not implemented by devalloc;"
                     + " use backend:native (the caching allocator) or the 'direct' allocator");
-        }
-        if (options.expandableSegments() && device.virtualMemory().isEmpty()) {
-            throw new IllegalArgumentException("expandable_segments:True needs a device with virtual memory, and "
-                    + device.descriptor().id() + " has none; drop the option or use the simulated device");
         }
         this.maxSplitSize = options.maxSplitSize();
         this.deviceTotal = device.descriptor().totalBytes();

@@ -1,0 +1,60 @@
+package io.devalloc.caching;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.api.error.InvalidConfigurationException;
+import io.devalloc.api.units.ByteSize;
+import io.devalloc.sim.SimulatedDevice;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class CachingAllocatorProviderTest {
+
+    @Test
+    void anEmptyConfigurationFallsBackToPytorchsEnvironmentVariable() {
+        try (SimulatedDevice d = SimulatedDevice.ofCapacity(ByteSize.GiB)) {
+            CachingAllocatorProvider p = new CachingAllocatorProvider(Map.of(
+                    "PYTORCH_ALLOC_CONF", "max_split_size_mb:30", "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"));
+            try (CachingAllocator a = p.create(d, "")) {
+                assertTrue(a.options().expandableSegments(), "PYTORCH_CUDA_ALLOC_CONF wins over the generic one");
+                assertEquals(Long.MAX_VALUE, a.options().maxSplitSize());
+            }
+            try (CachingAllocator a = p.create(d, "max_split_size_mb:40")) {
+                assertFalse(a.options().expandableSegments(), "an explicit configuration wins over the environment");
+                assertEquals(40L << 20, a.options().maxSplitSize());
+            }
+        }
+    }
+
+    @Test
+    void aBadEnvironmentValueIsRefusedWithPytorchsMessage() {
+        try (SimulatedDevice d = SimulatedDevice.ofCapacity(ByteSize.GiB)) {
+            CachingAllocatorProvider p = new CachingAllocatorProvider(Map.of("PYTORCH_CUDA_ALLOC_CONF",
+                    "max_split_size_mb:2"));
+            InvalidConfigurationException e = assertThrows(InvalidConfigurationException.class, () -> p.create(d, ""));
+            assertTrue(e.getMessage().contains("max_split_size_mb too small, must be >= 20"), e.getMessage());
+        }
+    }
+
+    @Test
+    void cudaMallocAsyncIsRefusedWithWhatToDoInstead() {
+        try (SimulatedDevice d = SimulatedDevice.ofCapacity(ByteSize.GiB)) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> new CachingAllocatorProvider(Map.of()).create(d, "backend:cudaMallocAsync"));
+            assertTrue(e.getMessage().contains("backend:native"), e.getMessage());
+        }
+    }
+
+    @Test
+    void withoutVirtualMemoryExpandableSegmentsAreTurnedOffAsInPytorch() {
+        try (SimulatedDevice d = SimulatedDevice.builder().virtualMemory(false).build();
+             CachingAllocator a = new CachingAllocatorProvider(Map.of()).create(d, "expandable_segments:True")) {
+            assertFalse(a.options().expandableSegments());
+            a.free(a.malloc(1000));
+            assertEquals(1, a.memoryStats().get("num_device_alloc"), "a plain 2 MiB segment");
+        }
+    }
+}
