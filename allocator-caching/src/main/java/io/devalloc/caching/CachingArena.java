@@ -69,6 +69,13 @@ final class CachingArena implements CachingAllocator {
     private final List<OutOfMemoryObserver> oomObservers = new CopyOnWriteArrayList<>();
 
     private long totalAllocatedMemory;
+    /**
+     * Device-level calls for the common stats: every malloc and every page mapped, every free and every page
+     * unmapped. (PyTorch's {@code num_device_alloc}/{@code num_device_free} count map and unmap calls instead, which
+     * cover several pages each; {@code memoryStats()} keeps those.)
+     */
+    private long deviceCalls;
+    private long deviceReleases;
     private boolean setFraction;
     private long allowedMemoryMaximum;
     private int nextExpandableId;
@@ -253,6 +260,7 @@ final class CachingArena implements CachingAllocator {
             return NONE;
         }
         totalAllocatedMemory += a;
+        deviceCalls++;
         int h = blocks.create(ptr, a, stream, pool.small);
         stats.increase(Metric.SEGMENT, pool.small, 1);
         stats.increase(Metric.RESERVED_BYTES, pool.small, a);
@@ -336,6 +344,7 @@ final class CachingArena implements CachingAllocator {
         trace.record(TraceAction.SEGMENT_FREE, blocks.ptr[h], size, blocks.stream[h]);
         pool.remove(h);
         device.free(blocks.ptr[h]);
+        deviceReleases++;
         totalAllocatedMemory -= size;
         stats.decrease(Metric.SEGMENT, pool.small, 1);
         stats.decrease(Metric.RESERVED_BYTES, pool.small, size);
@@ -729,6 +738,7 @@ final class CachingArena implements CachingAllocator {
                 }
                 pages[i] = true;
             }
+            deviceCalls += end - begin;
             return (end - begin) * pageSize;
         }
 
@@ -749,6 +759,7 @@ final class CachingArena implements CachingAllocator {
                 vm.unmap(base + i * pageSize, pageSize);
                 pages[(int) i] = false;
             }
+            deviceReleases += end - begin;
             return new long[] {base + begin * pageSize, (end - begin) * pageSize};
         }
     }
@@ -1057,6 +1068,7 @@ final class CachingArena implements CachingAllocator {
             throw new IllegalStateException("the device refused a restored segment of " + bytes + " bytes");
         }
         totalAllocatedMemory += bytes;
+        deviceCalls++;
         int h = blocks.create(ptr, bytes, stream, pool.small);
         stats.increase(Metric.SEGMENT, pool.small, 1);
         stats.increase(Metric.RESERVED_BYTES, pool.small, bytes);
@@ -1247,7 +1259,7 @@ final class CachingArena implements CachingAllocator {
                     stats.get(Metric.RESERVED_BYTES, all, DeviceStats.CURRENT),
                     stats.get(Metric.RESERVED_BYTES, all, DeviceStats.PEAK),
                     largestRequest, largestFreeLocked(),
-                    stats.numDeviceAlloc, stats.numDeviceFree, stats.numAllocRetries, stats.numOoms, limit());
+                    deviceCalls, deviceReleases, stats.numAllocRetries, stats.numOoms, limit());
         } finally {
             lock.unlock();
         }
@@ -1560,6 +1572,7 @@ final class CachingArena implements CachingAllocator {
                     if (blocks.expandable[head] == NONE) {
                         device.free(blocks.ptr[head]);
                         stats.numDeviceFree++;
+                        deviceReleases++;
                     }
                 } catch (RuntimeException e) {
                     failure = addFailure(failure, e);
@@ -1571,6 +1584,7 @@ final class CachingArena implements CachingAllocator {
                     for (int i = 0; i < es.pages.length; i++) {
                         if (es.pages[i]) {
                             vm.unmap(es.base + i * es.pageSize, es.pageSize);
+                            deviceReleases++;
                         }
                     }
                     vm.release(es.base);

@@ -48,6 +48,7 @@ final class MemorySummaryFormat {
         }
         line(out, dash);
         single(out, stats, "oversize_allocations", "Oversize allocations");
+        line(out, dash);
         single(out, stats, "oversize_segments", "Oversize GPU segments");
         line(out, eq);
         return out.toString();
@@ -101,7 +102,7 @@ final class MemorySummaryFormat {
         return String.format(Locale.ROOT, "%6d %s", v, units[unit]);
     }
 
-    /** {@code _format_count}: {@code "{n:7d} {unit} "}, dividing by 1000 while the reference is at least 750,000. */
+    /** {@code _format_count}: {@code "{n:7d} {unit} "} (with its trailing space), dividing by 1000 at 750,000. */
     static String formatCount(long value, long reference) {
         String[] units = {" ", "K", "M"};
         int unit = 0;
@@ -112,6 +113,6 @@ final class MemorySummaryFormat {
             v /= 1000;
             unit++;
         }
-        return String.format(Locale.ROOT, "%7d %s", v, units[unit]);
+        return String.format(Locale.ROOT, "%7d %s ", v, units[unit]);
     }
 }
