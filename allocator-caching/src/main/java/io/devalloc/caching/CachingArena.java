@@ -155,6 +155,8 @@ final class CachingArena implements CachingAllocator {
                     size, info.freeBytes(), info.totalBytes(), reservedBytes(), allocatedBytes(), limit(),
                     "CUDA out of memory. Tried to allocate more than 1EB memory. (requested " + size + " bytes)");
         }
+        OutOfMemoryException oom;
+        long oomSegmentSize;
         lock.lock();
         try {
             ensureOpen();
@@ -182,14 +184,21 @@ final class CachingArena implements CachingAllocator {
                     block = allocBlock(pool, st, s, a, true);
                 }
             }
-            if (block == NONE) {
-                throw outOfMemory(size, s, a, st);
+            if (block != NONE) {
+                return allocFoundBlock(block, pool, st, s, size);
             }
-            return allocFoundBlock(block, pool, st, s, size);
-        } finally {
+            oom = outOfMemory(size, s, a, st);
+            } finally {
             lock.unlock();
         }
+        // As upstream, observers run after the lock is released: they may use the allocator.
+        long allowed = oom.limitBytes() == Long.MAX_VALUE ? oom.deviceTotalBytes() : oom.limitBytes();
+        for (OutOfMemoryObserver o : oomObservers) {
+            o.onOutOfMemory(device.descriptor().index(), oomSegmentSize, allowed, oom.deviceFreeBytes());
+        }
+        throw oom;
     }
+
 
     /** PyTorch's {@code get_free_block}: best fit on the same stream, with the oversize rules. */
     private int getFreeBlock(BlockPool pool, long stream, long size) {
@@ -927,10 +936,6 @@ final class CachingArena implements CachingAllocator {
         MemoryInfo info = device.memoryInfo();
         trace.record(TraceAction.OOM, info.freeBytes(), rounded, stream);
         stats.numOoms++;
-        long allowed = setFraction ? allowedMemoryMaximum : info.totalBytes();
-        for (OutOfMemoryObserver o : oomObservers) {
-            o.onOutOfMemory(device.descriptor().index(), a, allowed, info.freeBytes());
-        }
         long allocated = stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
         long reserved = stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
         String message = "CUDA out of memory. Tried to allocate " + formatSize(a) + ". GPU " + device.descriptor().index()
