@@ -155,8 +155,8 @@ final class CachingArena implements CachingAllocator {
                     size, info.freeBytes(), info.totalBytes(), reservedBytes(), allocatedBytes(), limit(),
                     "CUDA out of memory. Tried to allocate more than 1EB memory. (requested " + size + " bytes)");
         }
-        OutOfMemoryException oom;
-        long oomSegmentSize;
+        OutOfMemoryException oom = null;
+        long oomSegmentSize = 0;
         lock.lock();
         try {
             ensureOpen();
