@@ -188,6 +188,7 @@ final class CachingArena implements CachingAllocator {
                 return allocFoundBlock(block, pool, st, s, size);
             }
             oom = outOfMemory(size, s, a, st);
+            oomSegmentSize = a;
             } finally {
             lock.unlock();
         }
