@@ -1,0 +1,45 @@
+/**
+ * PyTorch's CUDA caching allocator over the {@link io.devalloc.api.device.DeviceMemory} port: allocator
+ * {@code caching}. It imports nothing but {@code allocator-api} (and slf4j).
+ *
+ * <h2>Design</h2>
+ * <ul>
+ *   <li><b>One arena per device</b> ({@code CachingArena}), following {@code DeviceCachingAllocator} method by
+ *       method: {@code malloc} (round, choose the pool, {@code get_free_block}, the retry ladder of callbacks,
+ *       garbage collection, {@code alloc_block}, {@code release_available_cached_blocks},
+ *       {@code release_cached_blocks}, then out of memory), {@code alloc_found_block}, {@code free},
+ *       {@code free_block}, {@code try_merge_blocks}, {@code insert_events}, {@code process_events},
+ *       {@code synchronize_and_free_events}, {@code garbage_collect_cached_blocks} and the expandable-segment
+ *       functions. Reading the two side by side should be easy; comments mark where and why they differ.</li>
+ *   <li><b>No object per block.</b> Blocks are columns of primitive arrays indexed by handle
+ *       ({@code BlockTable}); each pool keeps its free blocks in a sorted {@code int} array ordered by (stream,
+ *       size, address) and its unmapped ranges by (stream, address) ({@code BlockPool}), so the best fit is a binary
+ *       search and allocate/free on the raw path create no Java objects. Side tables (streams recorded with
+ *       {@code recordStream}, pending events) are touched only when streams are shared.</li>
+ *   <li><b>Stats</b> are PyTorch's {@code DeviceStats} ({@code DeviceStats}): nine metrics by all/small/large,
+ *       current/peak/allocated/freed, the oversize stats and the counters; {@code memoryStats()} flattens them with
+ *       PyTorch's key names and {@code MemorySummaryFormat} renders {@code memory_summary()}.</li>
+ *   <li><b>History</b> is a ring buffer of primitive arrays ({@code TraceRing}); {@code snapshotDict()} builds
+ *       PyTorch's {@code _snapshot()} structure and {@code export} writes it as a protocol-2 pickle (which PyTorch's
+ *       memory visualiser loads) or JSON.</li>
+ *   <li><b>Threads.</b> One lock guards the arena, and device calls run under it (PyTorch's default). Out-of-memory
+ *       observers run after it is released, as upstream.</li>
+ * </ul>
+ *
+ * <h2>Deviations from PyTorch, and why</h2>
+ * <ul>
+ *   <li>Left out: CUDA graphs' private pools and {@code MemPool} (and with them {@code use_on_oom} and capture
+ *       deferrals), IPC, {@code release_lock_on_cudamalloc} (parsed, but the device call always runs under the
+ *       lock), and Python/C++ stack frames in the history (entries carry empty {@code frames}).</li>
+ *   <li>{@code backend:cudaMallocAsync} is parsed and refused with a message: devalloc has no stream-ordered
+ *       device allocator to hand the work to.</li>
+ *   <li>Bad frees throw {@link io.devalloc.api.error.InvalidFreeException} ({@code invalid device pointer} in
+ *       PyTorch) and change nothing.</li>
+ *   <li>The common {@link io.devalloc.api.stats.AllocatorStats} count device calls (each malloc and each page
+ *       mapped; each free and each page unmapped) where PyTorch's {@code num_device_alloc}/{@code num_device_free}
+ *       count map calls of several pages; {@code memoryStats()} keeps PyTorch's figures.</li>
+ *   <li>Warm traces can be seeded with {@code restoreSegment} and {@code restoreAllocation}, which PyTorch has no
+ *       need for.</li>
+ * </ul>
+ */
+package io.devalloc.caching;
