@@ -169,8 +169,11 @@ final class CachingArena implements CachingAllocator {
 
             int block = getFreeBlock(pool, st, s);
             if (block == NONE && triggerFreeMemoryCallbacks()) {
+                // A callback runs with the lock held and may have closed the allocator.
+                ensureOpen();
                 block = getFreeBlock(pool, st, s);
             }
+            ensureOpen();
             if (block == NONE) {
                 if (setFraction && options.garbageCollectionThreshold() > 0.0) {
                     garbageCollectCachedBlocks();
@@ -350,11 +353,12 @@ final class CachingArena implements CachingAllocator {
     private void releaseBlock(int h) {
         BlockPool pool = poolOf(h);
         long size = blocks.size[h];
+        // The device call first, as upstream: if it fails, the segment is still whole and cached.
+        device.free(blocks.ptr[h]);
+        deviceReleases++;
         stats.numDeviceFree++;
         trace.record(TraceAction.SEGMENT_FREE, blocks.ptr[h], size, blocks.stream[h]);
         pool.remove(h);
-        device.free(blocks.ptr[h]);
-        deviceReleases++;
         totalAllocatedMemory -= size;
         stats.decrease(Metric.SEGMENT, pool.small, 1);
         stats.decrease(Metric.RESERVED_BYTES, pool.small, size);
@@ -527,6 +531,10 @@ final class CachingArena implements CachingAllocator {
 
     /** PyTorch's {@code free}: account, then free now or after the recorded streams' events. */
     private void freeAllocated(int h) {
+        if (blocks.hasStreamUses[h]) {
+            // Before any state changes, so that a device failure leaves the allocation live.
+            insertEvents(h);
+        }
         long ptr = blocks.ptr[h];
         allocatedBlocks.remove(ptr, -1);
         allocationIds.remove(h + 1L, -1);
@@ -540,9 +548,7 @@ final class CachingArena implements CachingAllocator {
             DeviceStats.decrease(stats.oversizeAllocations, 0, 1);
         }
         requestedAllocated -= blocks.requested[h];
-        if (blocks.hasStreamUses[h]) {
-            insertEvents(h);
-        } else {
+        if (blocks.eventCount[h] == 0) {
             freeBlock(h);
         }
     }
@@ -661,13 +667,28 @@ final class CachingArena implements CachingAllocator {
 
     /** PyTorch's {@code insert_events}: one event per stream that used the block. */
     private void insertEvents(int h) {
-        long[] uses = streamUses.remove(h);
+        long[] uses = streamUses.get(h);
+        // Record every event first: if the device refuses one, the events go back to the pool and the caller's
+        // free fails with nothing changed.
+        DeviceEvent[] recorded = new DeviceEvent[uses.length];
+        int n = 0;
+        try {
+            for (long s : uses) {
+                DeviceEvent e = eventPool.isEmpty() ? device.createEvent() : eventPool.pollFirst();
+                recorded[n++] = e;
+                device.recordEvent(e, new DeviceStream(s));
+            }
+        } catch (RuntimeException ex) {
+            for (int i = 0; i < n; i++) {
+                eventPool.addLast(recorded[i]);
+            }
+            throw ex;
+        }
+        streamUses.remove(h);
         blocks.hasStreamUses[h] = false;
-        for (long s : uses) {
-            DeviceEvent e = eventPool.isEmpty() ? device.createEvent() : eventPool.pollFirst();
-            device.recordEvent(e, new DeviceStream(s));
+        for (int i = 0; i < uses.length; i++) {
             blocks.eventCount[h]++;
-            pendingEvents.computeIfAbsent(s, k -> new ArrayDeque<>()).addLast(new PendingEvent(e, h));
+            pendingEvents.computeIfAbsent(uses[i], k -> new ArrayDeque<>()).addLast(new PendingEvent(recorded[i], h));
         }
     }
 
@@ -699,16 +720,21 @@ final class CachingArena implements CachingAllocator {
     /** PyTorch's {@code synchronize_and_free_events}. */
     private void synchronizeAndFreeEvents() {
         stats.numSyncAllStreams++;
-        for (ArrayDeque<PendingEvent> queue : pendingEvents.values()) {
-            for (PendingEvent p : queue) {
+        Iterator<Map.Entry<Long, ArrayDeque<PendingEvent>>> it = pendingEvents.entrySet().iterator();
+        while (it.hasNext()) {
+            ArrayDeque<PendingEvent> queue = it.next().getValue();
+            while (!queue.isEmpty()) {
+                PendingEvent p = queue.peekFirst();
+                // Only once the wait succeeded is the entry taken off: a failure leaves it queued, once.
                 device.synchronizeEvent(p.event());
+                queue.pollFirst();
                 eventPool.addLast(p.event());
                 if (--blocks.eventCount[p.block()] == 0) {
                     freeBlock(p.block());
                 }
             }
+            it.remove();
         }
-        pendingEvents.clear();
     }
 
     // ================================================================================================ expandable
@@ -738,18 +764,29 @@ final class CachingArena implements CachingAllocator {
             int begin = (int) ((ptr - base) / pageSize);
             int end = (int) ((ptr + bytes - base + pageSize - 1) / pageSize);
             VirtualMemory vm = device.virtualMemory().orElseThrow();
-            for (int i = begin; i < end; i++) {
-                if (!vm.map(base + i * pageSize, pageSize)) {
-                    for (int j = begin; j < i; j++) {
-                        vm.unmap(base + j * pageSize, pageSize);
-                        pages[j] = false;
+            int i = begin;
+            try {
+                for (; i < end; i++) {
+                    if (!vm.map(base + i * pageSize, pageSize)) {
+                        rollback(vm, begin, i);
+                        return 0;
                     }
-                    return 0;
+                    pages[i] = true;
                 }
-                pages[i] = true;
+            } catch (RuntimeException e) {
+                // A device error half-way: give back what this call mapped, then report it.
+                rollback(vm, begin, i);
+                throw e;
             }
             deviceCalls += end - begin;
             return (end - begin) * pageSize;
+        }
+
+        private void rollback(VirtualMemory vm, int begin, int end) {
+            for (int j = begin; j < end; j++) {
+                vm.unmap(base + j * pageSize, pageSize);
+                pages[j] = false;
+            }
         }
 
         /** Unmaps the whole pages inside [ptr, ptr + bytes); returns {start, size} of what was unmapped. */
@@ -1095,6 +1132,10 @@ final class CachingArena implements CachingAllocator {
         try {
             ensureOpen();
             int h = findFreeBlockContaining(address, blockSize, stream.handle());
+            if (blocks.expandable[h] != NONE) {
+                throw new IllegalArgumentException("cannot restore a block inside an expandable segment; restore"
+                        + " traces recorded without expandable segments");
+            }
             BlockPool pool = poolOf(h);
             long[] before = inactiveSplitOfSegment(h);
             pool.remove(h);
@@ -1440,6 +1481,9 @@ final class CachingArena implements CachingAllocator {
             snapshot.put("device_traces", List.of(traces));
             snapshot.put("allocator_settings", options.allocatorSettings());
             snapshot.put("external_annotations", List.of());
+            // PyTorch records a snapshot action (address 0, total active bytes) when history is on; it shows in the
+            // history from the next snapshot on, so this one ends with the last real event.
+            trace.record(TraceAction.SNAPSHOT, 0, stats.get(Metric.ACTIVE_BYTES, DeviceStats.ALL, DeviceStats.CURRENT), 0);
             return snapshot;
         } finally {
             lock.unlock();
@@ -1567,13 +1611,15 @@ final class CachingArena implements CachingAllocator {
                 return;
             }
             closed = true;
+            // The heads first: blocks waiting on events are found through the pending queues.
+            List<Integer> heads = segmentHeads();
             for (ArrayDeque<PendingEvent> q : pendingEvents.values()) {
                 for (PendingEvent p : q) {
                     eventPool.addLast(p.event());
                 }
             }
             pendingEvents.clear();
-            for (int head : segmentHeads()) {
+            for (int head : heads) {
                 try {
                     if (blocks.expandable[head] == NONE) {
                         device.free(blocks.ptr[head]);

@@ -48,7 +48,8 @@ final class TraceRing {
         address[i] = addr;
         size[i] = bytes;
         stream[i] = streamHandle;
-        time[i] = System.currentTimeMillis() * 1000;
+        java.time.Instant now = java.time.Instant.now();
+        time[i] = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
         written++;
     }
 

@@ -1491,8 +1491,9 @@ class UpstreamCudaTest {
                 }
             }
             assertTrue(found);
-            // the cpp pickle variant: the last action is the alloc of 311*411*4
-            Map<String, Object> lastTrace = deviceTraces(a).getLast();
+            // the cpp pickle variant: the last action of that snapshot is the alloc of 311*411*4
+            @SuppressWarnings("unchecked")
+            Map<String, Object> lastTrace = ((List<List<Map<String, Object>>>) ss.get("device_traces")).get(0).getLast();
             assertEquals("alloc", lastTrace.get("action"));
             assertEquals(311L * 411 * 4, lastTrace.get("size"));
             assertEquals(x, lastTrace.get("addr"));
@@ -1500,11 +1501,14 @@ class UpstreamCudaTest {
             a.free(x);
             a.emptyCache();
             List<Map<String, Object>> traces = deviceTraces(a);
-            assertEquals(List.of(firstAction, "alloc", "free_requested", "free_completed", lastAction),
+            // The first snapshot left its own entry (address 0, the active bytes) in the history.
+            assertEquals(List.of(firstAction, "alloc", "snapshot", "free_requested", "free_completed", lastAction),
                     traces.stream().map(t -> t.get("action")).toList());
+            assertEquals(511_488L, traces.get(2).get("size"));
+            assertEquals(0L, traces.get(2).get("addr"));
             assertEquals(2 * MiB, traces.getLast().get("size"));
-            assertEquals(311L * 411 * 4, traces.get(2).get("size"));
             assertEquals(311L * 411 * 4, traces.get(3).get("size"));
+            assertEquals(311L * 411 * 4, traces.get(4).get("size"));
             assertTrue(segments(a).isEmpty());
         }
 

@@ -1,0 +1,190 @@
+package io.devalloc.caching;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.devalloc.api.device.*;
+import io.devalloc.api.error.DeviceException;
+import io.devalloc.sim.EventCompletion;
+import io.devalloc.sim.SimulatedDevice;
+import java.lang.foreign.MemorySegment;
+import java.lang.management.ManagementFactory;
+import java.util.*;
+import org.junit.jupiter.api.Test;
+
+/** Regressions from review: device failures mid-operation leave the allocator consistent; reentrancy; history. */
+class CachingRobustnessTest {
+    static final long MiB = 1L << 20, GiB = 1L << 30;
+
+    /** Delegates to a SimulatedDevice; fails chosen calls with DeviceException. */
+    static final class Faulty implements DeviceMemory {
+        final SimulatedDevice d;
+        int failFree = -1, failCreateEvent = -1, failSync = -1, failMap = -1;
+        int frees, creates, syncs, maps;
+        Faulty(SimulatedDevice d) { this.d = d; }
+        public DeviceDescriptor descriptor() { return d.descriptor(); }
+        public long alignment() { return d.alignment(); }
+        public long malloc(long b) { return d.malloc(b); }
+        public void free(long a) { if (frees++ == failFree) throw new DeviceException("injected free"); d.free(a); }
+        public MemoryInfo memoryInfo() { return d.memoryInfo(); }
+        public DeviceStream createStream() { return d.createStream(); }
+        public void destroyStream(DeviceStream s) { d.destroyStream(s); }
+        public DeviceEvent createEvent() { if (creates++ == failCreateEvent) throw new DeviceException("injected createEvent"); return d.createEvent(); }
+        public void recordEvent(DeviceEvent e, DeviceStream s) { d.recordEvent(e, s); }
+        public boolean isEventComplete(DeviceEvent e) { return d.isEventComplete(e); }
+        public void synchronizeEvent(DeviceEvent e) { if (syncs++ == failSync) throw new DeviceException("injected sync"); d.synchronizeEvent(e); }
+        public void destroyEvent(DeviceEvent e) { d.destroyEvent(e); }
+        public void synchronize() { d.synchronize(); }
+        public Optional<VirtualMemory> virtualMemory() {
+            VirtualMemory vm = d.virtualMemory().orElseThrow();
+            return Optional.of(new VirtualMemory() {
+                public long granularity() { return vm.granularity(); }
+                public long reserve(long b) { return vm.reserve(b); }
+                public void release(long base) { vm.release(base); }
+                public boolean map(long a, long b) { if (maps++ == failMap) throw new DeviceException("injected map"); return vm.map(a, b); }
+                public void unmap(long a, long b) { vm.unmap(a, b); }
+                public long mappedBytes() { return vm.mappedBytes(); }
+            });
+        }
+        public void close() { d.close(); }
+    }
+
+    static SimulatedDevice sim(EventCompletion ec) {
+        return SimulatedDevice.builder().capacity(80 * GiB).eventCompletion(ec).build();
+    }
+
+    static CachingArena arena(DeviceMemory dev, String cfg) {
+        return (CachingArena) new CachingAllocatorProvider(Map.of()).create(dev, cfg);
+    }
+
+    // (1) Regression (found in review, fixed): close() leaks the device segment of a block whose free is still pending on events.
+    @Test
+    void closeReleasesSegmentsOfPendingFreeBlocks() {
+        SimulatedDevice d = sim(EventCompletion.MANUAL);
+        CachingArena a = arena(d, "");
+        DeviceStream side = d.createStream();
+        long p = a.malloc(4 * MiB, DeviceStream.DEFAULT);   // whole 20 MiB segment? no: split. use 12 MiB unsplit
+        a.free(p);
+        a.emptyCache();
+        long q = a.malloc(12 * MiB, DeviceStream.DEFAULT);  // 12 MiB segment, unsplit
+        a.recordStream(q, side);
+        a.free(q);                                            // pending on side's event
+        assertEquals(1, d.liveAllocations());
+        a.close();
+        assertEquals(0, d.liveAllocations(), "close() left the pending block's segment allocated on the device");
+    }
+
+    // (2) Regression (found in review, fixed): device.free throwing inside release_block orphans the block: out of its pool, still counted as reserved.
+    @Test
+    void freeThrowingDuringEmptyCacheKeepsStateConsistent() {
+        Faulty f = new Faulty(sim(EventCompletion.IMMEDIATE));
+        CachingArena a = arena(f, "");
+        long p = a.malloc(4 * MiB, DeviceStream.DEFAULT);
+        a.free(p);
+        f.failFree = 0;
+        assertThrows(DeviceException.class, a::emptyCache);
+        a.checkInvariants();
+    }
+
+    // (3) Regression (found in review, fixed): createEvent throwing in insert_events: the block is neither allocated, free, nor pending.
+    @Test
+    void createEventThrowingInFreeKeepsStateConsistent() {
+        Faulty f = new Faulty(sim(EventCompletion.IMMEDIATE));
+        CachingArena a = arena(f, "");
+        DeviceStream side = f.createStream();
+        long p = a.malloc(4 * MiB, DeviceStream.DEFAULT);
+        a.recordStream(p, side);
+        f.failCreateEvent = 0;
+        assertThrows(DeviceException.class, () -> a.free(p));
+        a.checkInvariants();
+    }
+
+    // (4) Regression (found in review, fixed): synchronizeEvent throwing half-way in synchronize_and_free_events: processed events stay queued,
+    // their DeviceEvent goes back to the pool twice.
+    @SuppressWarnings("unchecked")
+    @Test
+    void syncThrowingMidwayDoesNotDoubleProcessEvents() throws Exception {
+        Faulty f = new Faulty(sim(EventCompletion.MANUAL));
+        CachingArena a = arena(f, "");
+        DeviceStream side = f.createStream();
+        long p = a.malloc(4 * MiB, DeviceStream.DEFAULT);
+        long q = a.malloc(4 * MiB, DeviceStream.DEFAULT);
+        a.recordStream(p, side);
+        a.recordStream(q, side);
+        a.free(p);
+        a.free(q);
+        f.failSync = 1;
+        assertThrows(DeviceException.class, a::emptyCache);
+        f.d.completeAll();
+        a.malloc(512, DeviceStream.DEFAULT);   // process_events
+        var fld = CachingArena.class.getDeclaredField("eventPool");
+        fld.setAccessible(true);
+        var pool = new ArrayList<>((Collection<Object>) fld.get(a));
+        assertEquals(new HashSet<>(pool).size(), pool.size(), "the same DeviceEvent is in the event pool twice: " + pool);
+        var bt = CachingArena.class.getDeclaredField("blocks");
+        bt.setAccessible(true);
+        for (int c : ((BlockTable) bt.get(a)).eventCount) assertTrue(c >= 0, "negative event_count");
+    }
+
+    // (5) Regression (found in review, fixed): VirtualMemory.map throwing on the 2nd page: the first page stays mapped on the device but the allocator
+    // thinks it unmapped; the next identical request can never succeed.
+    @Test
+    void mapThrowingLeavesNoStrayMapping() {
+        Faulty f = new Faulty(sim(EventCompletion.IMMEDIATE));
+        CachingArena a = arena(f, "expandable_segments:True");
+        f.failMap = 1;
+        assertThrows(DeviceException.class, () -> a.malloc(50 * MiB, DeviceStream.DEFAULT));
+        a.checkInvariants();
+        assertEquals(0, f.d.virtualMemory().orElseThrow().mappedBytes(), "the pages mapped before the failure went back");
+        long p = a.malloc(50 * MiB, DeviceStream.DEFAULT);
+        a.free(p);
+        a.checkInvariants();
+    }
+
+    // (6) Regression (found in review, fixed): restoreAllocation into a free block of an expandable segment creates non-expandable pieces.
+    @Test
+    void restoreAllocationInExpandableSegmentKeepsInvariants() {
+        SimulatedDevice d = sim(EventCompletion.IMMEDIATE);
+        CachingArena a = arena(d, "expandable_segments:True");
+        long p = a.malloc(12 * MiB, DeviceStream.DEFAULT);
+        a.free(p);
+        assertThrows(IllegalArgumentException.class,
+                () -> a.restoreAllocation(p + 2 * MiB, 2 * MiB, 2 * MiB, DeviceStream.DEFAULT));
+        a.checkInvariants();
+    }
+
+    // (7) Regression (found in review, fixed): snapshot with history on records a 'snapshot' trace entry upstream (spec §7 table).
+    @Test
+    void snapshotRecordsSnapshotTrace() {
+        CachingArena a = arena(sim(EventCompletion.IMMEDIATE), "");
+        a.recordHistory(100);
+        a.malloc(1000, DeviceStream.DEFAULT);
+        a.snapshotDict();
+        List<TraceEntry> h = a.history();
+        assertEquals(TraceAction.SNAPSHOT, h.get(h.size() - 1).action(), h.toString());
+    }
+
+    // (8) Regression (found in review, fixed): hot path: heap bytes per cached malloc+free pair.
+    @Test
+    void cachedMallocFreeAllocatesNothing() {
+        CachingArena a = arena(sim(EventCompletion.IMMEDIATE), "");
+        var mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        long tid = Thread.currentThread().threadId();
+        for (long size : new long[] {256, 64 << 10, 4 << 20}) {
+            for (int i = 0; i < 200_000; i++) a.free(a.malloc(size, DeviceStream.DEFAULT));
+            long before = mx.getThreadAllocatedBytes(tid);
+            for (int i = 0; i < 100_000; i++) a.free(a.malloc(size, DeviceStream.DEFAULT));
+            long bytes = mx.getThreadAllocatedBytes(tid) - before;
+            assertTrue(bytes < 100_000, size + ": " + bytes + " B");
+        }
+    }
+
+    // (9) Regression (found in review, fixed): free-memory callback that closes the allocator re-entrantly: malloc still hands out memory.
+    @Test
+    void callbackClosingAllocatorDoesNotLeakAllocation() {
+        SimulatedDevice d = sim(EventCompletion.IMMEDIATE);
+        CachingArena a = arena(d, "");
+        a.registerFreeMemoryCallback(() -> { a.close(); return true; });
+        assertThrows(IllegalStateException.class, () -> a.malloc(4 * MiB, DeviceStream.DEFAULT));
+        assertEquals(0, d.liveAllocations());
+    }
+}
