@@ -61,6 +61,14 @@ class LauncherTest {
                 () -> assertTrue(Pattern.compile("(?m)^  pinned-host +4 +\\d+ +(un)?available ").matcher(r.out()).find(),
                         r::toString),
                 () -> assertTrue(r.out().contains("auto: opens 'host'"), r::toString),
+                // Listed with their status whether or not this machine has a GPU; without one, the reason says why.
+                () -> assertTrue(Pattern.compile("(?m)^  cuda +10 +\\d+ +(un)?available ").matcher(r.out()).find(),
+                        r::toString),
+                () -> assertTrue(Pattern.compile("(?m)^  cuda-host +6 +\\d+ +(un)?available ").matcher(r.out()).find(),
+                        r::toString),
+                () -> assertTrue(Pattern.compile("(?m)^  cuda +10 +\\d+ +available ").matcher(r.out()).find()
+                        || r.out().contains("libcuda.so.1") || r.out().contains("cudaError"),
+                        "an unavailable cuda says why: " + r),
                 () -> assertTrue(Pattern.compile("(?m)^  direct +memory_limit_mb +no caching").matcher(r.out()).find(),
                         r::toString),
                 () -> assertTrue(r.out().contains("class io.devalloc.sim."), r::toString));

@@ -32,6 +32,7 @@ final class ArchitectureRules {
         for (String adapter : ADAPTERS) {
             rules.add(adapterIsIndependent(root, adapter));
         }
+        rules.add(onlyTheCudaAdapterUsesJcuda(root));
         rules.add(noPackageCycles(root));
         return rules;
     }
@@ -80,6 +81,12 @@ final class ArchitectureRules {
                 .should().dependOnClassesThat().resideInAnyPackage(others.toArray(String[]::new))
                 .because("adapters implement the DeviceMemory port and know nothing of each other or of algorithms")
                 .allowEmptyShould(true);
+    }
+
+    static ArchRule onlyTheCudaAdapterUsesJcuda(String root) {
+        return noClasses().that().resideOutsideOfPackage(root + ".cuda..").and().resideInAPackage(root + "..")
+                .should().dependOnClassesThat().resideInAPackage("jcuda..")
+                .because("JCuda stays behind the CUDA adapter's port, so nothing else can break without a driver");
     }
 
     static ArchRule noPackageCycles(String root) {

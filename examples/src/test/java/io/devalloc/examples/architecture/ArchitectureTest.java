@@ -20,7 +20,7 @@ class ArchitectureTest {
 
     @Test
     void everyModuleIsOnTheClassPath() {
-        for (String pkg : new String[] {"io.devalloc.api", "io.devalloc.sim", "io.devalloc.host", "io.devalloc.guice", "io.devalloc.bfc", "io.devalloc.caching"}) {
+        for (String pkg : new String[] {"io.devalloc.api", "io.devalloc.sim", "io.devalloc.host", "io.devalloc.guice", "io.devalloc.bfc", "io.devalloc.caching", "io.devalloc.cuda"}) {
             assertTrue(PRODUCTION.containPackage(pkg), "missing " + pkg + ": the rules would check nothing there");
         }
     }

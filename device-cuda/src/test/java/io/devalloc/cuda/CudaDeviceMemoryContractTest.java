@@ -1,0 +1,54 @@
+package io.devalloc.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.testkit.DeviceMemoryContract;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The project's device contract on {@link CudaDeviceMemory} over {@link FakeCuda}, a simulated CUDA: the adapter's
+ * logic (device switching, bookkeeping, error mapping, virtual memory) end to end, without a GPU. Device 1 of two,
+ * so that a call that forgot {@code cudaSetDevice} would land on device 0 and show up in the figures.
+ */
+class CudaDeviceMemoryContractTest extends DeviceMemoryContract {
+
+    private static final long CAPACITY = 256L << 20;
+
+    private FakeCuda cuda;
+
+    @Override
+    protected DeviceMemory openDevice() {
+        cuda = new FakeCuda(2, CAPACITY);
+        return CudaDeviceMemory.gpu(cuda, 1, true);
+    }
+
+    @Test
+    void everythingLandsOnTheDeviceItWasOpenedFor() {
+        long a = device.malloc(1 << 20);
+        assertEquals(1 << 20, cuda.usedBytes(1));
+        assertEquals(0, cuda.usedBytes(0), "nothing on device 0");
+        device.virtualMemory().orElseThrow().map(device.virtualMemory().orElseThrow().reserve(FakeCuda.GRANULE),
+                FakeCuda.GRANULE);
+        assertEquals((1 << 20) + FakeCuda.GRANULE, cuda.usedBytes(1));
+        assertEquals(0, cuda.usedBytes(0));
+        device.free(a);
+    }
+
+    @Test
+    void closeLeavesNothingBehindInCuda() {
+        device.malloc(4096);
+        device.malloc(1 << 20);
+        device.createStream();
+        device.createEvent();
+        var vm = device.virtualMemory().orElseThrow();
+        long base = vm.reserve(4 * FakeCuda.GRANULE);
+        assertTrue(vm.map(base, FakeCuda.GRANULE));
+        device.close();
+        assertEquals(0, cuda.liveAllocations());
+        assertEquals(0, cuda.liveStreamsAndEvents());
+        assertEquals(0, cuda.liveVirtualMemoryObjects());
+        assertEquals(0, cuda.usedBytes(1));
+    }
+}
