@@ -1,0 +1,1112 @@
+package io.devalloc.caching.host;
+
+import io.devalloc.api.collect.LongLongHashMap;
+import io.devalloc.api.device.DeviceEvent;
+import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.device.DeviceStream;
+import io.devalloc.api.device.MemoryInfo;
+import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.snapshot.BlockSnapshot;
+import io.devalloc.api.snapshot.BlockState;
+import io.devalloc.api.snapshot.MemorySnapshot;
+import io.devalloc.api.snapshot.SegmentSnapshot;
+import io.devalloc.api.stats.AllocatorStats;
+import io.devalloc.api.units.ByteSize;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The pinned-host cache: PyTorch's {@code CachingHostAllocatorImpl} (with the CUDA specialisation's reserve segment
+ * and timing), function for function: {@code allocate} ({@link #malloc}), {@code get_free_block}
+ * ({@link #takeFree}), {@code allocate_host_memory} ({@link #createBlock}), {@code add_allocated_block}
+ * ({@link #register}), {@code free} ({@link #release}), {@code process_events}, {@code record_event},
+ * {@code empty_cache} ({@link #releaseCached}) and {@code free_block} ({@link #freeToDevice}). See the package
+ * documentation for the design and the differences.
+ *
+ * <p>One {@link ReentrantLock} guards all state, and device calls run under it.
+ */
+final class HostCachingArena implements HostCachingAllocator {
+
+    private static final Logger LOG = LoggerFactory.getLogger(HostCachingArena.class);
+
+    /** PyTorch's {@code MAX_SIZE_INDEX}: free lists and stat buckets by ceil(log2 size). */
+    static final int SIZE_CLASSES = 64;
+
+    static final int ALLOCATED = 0;
+    static final int PENDING = 1;
+    static final int FREE = 2;
+
+    private static final long[] NO_STREAMS = new long[0];
+
+    /** One block: a whole device allocation, or one piece of the reserve segment. Created only on a miss. */
+    static final class Block {
+        final int handle;
+        final long ptr;
+        /** The rounded size: what callers of this size class get, and what PyTorch's stats count. */
+        final long size;
+        /** Device bytes the block occupies: {@code size}, or for a reserve piece its 4 KiB-rounded extent. */
+        final long extent;
+        final boolean reserve;
+        int state;
+        long requested;
+        long allocationId;
+        int eventCount;
+        long[] streams = NO_STREAMS;
+        int streamCount;
+
+        Block(int handle, long ptr, long size, long extent, boolean reserve) {
+            this.handle = handle;
+            this.ptr = ptr;
+            this.size = size;
+            this.extent = extent;
+            this.reserve = reserve;
+        }
+
+        boolean addStream(long stream) {
+            for (int i = 0; i < streamCount; i++) {
+                if (streams[i] == stream) {
+                    return false;
+                }
+            }
+            if (streamCount == streams.length) {
+                streams = Arrays.copyOf(streams, Math.max(2, streamCount * 2));
+            }
+            streams[streamCount++] = stream;
+            return true;
+        }
+    }
+
+    /** A last-in-first-out stack of blocks of one size (PyTorch's {@code FreeBlockList}, used from the back). */
+    static final class BlockStack {
+        Block[] items = new Block[4];
+        int count;
+
+        void push(Block b) {
+            if (count == items.length) {
+                items = Arrays.copyOf(items, count * 2);
+            }
+            items[count++] = b;
+        }
+
+        Block pop() {
+            Block b = items[--count];
+            items[count] = null;
+            return b;
+        }
+    }
+
+    /** Free lists keyed by exact size, for sizes that are not powers of two: a sorted array of sizes. */
+    static final class SizeLists {
+        long[] sizes = new long[8];
+        BlockStack[] stacks = new BlockStack[8];
+        int count;
+
+        BlockStack get(long size) {
+            int i = Arrays.binarySearch(sizes, 0, count, size);
+            return i >= 0 ? stacks[i] : null;
+        }
+
+        BlockStack getOrCreate(long size) {
+            int i = Arrays.binarySearch(sizes, 0, count, size);
+            if (i >= 0) {
+                return stacks[i];
+            }
+            int at = -i - 1;
+            if (count == sizes.length) {
+                sizes = Arrays.copyOf(sizes, count * 2);
+                stacks = Arrays.copyOf(stacks, count * 2);
+            }
+            System.arraycopy(sizes, at, sizes, at + 1, count - at);
+            System.arraycopy(stacks, at, stacks, at + 1, count - at);
+            sizes[at] = size;
+            stacks[at] = new BlockStack();
+            count++;
+            return stacks[at];
+        }
+
+        /** Drops the sizes whose stack is empty. */
+        void compact() {
+            int kept = 0;
+            for (int i = 0; i < count; i++) {
+                if (stacks[i].count > 0) {
+                    sizes[kept] = sizes[i];
+                    stacks[kept++] = stacks[i];
+                }
+            }
+            Arrays.fill(stacks, kept, count, null);
+            count = kept;
+        }
+    }
+
+    /** c10's {@code Stat}. */
+    static final class Stat {
+        long current;
+        long peak;
+        long allocated;
+        long freed;
+
+        void increase(long n) {
+            current += n;
+            peak = Math.max(peak, current);
+            allocated += n;
+        }
+
+        void decrease(long n) {
+            current -= n;
+            freed += n;
+        }
+
+        void resetAccumulated() {
+            allocated = 0;
+            freed = 0;
+        }
+
+        void resetPeak() {
+            peak = current;
+        }
+    }
+
+    /** c10's {@code DurationStat}, in microseconds: min 0 means "no call yet". */
+    static final class DurationStat {
+        long total;
+        long max;
+        long min;
+        long count;
+
+        void increase(long micros) {
+            total += micros;
+            count++;
+            max = Math.max(max, micros);
+            min = min == 0 ? micros : Math.min(min, micros);
+        }
+
+        void resetAccumulated() {
+            total = 0;
+            count = 0;
+        }
+
+        void resetPeak() {
+            min = 0;
+            max = 0;
+        }
+    }
+
+    private final DeviceMemory device;
+    private final boolean ownsDevice;
+    private final CachingHostOptions options;
+    private final long deviceTotal;
+    private final ReentrantLock lock = new ReentrantLock();
+
+    /** Every block this allocator owns, by handle; {@link #byAddress} maps its address to the handle. */
+    private Block[] table = new Block[64];
+    private int tableSize;
+    private int[] spareHandles = new int[16];
+    private int spareCount;
+    private final LongLongHashMap byAddress = new LongLongHashMap(256);
+
+    /** Free lists of power-of-two sizes, by log2 size (PyTorch's 64 lists). */
+    private final BlockStack[] powerLists = new BlockStack[SIZE_CLASSES];
+    /** Free lists of the other sizes (only with {@code pinned_round_threshold_mb}), by exact size. */
+    private final SizeLists exactLists = new SizeLists();
+
+    /** Deferred frees, oldest first (PyTorch's {@code events_}, consumed from the back). */
+    private DeviceEvent[] pendingEvents = new DeviceEvent[16];
+    private Block[] pendingBlocks = new Block[16];
+    private int pendingHead;
+    private int pendingCount;
+    private final ArrayDeque<DeviceEvent> eventPool = new ArrayDeque<>();
+
+    private long reserveBase;
+    private long reserveUsed;
+    private boolean reserveTried;
+
+    // PyTorch's HostStatsStaged.
+    private final Stat allocations = new Stat();
+    private final Stat allocatedBytes = new Stat();
+    private final Stat[] activeRequests = new Stat[SIZE_CLASSES];
+    private final Stat[] activeBytes = new Stat[SIZE_CLASSES];
+    private final DurationStat hostAllocTime = new DurationStat();
+    private final DurationStat hostFreeTime = new DurationStat();
+
+    // The common AllocatorStats, exact.
+    private long allocationCount;
+    private long freeCount;
+    private long live;
+    private long peakLive;
+    private long liveBytes;
+    private long peakLiveBytes;
+    private long requestedBytes;
+    private long peakRequestedBytes;
+    private long reservedBytes;
+    private long peakReservedBytes;
+    private long largestRequest;
+    private long deviceMallocs;
+    private long deviceFrees;
+    private long retries;
+    private long outOfMemoryErrors;
+
+    private long nextAllocationId = 1;
+    private volatile boolean closed;
+
+    HostCachingArena(DeviceMemory device, boolean ownsDevice, CachingHostOptions options) {
+        this.device = Objects.requireNonNull(device, "device");
+        this.options = Objects.requireNonNull(options, "options");
+        this.ownsDevice = ownsDevice;
+        this.deviceTotal = device.descriptor().totalBytes();
+        for (int i = 0; i < SIZE_CLASSES; i++) {
+            activeRequests[i] = new Stat();
+            activeBytes[i] = new Stat();
+        }
+    }
+
+    /** PyTorch's {@code size_index}: ceil(log2 size). */
+    static int sizeIndex(long size) {
+        return size <= 1 ? 0 : 64 - Long.numberOfLeadingZeros(size - 1);
+    }
+
+    @Override
+    public String name() {
+        return CachingHostAllocatorProvider.NAME;
+    }
+
+    @Override
+    public DeviceMemory device() {
+        return device;
+    }
+
+    @Override
+    public CachingHostOptions options() {
+        return options;
+    }
+
+    // ================================================================================================ allocate
+
+    /** PyTorch's {@code allocate}. The stream is ignored: a pinned block belongs to no stream. */
+    @Override
+    public long malloc(long size, DeviceStream stream) {
+        if (size < 0) {
+            throw new IllegalArgumentException("allocation size must be >= 0, got " + size);
+        }
+        Objects.requireNonNull(stream, "stream");
+        if (size == 0) {
+            return 0;
+        }
+        lock.lock();
+        try {
+            ensureOpen();
+            if (size > CachingHostOptions.MAX_REQUEST) {
+                throw outOfMemory(size, size, OutOfMemoryException.Reason.REQUEST_TOO_LARGE);
+            }
+            processEvents();
+            long rounded = options.roundSize(size);
+            Block b = takeFree(rounded);
+            if (b == null) {
+                b = createBlock(size, rounded);
+            }
+            handOut(b, size);
+            return b.ptr;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** PyTorch's {@code get_free_block}: the most recently freed block of exactly this size. */
+    private Block takeFree(long rounded) {
+        BlockStack s = freeList(rounded, false);
+        return s == null || s.count == 0 ? null : s.pop();
+    }
+
+    private BlockStack freeList(long size, boolean create) {
+        if (Long.bitCount(size) == 1) {
+            int i = 63 - Long.numberOfLeadingZeros(size);
+            if (powerLists[i] == null && create) {
+                powerLists[i] = new BlockStack();
+            }
+            return powerLists[i];
+        }
+        return create ? exactLists.getOrCreate(size) : exactLists.get(size);
+    }
+
+    /**
+     * PyTorch's slow path ({@code allocate_host_memory}): a piece of the reserve segment if there is one with room,
+     * else a device malloc of the rounded size. Unlike PyTorch, a refused device malloc is retried once after the
+     * idle cached blocks were returned to the device.
+     */
+    private Block createBlock(long size, long rounded) {
+        if (rounded > deviceTotal) {
+            throw outOfMemory(size, rounded, OutOfMemoryException.Reason.REQUEST_TOO_LARGE);
+        }
+        if (options.reserveSegmentSize() > 0) {
+            Block b = carveFromReserve(rounded);
+            if (b != null) {
+                return b;
+            }
+        }
+        long ptr = timedDeviceMalloc(rounded);
+        if (ptr == 0 && hasCachedDeviceBlocks()) {
+            retries++;
+            LOG.debug("{}: the device refused {}; returning the cached blocks to it and trying again", this,
+                    ByteSize.format(rounded));
+            releaseCached();
+            ptr = timedDeviceMalloc(rounded);
+        }
+        if (ptr == 0) {
+            throw outOfMemory(size, rounded, OutOfMemoryException.Reason.DEVICE_EXHAUSTED);
+        }
+        addReserved(rounded);
+        return register(ptr, rounded, rounded, false);
+    }
+
+    /** The reserve segment: made on the first miss, then a bump allocator of 4 KiB-rounded pieces, never freed. */
+    private Block carveFromReserve(long rounded) {
+        if (!reserveTried) {
+            long bytes = options.reserveSegmentSize();
+            long ptr = timedDeviceMalloc(bytes);
+            reserveTried = true;
+            if (ptr == 0) {
+                LOG.warn("{}: the device refused the {} pinned reserve segment (pinned_reserve_segment_size_mb);"
+                        + " continuing without it", this, ByteSize.format(bytes));
+                return null;
+            }
+            reserveBase = ptr;
+            addReserved(bytes);
+        }
+        if (reserveBase == 0) {
+            return null;
+        }
+        long extent = ByteSize.roundUp(rounded, CachingHostOptions.RESERVE_ALIGNMENT);
+        if (extent > options.reserveSegmentSize() - reserveUsed) {
+            return null;
+        }
+        long ptr = reserveBase + reserveUsed;
+        reserveUsed += extent;
+        return register(ptr, rounded, extent, true);
+    }
+
+    private long timedDeviceMalloc(long bytes) {
+        long start = System.nanoTime();
+        long ptr = device.malloc(bytes);
+        if (ptr != 0) {
+            hostAllocTime.increase((System.nanoTime() - start) / 1000);
+            deviceMallocs++;
+        }
+        return ptr;
+    }
+
+    private void addReserved(long bytes) {
+        reservedBytes += bytes;
+        peakReservedBytes = Math.max(peakReservedBytes, reservedBytes);
+    }
+
+    /** PyTorch's {@code add_allocated_block}: a new block the allocator owns from now on. */
+    private Block register(long ptr, long rounded, long extent, boolean reserve) {
+        int handle;
+        if (spareCount > 0) {
+            handle = spareHandles[--spareCount];
+        } else {
+            if (tableSize == table.length) {
+                table = Arrays.copyOf(table, tableSize * 2);
+            }
+            handle = tableSize++;
+        }
+        Block b = new Block(handle, ptr, rounded, extent, reserve);
+        table[handle] = b;
+        byAddress.put(ptr, handle, -1);
+        allocations.increase(1);
+        allocatedBytes.increase(rounded);
+        return b;
+    }
+
+    private void handOut(Block b, long requested) {
+        b.state = ALLOCATED;
+        b.requested = requested;
+        b.allocationId = nextAllocationId++;
+        int c = sizeIndex(b.size);
+        activeRequests[c].increase(1);
+        activeBytes[c].increase(b.size);
+        allocationCount++;
+        live++;
+        peakLive = Math.max(peakLive, live);
+        liveBytes += b.extent;
+        peakLiveBytes = Math.max(peakLiveBytes, liveBytes);
+        requestedBytes += requested;
+        peakRequestedBytes = Math.max(peakRequestedBytes, requestedBytes);
+        largestRequest = Math.max(largestRequest, requested);
+    }
+
+    private OutOfMemoryException outOfMemory(long size, long rounded, OutOfMemoryException.Reason reason) {
+        outOfMemoryErrors++;
+        MemoryInfo info = device.memoryInfo();
+        String why = reason == OutOfMemoryException.Reason.REQUEST_TOO_LARGE
+                ? "the request is larger than the device could ever serve"
+                : "the device has no memory left, even after the cached blocks were returned to it";
+        String message = "out of pinned memory on " + device.descriptor().id() + ": tried to allocate " + size
+                + " bytes (" + ByteSize.format(size) + ")" + (rounded != size ? ", rounded up to "
+                + ByteSize.format(rounded) : "") + "; " + why + ". Device: " + ByteSize.format(info.totalBytes())
+                + " total, " + ByteSize.format(info.freeBytes()) + " free. This allocator: "
+                + ByteSize.format(reservedBytes) + " reserved, " + ByteSize.format(liveBytes) + " allocated."
+                + (options.roundThreshold() == 0 && rounded >= 4 * CachingHostOptions.ROUND_LARGE
+                ? " Power-of-two rounding can double large pinned buffers; pinned_round_threshold_mb limits it." : "");
+        return new OutOfMemoryException(reason, device.descriptor().id(), size, info.freeBytes(), info.totalBytes(),
+                reservedBytes, liveBytes, Long.MAX_VALUE, message);
+    }
+
+    // ================================================================================================ free
+
+    @Override
+    public void free(long address) {
+        if (address == 0) {
+            return;
+        }
+        lock.lock();
+        try {
+            ensureOpen();
+            Block b = liveBlock(address);
+            if (b == null) {
+                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
+            }
+            release(b);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void free(long address, long allocationId) {
+        lock.lock();
+        try {
+            ensureOpen();
+            Block b = liveBlock(address);
+            if (b == null || b.allocationId != allocationId) {
+                throw new InvalidFreeException(InvalidFreeException.Reason.DOUBLE_FREE, address, toString());
+            }
+            release(b);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long allocationId(long address) {
+        lock.lock();
+        try {
+            Block b = liveBlock(address);
+            if (b == null) {
+                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
+            }
+            return b.allocationId;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The block handed out at exactly {@code address}, or null. */
+    private Block liveBlock(long address) {
+        int h = (int) byAddress.get(address, -1);
+        if (h < 0) {
+            return null;
+        }
+        Block b = table[h];
+        return b.state == ALLOCATED ? b : null;
+    }
+
+    /**
+     * PyTorch's {@code free}: with no recorded stream the block goes straight back to its free list; otherwise one
+     * event is recorded per stream and the block waits until they have all completed.
+     */
+    private void release(Block b) {
+        DeviceEvent[] recorded = b.streamCount > 0 ? recordEvents(b) : null;
+        freeCount++;
+        live--;
+        liveBytes -= b.extent;
+        requestedBytes -= b.requested;
+        b.allocationId = 0;
+        if (recorded == null) {
+            makeReusable(b);
+            return;
+        }
+        b.state = PENDING;
+        b.eventCount += recorded.length;
+        for (DeviceEvent e : recorded) {
+            addPending(e, b);
+        }
+        b.streamCount = 0;
+    }
+
+    /** Records one event per stream; if the device refuses one, the events go back to the pool and nothing changed. */
+    private DeviceEvent[] recordEvents(Block b) {
+        DeviceEvent[] recorded = new DeviceEvent[b.streamCount];
+        int n = 0;
+        try {
+            for (int i = 0; i < b.streamCount; i++) {
+                DeviceEvent e = eventPool.isEmpty() ? device.createEvent() : eventPool.pollLast();
+                recorded[n++] = e;
+                device.recordEvent(e, new DeviceStream(b.streams[i]));
+            }
+        } catch (RuntimeException ex) {
+            for (int i = 0; i < n; i++) {
+                eventPool.addLast(recorded[i]);
+            }
+            throw ex;
+        }
+        return recorded;
+    }
+
+    /** Back on its free list: reusable, and no longer an active request. */
+    private void makeReusable(Block b) {
+        b.state = FREE;
+        freeList(b.size, true).push(b);
+        int c = sizeIndex(b.size);
+        activeRequests[c].decrease(1);
+        activeBytes[c].decrease(b.size);
+    }
+
+    private void addPending(DeviceEvent e, Block b) {
+        if (pendingCount == pendingEvents.length) {
+            DeviceEvent[] events = new DeviceEvent[pendingCount * 2];
+            Block[] blocks = new Block[pendingCount * 2];
+            for (int i = 0; i < pendingCount; i++) {
+                int j = (pendingHead + i) % pendingEvents.length;
+                events[i] = pendingEvents[j];
+                blocks[i] = pendingBlocks[j];
+            }
+            pendingEvents = events;
+            pendingBlocks = blocks;
+            pendingHead = 0;
+        }
+        int tail = (pendingHead + pendingCount) % pendingEvents.length;
+        pendingEvents[tail] = e;
+        pendingBlocks[tail] = b;
+        pendingCount++;
+    }
+
+    private void pollPending() {
+        pendingEvents[pendingHead] = null;
+        pendingBlocks[pendingHead] = null;
+        pendingHead = (pendingHead + 1) % pendingEvents.length;
+        pendingCount--;
+    }
+
+    /**
+     * PyTorch's {@code process_events}: oldest event first, stopping at the first one not complete (even if later
+     * ones, on other streams, are); a block whose last event completed goes back to its free list.
+     */
+    private void processEvents() {
+        while (pendingCount > 0) {
+            DeviceEvent e = pendingEvents[pendingHead];
+            if (!device.isEventComplete(e)) {
+                return;
+            }
+            Block b = pendingBlocks[pendingHead];
+            pollPending();
+            eventPool.addLast(e);
+            if (--b.eventCount == 0) {
+                makeReusable(b);
+            }
+        }
+    }
+
+    @Override
+    public boolean recordEvent(long address, DeviceStream stream) {
+        Objects.requireNonNull(stream, "stream");
+        lock.lock();
+        try {
+            ensureOpen();
+            Block b = address == 0 ? null : liveBlock(address);
+            if (b == null) {
+                return false;
+            }
+            b.addStream(stream.handle());
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void recordStream(long address, DeviceStream stream) {
+        Objects.requireNonNull(stream, "stream");
+        if (address != 0 && !recordEvent(address, stream)) {
+            throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
+        }
+    }
+
+    // ================================================================================================ empty_cache
+
+    @Override
+    public void releaseCachedMemory() {
+        emptyCache();
+    }
+
+    @Override
+    public void emptyCache() {
+        lock.lock();
+        try {
+            ensureOpen();
+            processEvents();
+            releaseCached();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private boolean hasCachedDeviceBlocks() {
+        for (BlockStack s : allFreeLists()) {
+            for (int i = 0; i < s.count; i++) {
+                if (!s.items[i].reserve) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private List<BlockStack> allFreeLists() {
+        List<BlockStack> lists = new ArrayList<>();
+        for (BlockStack s : powerLists) {
+            if (s != null) {
+                lists.add(s);
+            }
+        }
+        for (int i = 0; i < exactLists.count; i++) {
+            lists.add(exactLists.stacks[i]);
+        }
+        return lists;
+    }
+
+    /**
+     * PyTorch's {@code empty_cache} after its {@code process_events}: every cached block goes back to the device,
+     * except the reserve segment's pieces, which stay on their free lists (PyTorch drops them from its lists without
+     * freeing them, so that part of the reserve can never be used again). A block whose free the device refuses
+     * stays cached; the first failure is thrown once every other block was tried.
+     */
+    private void releaseCached() {
+        RuntimeException failure = null;
+        for (BlockStack s : allFreeLists()) {
+            int kept = 0;
+            for (int i = 0; i < s.count; i++) {
+                Block b = s.items[i];
+                if (!b.reserve) {
+                    try {
+                        freeToDevice(b);
+                        continue;
+                    } catch (RuntimeException e) {
+                        failure = addFailure(failure, e);
+                    }
+                }
+                s.items[kept++] = b;
+            }
+            Arrays.fill(s.items, kept, s.count, null);
+            s.count = kept;
+        }
+        exactLists.compact();
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /** PyTorch's {@code free_block}: {@code cudaFreeHost}, timed, and the block is gone. */
+    private void freeToDevice(Block b) {
+        long start = System.nanoTime();
+        device.free(b.ptr);
+        hostFreeTime.increase((System.nanoTime() - start) / 1000);
+        deviceFrees++;
+        reservedBytes -= b.size;
+        forget(b);
+    }
+
+    private void forget(Block b) {
+        allocations.decrease(1);
+        allocatedBytes.decrease(b.size);
+        byAddress.remove(b.ptr, -1);
+        table[b.handle] = null;
+        if (spareCount == spareHandles.length) {
+            spareHandles = Arrays.copyOf(spareHandles, spareCount * 2);
+        }
+        spareHandles[spareCount++] = b.handle;
+    }
+
+    private static RuntimeException addFailure(RuntimeException first, RuntimeException next) {
+        if (first == null) {
+            return next;
+        }
+        first.addSuppressed(next);
+        return first;
+    }
+
+    // ================================================================================================ stats
+
+    @Override
+    public Map<String, Long> hostMemoryStats() {
+        lock.lock();
+        try {
+            TreeMap<String, Long> m = new TreeMap<>();
+            putStat(m, "allocations", allocations);
+            putStat(m, "allocated_bytes", allocatedBytes);
+            putStat(m, "active_requests", summed(activeRequests));
+            putStat(m, "active_bytes", summed(activeBytes));
+            m.put("num_host_alloc", allocations.allocated);
+            m.put("num_host_free", allocations.freed);
+            putDuration(m, "host_alloc_time", hostAllocTime);
+            putDuration(m, "host_free_time", hostFreeTime);
+            return Collections.unmodifiableSortedMap(m);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Upstream's {@code add_bucket_stats}: peaks are summed per bucket, an upper bound of the real peak. */
+    private static Stat summed(Stat[] buckets) {
+        Stat s = new Stat();
+        for (Stat b : buckets) {
+            s.current += b.current;
+            s.peak += b.peak;
+            s.allocated += b.allocated;
+            s.freed += b.freed;
+        }
+        return s;
+    }
+
+    private static void putStat(Map<String, Long> m, String prefix, Stat s) {
+        m.put(prefix + ".allocated", s.allocated);
+        m.put(prefix + ".current", s.current);
+        m.put(prefix + ".freed", s.freed);
+        m.put(prefix + ".peak", s.peak);
+    }
+
+    private static void putDuration(Map<String, Long> m, String prefix, DurationStat d) {
+        m.put(prefix + ".avg", d.count == 0 ? 0 : d.total / d.count);
+        m.put(prefix + ".count", d.count);
+        m.put(prefix + ".max", d.max);
+        m.put(prefix + ".min", d.min);
+        m.put(prefix + ".total", d.total);
+    }
+
+    @Override
+    public void resetAccumulatedStats() {
+        lock.lock();
+        try {
+            allocations.resetAccumulated();
+            allocatedBytes.resetAccumulated();
+            for (int i = 0; i < SIZE_CLASSES; i++) {
+                activeRequests[i].resetAccumulated();
+                activeBytes[i].resetAccumulated();
+            }
+            hostAllocTime.resetAccumulated();
+            hostFreeTime.resetAccumulated();
+            allocationCount = 0;
+            freeCount = 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void resetPeakStats() {
+        lock.lock();
+        try {
+            allocations.resetPeak();
+            allocatedBytes.resetPeak();
+            for (int i = 0; i < SIZE_CLASSES; i++) {
+                activeRequests[i].resetPeak();
+                activeBytes[i].resetPeak();
+            }
+            hostAllocTime.resetPeak();
+            hostFreeTime.resetPeak();
+            peakLive = live;
+            peakLiveBytes = liveBytes;
+            peakRequestedBytes = requestedBytes;
+            peakReservedBytes = reservedBytes;
+            largestRequest = 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private long reserveTail() {
+        return reserveBase == 0 ? 0 : options.reserveSegmentSize() - reserveUsed;
+    }
+
+    @Override
+    public AllocatorStats stats() {
+        lock.lock();
+        try {
+            long largestFree = reserveTail();
+            for (BlockStack s : allFreeLists()) {
+                for (int i = 0; i < s.count; i++) {
+                    largestFree = Math.max(largestFree, s.items[i].extent);
+                }
+            }
+            return new AllocatorStats(allocationCount, freeCount, live, peakLive, liveBytes, peakLiveBytes,
+                    requestedBytes, peakRequestedBytes, reservedBytes, peakReservedBytes, largestRequest, largestFree,
+                    deviceMallocs, deviceFrees, retries, outOfMemoryErrors, Long.MAX_VALUE);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ================================================================================================ snapshot
+
+    private static BlockState stateOf(Block b) {
+        return switch (b.state) {
+            case ALLOCATED -> BlockState.ALLOCATED;
+            case PENDING -> BlockState.PENDING_FREE;
+            default -> BlockState.FREE;
+        };
+    }
+
+    private static BlockSnapshot snapshotOf(Block b) {
+        return new BlockSnapshot(b.ptr, b.extent, b.state == ALLOCATED ? b.requested : 0, stateOf(b));
+    }
+
+    /**
+     * One segment per device allocation: pool {@code pinned} for a block's own allocation (one block, the whole
+     * segment), pool {@code pinned_reserve} for the reserve segment (its pieces in address order, then its unused
+     * tail as one free block).
+     */
+    @Override
+    public MemorySnapshot snapshot() {
+        lock.lock();
+        try {
+            List<SegmentSnapshot> segments = new ArrayList<>();
+            List<Block> reservePieces = new ArrayList<>();
+            for (int h = 0; h < tableSize; h++) {
+                Block b = table[h];
+                if (b == null) {
+                    continue;
+                }
+                if (b.reserve) {
+                    reservePieces.add(b);
+                } else {
+                    segments.add(new SegmentSnapshot(b.ptr, b.size, 0, "pinned", List.of(snapshotOf(b))));
+                }
+            }
+            if (reserveBase != 0) {
+                reservePieces.sort(Comparator.comparingLong(b -> b.ptr));
+                List<BlockSnapshot> blocks = new ArrayList<>();
+                for (Block b : reservePieces) {
+                    blocks.add(snapshotOf(b));
+                }
+                if (reserveTail() > 0) {
+                    blocks.add(new BlockSnapshot(reserveBase + reserveUsed, reserveTail(), 0, BlockState.FREE));
+                }
+                segments.add(new SegmentSnapshot(reserveBase, options.reserveSegmentSize(), 0, "pinned_reserve",
+                        blocks));
+            }
+            segments.sort(Comparator.comparingLong(SegmentSnapshot::address));
+            return new MemorySnapshot(name(), device.descriptor(), segments, stats());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ================================================================================================ lifecycle
+
+    @Override
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Returns every block, live or cached, and the reserve segment to the device, and destroys the events. */
+    @Override
+    public void close() {
+        RuntimeException failure = null;
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            while (pendingCount > 0) {
+                eventPool.addLast(pendingEvents[pendingHead]);
+                pollPending();
+            }
+            for (int h = 0; h < tableSize; h++) {
+                Block b = table[h];
+                if (b == null) {
+                    continue;
+                }
+                if (b.state != FREE) {
+                    int c = sizeIndex(b.size);
+                    activeRequests[c].decrease(1);
+                    activeBytes[c].decrease(b.size);
+                }
+                if (b.reserve) {
+                    forget(b);
+                    continue;
+                }
+                try {
+                    freeToDevice(b);
+                } catch (RuntimeException e) {
+                    failure = addFailure(failure, e);
+                    forget(b);
+                }
+            }
+            if (reserveBase != 0) {
+                try {
+                    long start = System.nanoTime();
+                    device.free(reserveBase);
+                    hostFreeTime.increase((System.nanoTime() - start) / 1000);
+                    deviceFrees++;
+                } catch (RuntimeException e) {
+                    failure = addFailure(failure, e);
+                }
+                reserveBase = 0;
+                reserveUsed = 0;
+            }
+            for (DeviceEvent e : eventPool) {
+                try {
+                    device.destroyEvent(e);
+                } catch (RuntimeException ex) {
+                    failure = addFailure(failure, ex);
+                }
+            }
+            eventPool.clear();
+            Arrays.fill(powerLists, null);
+            exactLists.count = 0;
+            Arrays.fill(exactLists.stacks, null);
+            byAddress.clear();
+            live = 0;
+            liveBytes = 0;
+            requestedBytes = 0;
+            reservedBytes = 0;
+        } finally {
+            lock.unlock();
+            if (ownsDevice) {
+                try {
+                    device.close();
+                } catch (RuntimeException e) {
+                    failure = addFailure(failure, e);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException(this + " is closed");
+        }
+    }
+
+    /**
+     * Checks the internal bookkeeping against itself (for tests): every block is in exactly one place (handed out,
+     * waiting for its events, or on the free list of its size), and PyTorch's counters and the common stats agree
+     * with the blocks.
+     *
+     * @throws IllegalStateException naming the first inconsistency
+     */
+    void checkInvariants() {
+        lock.lock();
+        try {
+            long blocks = 0;
+            long bytes = 0;
+            long active = 0;
+            long activeSize = 0;
+            long liveCount = 0;
+            long liveExtent = 0;
+            long requested = 0;
+            long ownReserved = 0;
+            long pieces = 0;
+            for (int h = 0; h < tableSize; h++) {
+                Block b = table[h];
+                if (b == null) {
+                    continue;
+                }
+                expect(b.handle == h, "block handle " + b.handle + " stored at " + h);
+                expect(byAddress.get(b.ptr, -1) == h, "address map does not lead to block " + h);
+                blocks++;
+                bytes += b.size;
+                if (b.reserve) {
+                    pieces += b.extent;
+                } else {
+                    ownReserved += b.size;
+                    expect(b.extent == b.size, "a device block's extent differs from its size");
+                }
+                if (b.state != FREE) {
+                    active++;
+                    activeSize += b.size;
+                }
+                if (b.state == ALLOCATED) {
+                    liveCount++;
+                    liveExtent += b.extent;
+                    requested += b.requested;
+                    expect(b.eventCount == 0, "a live block has pending events");
+                } else {
+                    expect(b.streamCount == 0, "a freed block still lists streams");
+                }
+                expect(b.state == PENDING ? b.eventCount > 0 : b.eventCount == 0,
+                        "block state " + b.state + " with " + b.eventCount + " events");
+            }
+            expect(byAddress.size() == blocks, "address map holds " + byAddress.size() + " entries for " + blocks
+                    + " blocks");
+            long free = 0;
+            for (BlockStack s : allFreeLists()) {
+                for (int i = 0; i < s.count; i++) {
+                    Block b = s.items[i];
+                    expect(b.state == FREE && table[b.handle] == b, "free list holds a block that is not free");
+                    expect(freeList(b.size, false) == s, "block of " + b.size + " on the wrong free list");
+                    free++;
+                }
+            }
+            long pendingOfBlocks = 0;
+            for (int h = 0; h < tableSize; h++) {
+                Block b = table[h];
+                if (b != null) {
+                    if (b.state == FREE) {
+                        free--;
+                    }
+                    pendingOfBlocks += b.eventCount;
+                }
+            }
+            expect(free == 0, "free lists and free blocks differ by " + free);
+            expect(pendingOfBlocks == pendingCount, pendingCount + " pending events but blocks count "
+                    + pendingOfBlocks);
+            for (int i = 0; i < pendingCount; i++) {
+                Block b = pendingBlocks[(pendingHead + i) % pendingBlocks.length];
+                expect(b.state == PENDING && table[b.handle] == b, "a pending event for a block that is not pending");
+            }
+            expect(allocations.current == blocks, "allocations.current " + allocations.current + " but " + blocks
+                    + " blocks");
+            expect(allocatedBytes.current == bytes, "allocated_bytes.current " + allocatedBytes.current + " but "
+                    + bytes);
+            expect(summed(activeRequests).current == active, "active_requests.current "
+                    + summed(activeRequests).current + " but " + active + " active blocks");
+            expect(summed(activeBytes).current == activeSize, "active_bytes.current " + summed(activeBytes).current
+                    + " but " + activeSize);
+            expect(live == liveCount && liveBytes == liveExtent && requestedBytes == requested,
+                    "common stats disagree with the live blocks");
+            long reserve = reserveBase == 0 ? 0 : options.reserveSegmentSize();
+            expect(reservedBytes == ownReserved + reserve, "reserved " + reservedBytes + " but blocks hold "
+                    + ownReserved + " + reserve " + reserve);
+            expect(pieces == reserveUsed, "reserve pieces cover " + pieces + " bytes but " + reserveUsed
+                    + " were carved");
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static void expect(boolean condition, String message) {
+        if (!condition) {
+            throw new IllegalStateException(message);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "allocator '" + CachingHostAllocatorProvider.NAME + "' on " + device.descriptor().id();
+    }
+}
