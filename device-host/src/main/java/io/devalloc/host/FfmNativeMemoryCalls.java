@@ -36,6 +36,17 @@ final class FfmNativeMemoryCalls implements NativeMemoryCalls {
     /** Bit of {@code CAP_IPC_LOCK} in the capability sets of {@code /proc/self/status}. */
     private static final int CAP_IPC_LOCK = 14;
 
+    /** {@code MAP_PRIVATE} and {@code MAP_ANONYMOUS}: the same on every Linux architecture handled here. */
+    private static final int MAP_PRIVATE = 0x02;
+    private static final int MAP_ANONYMOUS = 0x20;
+    /** {@code MAP_NORESERVE} in asm-generic (x86, arm64, riscv, s390, loongarch); powerpc uses 0x40. */
+    private static final int MAP_NORESERVE_GENERIC = 0x4000;
+    private static final int MAP_NORESERVE_POWERPC = 0x40;
+    /** {@code MADV_DONTNEED} on Linux (except alpha, which is not handled). */
+    private static final int MADV_DONTNEED = 4;
+    /** {@code MAP_FAILED}, {@code (void *) -1}. */
+    private static final long MAP_FAILED = -1L;
+
     private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
 
@@ -45,8 +56,14 @@ final class FfmNativeMemoryCalls implements NativeMemoryCalls {
     private final MethodHandle munlock;
     private final MethodHandle getrlimit;
     private final MethodHandle geteuid;
+    private final MethodHandle mmap;
+    private final MethodHandle mprotect;
+    private final MethodHandle madvise;
+    private final MethodHandle munmap;
     private final long pageSize;
     private final boolean linux;
+    /** The {@code MAP_NORESERVE} of this architecture, or 0 when virtual memory is not supported here. */
+    private final int mapNoreserve;
 
     private FfmNativeMemoryCalls(Linker linker, SymbolLookup libc) {
         Linker.Option errno = Linker.Option.captureCallState("errno");
@@ -58,6 +75,15 @@ final class FfmNativeMemoryCalls implements NativeMemoryCalls {
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG), errno);
         getrlimit = linker.downcallHandle(find(libc, "getrlimit"), FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
         geteuid = linker.downcallHandle(find(libc, "geteuid"), FunctionDescriptor.of(JAVA_INT));
+        // void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset)
+        mmap = linker.downcallHandle(find(libc, "mmap"),
+                FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG));
+        mprotect = linker.downcallHandle(find(libc, "mprotect"),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), errno);
+        madvise = linker.downcallHandle(find(libc, "madvise"),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), errno);
+        munmap = linker.downcallHandle(find(libc, "munmap"), FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG),
+                errno);
         MethodHandle getpagesize = linker.downcallHandle(find(libc, "getpagesize"), FunctionDescriptor.of(JAVA_INT));
         try {
             pageSize = (int) getpagesize.invokeExact();
@@ -65,6 +91,19 @@ final class FfmNativeMemoryCalls implements NativeMemoryCalls {
             throw rethrow(t);
         }
         linux = System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("linux");
+        mapNoreserve = linux ? linuxMapNoreserve(System.getProperty("os.arch", "")) : 0;
+    }
+
+    /**
+     * {@code MAP_NORESERVE} for a Linux architecture as {@code os.arch} names it, or 0 for one whose mmap flags
+     * differ in ways not handled here (mips, sparc, alpha, parisc, 32-bit platforms).
+     */
+    static int linuxMapNoreserve(String arch) {
+        return switch (arch.toLowerCase(Locale.ROOT)) {
+            case "amd64", "x86_64", "aarch64", "arm64", "riscv64", "s390x", "loongarch64" -> MAP_NORESERVE_GENERIC;
+            case "ppc64", "ppc64le" -> MAP_NORESERVE_POWERPC;
+            default -> 0;
+        };
     }
 
     /**
@@ -114,15 +153,15 @@ final class FfmNativeMemoryCalls implements NativeMemoryCalls {
 
     @Override
     public int mlock(long address, long bytes) {
-        return lockCall(mlock, address, bytes);
+        return rangeCall(mlock, address, bytes);
     }
 
     @Override
     public int munlock(long address, long bytes) {
-        return lockCall(munlock, address, bytes);
+        return rangeCall(munlock, address, bytes);
     }
 
-    private static int lockCall(MethodHandle call, long address, long bytes) {
+    private static int rangeCall(MethodHandle call, long address, long bytes) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(CALL_STATE);
             int rc = (int) call.invokeExact(state, MemorySegment.ofAddress(address), bytes);
@@ -187,6 +226,61 @@ final class FfmNativeMemoryCalls implements NativeMemoryCalls {
     @Override
     public long pageSize() {
         return pageSize;
+    }
+
+    @Override
+    public boolean supportsVirtualMemory() {
+        return mapNoreserve != 0;
+    }
+
+    @Override
+    public long mmapReserve(long bytes) {
+        requireVirtualMemory();
+        try {
+            MemorySegment address = (MemorySegment) mmap.invokeExact(MemorySegment.NULL, bytes, PROT_NONE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | mapNoreserve, -1, 0L);
+            return address.address() == MAP_FAILED ? 0L : address.address();
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    @Override
+    public int mprotect(long address, long bytes, int prot) {
+        requireVirtualMemory();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CALL_STATE);
+            int rc = (int) mprotect.invokeExact(state, MemorySegment.ofAddress(address), bytes, prot);
+            return rc == 0 ? 0 : (int) ERRNO.get(state, 0L);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    @Override
+    public int madviseDontNeed(long address, long bytes) {
+        requireVirtualMemory();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CALL_STATE);
+            int rc = (int) madvise.invokeExact(state, MemorySegment.ofAddress(address), bytes, MADV_DONTNEED);
+            return rc == 0 ? 0 : (int) ERRNO.get(state, 0L);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    @Override
+    public int munmap(long address, long bytes) {
+        requireVirtualMemory();
+        return rangeCall(munmap, address, bytes);
+    }
+
+    private void requireVirtualMemory() {
+        if (mapNoreserve == 0) {
+            throw new UnsupportedOperationException("virtual memory calls are only wired for Linux on x86-64,"
+                    + " arm64, riscv64, s390x, loongarch64 and ppc64; this is " + System.getProperty("os.name")
+                    + " on " + System.getProperty("os.arch"));
+        }
     }
 
     private static RuntimeException rethrow(Throwable t) {

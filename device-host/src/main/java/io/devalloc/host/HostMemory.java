@@ -37,6 +37,13 @@ import org.slf4j.LoggerFactory;
  * that explains {@code RLIMIT_MEMLOCK} and how to raise it: unlike running out of capacity, it is a setup problem
  * that retrying will not cure.
  *
+ * <p><b>Virtual memory.</b> On Linux (x86-64, arm64, riscv64, s390x, loongarch64, ppc64) both kinds offer
+ * {@link #virtualMemory()}, implemented with {@code mmap(PROT_NONE, MAP_NORESERVE)} reservations whose 2 MiB
+ * granules are mapped with {@code mprotect} and unmapped with {@code madvise(MADV_DONTNEED)}; see
+ * {@link HostVirtualMemory}. Mapped granules count against the same capacity as allocations, {@link #hostView}
+ * accepts ranges inside mapped granules of one reservation, and a pinned device {@code mlock}s granules as it
+ * maps them. Elsewhere {@link #virtualMemory()} is empty.
+ *
  * <p><b>Streams and events.</b> Host memory is synchronous: every operation is complete when the call returns. The
  * stream and event API is emulated with handles that are validated (an unknown or destroyed handle is an
  * {@link IllegalArgumentException}, as CUDA reports {@code cudaErrorInvalidResourceHandle}) and events are always
@@ -76,9 +83,12 @@ final class HostMemory implements DeviceMemory {
     private final LongLongHashMap streams = new LongLongHashMap();
     /** Live event handles → 1 once recorded, 0 before. */
     private final LongLongHashMap events = new LongLongHashMap();
+    /** Bytes of allocations (rounded) and of mapped granules; guarded by {@link #lock}. */
     private long bytesInUse;
     private long nextHandle = 1;
     private boolean closed;
+    /** Null where host virtual memory is not supported. */
+    private final HostVirtualMemory virtualMemory;
 
     private HostMemory(NativeMemoryCalls calls, boolean pinned, long alignment, long capacity) {
         this.calls = Objects.requireNonNull(calls, "calls");
@@ -94,6 +104,9 @@ final class HostMemory implements DeviceMemory {
                         "pinned host memory (" + ByteSize.format(capacity) + ")", DeviceKind.PINNED_HOST, capacity)
                 : new DeviceDescriptor(HostMemoryProvider.NAME, 0,
                         "host memory (" + ByteSize.format(capacity) + ")", DeviceKind.HOST, capacity);
+        // Last, so the virtual memory sees a fully built device (it only keeps the reference).
+        this.virtualMemory = HostVirtualMemory.supported(calls) ? new HostVirtualMemory(this, calls, lock, pinned)
+                : null;
     }
 
     /**
@@ -332,25 +345,27 @@ final class HostMemory implements DeviceMemory {
     }
 
     /**
-     * Always empty. Host memory could reserve address space with {@code mmap(PROT_NONE)} and commit it with
-     * {@code mprotect}, but what allocators use virtual memory for (growing a segment in place without copying,
-     * PyTorch's expandable segments) is a remedy for GPU fragmentation, and {@code mlock}ed memory cannot be
-     * remapped like that at all; allocators fall back to plain segments when it is absent.
+     * The device's {@link HostVirtualMemory}: 2 MiB granules mapped into {@code mmap} reservations, charged to this
+     * device's capacity (and locked on a pinned device). Empty where the platform's {@code mmap} flags are not
+     * known (anything but Linux on the architectures {@link FfmNativeMemoryCalls} lists), and then allocators fall
+     * back to plain segments.
      */
     @Override
     public Optional<VirtualMemory> virtualMemory() {
         lock.lock();
         try {
             ensureOpen();
-            return Optional.empty();
+            return Optional.ofNullable(virtualMemory);
         } finally {
             lock.unlock();
         }
     }
 
     /**
-     * A view of live memory. The segment is a raw pointer with a length: it is not invalidated by {@link #free}
-     * or {@link #close()}, so touching it after the memory was freed is a use-after-free, as in C.
+     * A view of live memory: inside one allocation, or inside mapped granules of one virtual-memory reservation.
+     * The segment is a raw pointer with a length: it is not invalidated by {@link #free}, an unmap or
+     * {@link #close()}, so touching it after the memory was freed is a use-after-free, as in C; after an unmap or
+     * release the range is {@code PROT_NONE} or unmapped, and touching it crashes the JVM with {@code SIGSEGV}.
      */
     @Override
     @SuppressWarnings("restricted") // reinterpret is the point: the range was checked against a live allocation
@@ -363,9 +378,12 @@ final class HostMemory implements DeviceMemory {
             }
             Map.Entry<Long, Long> allocation = live.floorEntry(address);
             long offset = allocation == null ? -1 : address - allocation.getKey();
-            if (allocation == null || offset >= allocation.getValue() || bytes > allocation.getValue() - offset) {
+            boolean inAllocation = allocation != null && offset < allocation.getValue()
+                    && bytes <= allocation.getValue() - offset;
+            if (!inAllocation && !(virtualMemory != null && virtualMemory.covers(address, bytes))) {
                 throw new IllegalArgumentException("[" + ByteSize.hex(address) + ", +" + bytes + " bytes) is not inside"
-                        + " one live allocation of " + this
+                        + " one live allocation"
+                        + (virtualMemory == null ? "" : " or mapped granules of one reservation") + " of " + this
                         + (allocation == null || offset >= allocation.getValue() ? ""
                         : " (the allocation at " + ByteSize.hex(allocation.getKey()) + " has " + allocation.getValue()
                         + " bytes)"));
@@ -386,6 +404,15 @@ final class HostMemory implements DeviceMemory {
             closed = true;
             int count = live.size();
             long bytes = bytesInUse;
+            int reservations = 0;
+            if (virtualMemory != null) {
+                reservations = virtualMemory.reservationCount();
+                try {
+                    virtualMemory.closeAll();
+                } catch (RuntimeException e) {
+                    LOG.warn("{}: releasing virtual memory on close failed", this, e);
+                }
+            }
             for (Map.Entry<Long, Long> allocation : live.entrySet()) {
                 try {
                     release(allocation.getKey(), ByteSize.roundUp(allocation.getValue(), alignment));
@@ -398,7 +425,8 @@ final class HostMemory implements DeviceMemory {
             streams.clear();
             events.clear();
             bytesInUse = 0;
-            LOG.debug("closed {}: freed {} allocations ({}) still live", this, count, ByteSize.format(bytes));
+            LOG.debug("closed {}: freed {} allocations and {} reservations ({} in use)", this, count, reservations,
+                    ByteSize.format(bytes));
         } finally {
             lock.unlock();
         }
@@ -420,7 +448,29 @@ final class HostMemory implements DeviceMemory {
                 + " (never created by it, or already destroyed)");
     }
 
-    private void ensureOpen() {
+    /**
+     * Takes {@code bytes} of capacity for mapped granules; false (and nothing taken) when they do not fit. Caller
+     * holds the lock.
+     */
+    boolean charge(long bytes) {
+        if (bytes > capacity - bytesInUse) {
+            return false;
+        }
+        bytesInUse += bytes;
+        return true;
+    }
+
+    /** Gives back capacity taken by {@link #charge}. Caller holds the lock. */
+    void uncharge(long bytes) {
+        bytesInUse -= bytes;
+    }
+
+    /** Bytes in use, allocations and mapped granules (what a pinned device has locked). Caller holds the lock. */
+    long bytesInUse() {
+        return bytesInUse;
+    }
+
+    void ensureOpen() {
         if (closed) {
             throw new IllegalStateException(this + " is closed");
         }

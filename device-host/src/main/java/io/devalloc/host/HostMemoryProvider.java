@@ -45,7 +45,8 @@ public final class HostMemoryProvider implements DeviceMemoryProvider {
 
     @Override
     public String description() {
-        return "native host memory through java.lang.foreign (posix_memalign), 256-byte aligned like cudaMalloc";
+        return "native host memory through java.lang.foreign (posix_memalign), 256-byte aligned like cudaMalloc;"
+                + " on Linux also virtual memory in 2 MiB granules (mmap, mprotect, madvise)";
     }
 
     @Override

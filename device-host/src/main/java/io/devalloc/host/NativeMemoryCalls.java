@@ -21,6 +21,11 @@ interface NativeMemoryCalls {
     /** {@code EINVAL}: bad arguments (for example an alignment that is not a power of two). */
     int EINVAL = 22;
 
+    /** {@code PROT_NONE}: no access; touching the page faults. */
+    int PROT_NONE = 0;
+    /** {@code PROT_READ | PROT_WRITE} (1 | 2 on every Linux architecture). */
+    int PROT_READ_WRITE = 3;
+
     /**
      * Allocates {@code bytes} of uninitialised native memory aligned to {@code alignment} (malloc semantics: the
      * pages are neither zeroed nor touched).
@@ -57,6 +62,45 @@ interface NativeMemoryCalls {
 
     /** The size of a virtual-memory page, the granularity of {@code mlock}. */
     long pageSize();
+
+    /**
+     * Whether the four virtual-memory calls below work here: Linux on an architecture whose {@code mmap} flag
+     * values this seam knows, since they differ between architectures and only Linux's {@code MADV_DONTNEED}
+     * discards private anonymous pages (later reads see zeros). When false, those calls must not be made.
+     */
+    boolean supportsVirtualMemory();
+
+    /**
+     * Reserves address space with no memory behind it:
+     * {@code mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)}. The range is
+     * page-aligned (not more), inaccessible, and charged to neither RAM nor the commit limit.
+     *
+     * @return the address, or 0 when {@code mmap} returned {@code MAP_FAILED} (no address space that large)
+     */
+    long mmapReserve(long bytes);
+
+    /**
+     * {@code mprotect(address, bytes, prot)} with {@link #PROT_NONE} or {@link #PROT_READ_WRITE}.
+     *
+     * @return 0 on success, otherwise the {@code errno} ({@code ENOMEM} when the kernel cannot split the mapping
+     *         any further or, with strict overcommit, cannot commit the range)
+     */
+    int mprotect(long address, long bytes, int prot);
+
+    /**
+     * {@code madvise(address, bytes, MADV_DONTNEED)}: drops the range's pages, giving their memory back to the
+     * system; private anonymous pages read as zero afterwards. Fails with {@code EINVAL} on locked pages.
+     *
+     * @return 0 on success, otherwise the {@code errno}
+     */
+    int madviseDontNeed(long address, long bytes);
+
+    /**
+     * {@code munmap(address, bytes)}: removes the mapping (and any locks on it) and frees its pages.
+     *
+     * @return 0 on success, otherwise the {@code errno}
+     */
+    int munmap(long address, long bytes);
 
     /**
      * {@code RLIMIT_MEMLOCK}: how many bytes the process may lock.

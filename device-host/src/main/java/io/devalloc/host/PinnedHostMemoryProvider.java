@@ -69,7 +69,8 @@ public final class PinnedHostMemoryProvider implements DeviceMemoryProvider {
 
     @Override
     public String description() {
-        return "page-locked (mlock) native host memory through java.lang.foreign, page aligned, as cudaHostAlloc gives";
+        return "page-locked (mlock) native host memory through java.lang.foreign, page aligned, as cudaHostAlloc gives;"
+                + " on Linux also virtual memory in 2 MiB granules, locked as they are mapped";
     }
 
     @Override

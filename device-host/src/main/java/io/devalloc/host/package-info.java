@@ -29,14 +29,47 @@
  * 0 from {@code malloc} because it is a setup problem that freeing cached memory will not cure. The provider's
  * probe locks one page to tell whether pinning works at all, and states the limit in its reason.
  *
+ * <p><b>Virtual memory.</b> Both devices offer {@code virtualMemory()} (CUDA's VMM API, which PyTorch's expandable
+ * segments and TensorFlow's region coalescing need) on real kernel virtual memory, in package-private
+ * {@code HostVirtualMemory}:
+ * <ul>
+ *   <li><i>reserve</i> is {@code mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)}:
+ *       address space with no memory behind it, not charged to the commit limit, so an allocator can reserve more
+ *       than the device holds ({@code MAP_FAILED} is "no address space", a 0);</li>
+ *   <li><i>map</i> is {@code mprotect(PROT_READ | PROT_WRITE)} on whole granules; it charges the device's capacity
+ *       like {@code malloc} and returns false, changing nothing, when the granules do not fit (or the kernel answers
+ *       {@code ENOMEM});</li>
+ *   <li><i>unmap</i> is {@code madvise(MADV_DONTNEED)}, which hands the pages back to the system at once (private
+ *       anonymous pages read zero when touched again), then {@code mprotect(PROT_NONE)};</li>
+ *   <li><i>release</i> is {@code munmap} of the whole reservation, refused while any granule is mapped.</li>
+ * </ul>
+ * The granularity is 2 MiB, a GPU's, so that allocators round and split exactly as on a GPU; {@code mmap} only
+ * aligns to a page, so a reservation maps one granule more and unmaps the slack at both ends. The device keeps
+ * the reservations in a sorted map (base → size and a {@link java.util.BitSet} of mapped granules), checks every
+ * argument against it before any system call (misaligned sizes and addresses, ranges outside one reservation,
+ * maps overlapping mapped granules, unmaps of ranges not wholly mapped, releases of anything but a base are all
+ * {@link IllegalArgumentException}s that change nothing), counts mapped bytes as used in {@code memoryInfo()},
+ * gives {@code hostView} access to ranges inside mapped granules of one reservation, and unmaps every reservation
+ * on {@code close()}. A view is a raw pointer: touching it after its granules were unmapped or released hits
+ * {@code PROT_NONE} or unmapped pages and crashes the JVM, as a use-after-free would. On plain host memory a
+ * mapped granule takes RAM only when touched, as malloc'd memory does; the capacity is bookkeeping, as for
+ * {@code malloc}. A pinned device also {@code mlock}s granules as it maps them (which faults them in) and
+ * {@code munlock}s them before the {@code madvise}, which the kernel refuses on locked pages; a refused
+ * {@code mlock} undoes the map and throws the same explained
+ * {@link io.devalloc.api.error.DeviceException} as a refused pinned malloc. Locking one granule takes a quarter
+ * of the common 8 MiB {@code RLIMIT_MEMLOCK}, so without {@code CAP_IPC_LOCK} pinned virtual memory is only good
+ * for a few granules. The {@code mmap} flag values differ between architectures, so virtual memory is offered on
+ * Linux on x86-64, arm64, riscv64, s390x, loongarch64 and ppc64, and {@code virtualMemory()} is empty elsewhere.
+ *
  * <p><b>Seams.</b> All libc calls go through the package-private {@code NativeMemoryCalls}, implemented once with
- * FFM; tests substitute a mock to make {@code mlock} fail, which cannot happen on a machine running as root.
+ * FFM; tests substitute a mock to make {@code mlock}, {@code mprotect}, {@code madvise} or {@code munmap} fail,
+ * which cannot happen on a machine running as root.
  * Providers link libc in their probe, catching every failure including {@link LinkageError}, so a JVM without
  * FFM access or without these symbols only sees the providers as unavailable.
  *
- * <p><b>Threads.</b> Every type here is thread-safe. A device guards its allocation table, counters and stream
- * and event handles with one lock and makes its native calls under it, so closing cannot race an allocation in
- * progress; providers probe once under a monitor and publish the answer through a volatile field. Host memory
- * is synchronous, so streams and events are validated handles and every event is complete.
+ * <p><b>Threads.</b> Every type here is thread-safe. A device guards its allocation table, reservations, counters
+ * and stream and event handles with one lock and makes its native calls under it, so closing cannot race an
+ * allocation or a map in progress; providers probe once under a monitor and publish the answer through a volatile
+ * field. Host memory is synchronous, so streams and events are validated handles and every event is complete.
  */
 package io.devalloc.host;

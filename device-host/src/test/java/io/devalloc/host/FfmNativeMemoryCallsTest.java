@@ -59,6 +59,54 @@ class FfmNativeMemoryCallsTest {
     }
 
     @Test
+    @SuppressWarnings("restricted") // writing through the raw mapping is what this test checks
+    void virtualMemoryCallsReserveProtectDiscardAndUnmap() throws IOException {
+        assertTrue(libc.supportsVirtualMemory(), "Linux x86-64");
+        long page = libc.pageSize();
+        long bytes = 16 * page;
+        long address = libc.mmapReserve(bytes);
+        assertNotEquals(0, address);
+        assertEquals(0, address % page);
+        assertEquals("---p", Residency.protection(address), "PROT_NONE, private");
+        assertEquals(0, Residency.residentPages(address, bytes));
+
+        assertEquals(0, libc.mprotect(address + 4 * page, 2 * page, NativeMemoryCalls.PROT_READ_WRITE));
+        assertEquals("rw-p", Residency.protection(address + 4 * page));
+        assertEquals("---p", Residency.protection(address + 6 * page));
+        MemorySegment m = MemorySegment.ofAddress(address + 4 * page).reinterpret(2 * page);
+        m.fill((byte) 0x5C);
+        assertEquals(2, Residency.residentPages(address, bytes));
+
+        assertEquals(0, libc.madviseDontNeed(address + 4 * page, 2 * page));
+        assertEquals(0, Residency.residentPages(address, bytes), "MADV_DONTNEED gave the pages back");
+        assertEquals(0, m.get(ValueLayout.JAVA_BYTE, 0), "and private anonymous pages read zero afterwards");
+        assertEquals(0, libc.mprotect(address + 4 * page, 2 * page, NativeMemoryCalls.PROT_NONE));
+        assertEquals("---p", Residency.protection(address + 4 * page));
+
+        assertEquals(0, libc.munmap(address, bytes));
+    }
+
+    @Test
+    void virtualMemoryCallsReportFailures() {
+        long page = libc.pageSize();
+        assertEquals(0, libc.mmapReserve(1L << 51), "MAP_FAILED: 2 PiB is more than user address space");
+        // Page 0 is never mapped (vm.mmap_min_addr): mprotect says ENOMEM, which proves errno is captured.
+        assertEquals(NativeMemoryCalls.ENOMEM, libc.mprotect(0, page, NativeMemoryCalls.PROT_READ_WRITE));
+        assertEquals(NativeMemoryCalls.EINVAL, libc.munmap(1, page), "misaligned");
+        assertEquals(NativeMemoryCalls.EINVAL, libc.madviseDontNeed(1, page), "misaligned");
+    }
+
+    @Test
+    void mapNoreserveIsKnownPerLinuxArchitecture() {
+        assertEquals(0x4000, FfmNativeMemoryCalls.linuxMapNoreserve("amd64"));
+        assertEquals(0x4000, FfmNativeMemoryCalls.linuxMapNoreserve("aarch64"));
+        assertEquals(0x4000, FfmNativeMemoryCalls.linuxMapNoreserve("riscv64"));
+        assertEquals(0x40, FfmNativeMemoryCalls.linuxMapNoreserve("ppc64le"));
+        assertEquals(0, FfmNativeMemoryCalls.linuxMapNoreserve("mips64el"), "different flag values: not offered");
+        assertEquals(0, FfmNativeMemoryCalls.linuxMapNoreserve("x86"), "32-bit");
+    }
+
+    @Test
     void memlockLimitMatchesProcSelfLimits() throws IOException {
         NativeMemoryCalls.MemlockLimit limit = libc.memlockLimit().orElseThrow();
         String line = Files.readAllLines(Path.of("/proc/self/limits")).stream()

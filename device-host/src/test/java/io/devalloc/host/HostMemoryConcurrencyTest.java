@@ -2,9 +2,11 @@ package io.devalloc.host;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.MemoryInfo;
+import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.units.ByteSize;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -16,6 +18,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -54,6 +57,69 @@ class HostMemoryConcurrencyTest {
         }
     }
 
+    /**
+     * Each thread owns a reservation of four granules and, interleaved with mallocs, maps, fills, verifies and
+     * unmaps random granules of it, checking that a freshly mapped granule reads zero. Every thread's maps and
+     * mallocs go through the one device, so a lost update to the shared counters or to another thread's bitset
+     * would show in the final accounting or as a failed map.
+     */
+    @Test
+    void concurrentMapsUnmapsAndMallocsKeepTheirDataAndAccounting() throws Exception {
+        NativeMemoryCalls calls = FfmNativeMemoryCalls.link();
+        long g = HostVirtualMemory.GRANULARITY;
+        try (HostMemory device = HostMemory.host(calls, CAPACITY);
+             ExecutorService pool = Executors.newFixedThreadPool(THREADS)) {
+            VirtualMemory vm = device.virtualMemory().orElseThrow();
+            List<Callable<Integer>> workers = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                int thread = t;
+                workers.add(() -> {
+                    SplittableRandom random = new SplittableRandom(100 + thread);
+                    long base = vm.reserve(4 * g);
+                    assertNotEquals(DeviceMemory.NULL, base);
+                    long[] patterns = new long[4];
+                    int checked = 0;
+                    for (int i = 0; i < 60; i++) {
+                        int granule = random.nextInt(4);
+                        long address = base + granule * g;
+                        if (patterns[granule] == 0) {
+                            // 4 threads x 4 granules x 2 MiB + the mallocs stay below the 64 MiB capacity.
+                            assertTrue(vm.map(address, g));
+                            MemorySegment view = device.hostView(address, g).orElseThrow();
+                            verify(view, 0, 0);
+                            patterns[granule] = ((long) thread << 48) | ((long) i << 16) | 1;
+                            fill(view, patterns[granule]);
+                        } else {
+                            verify(device.hostView(address, g).orElseThrow(), patterns[granule]);
+                            vm.unmap(address, g);
+                            patterns[granule] = 0;
+                            checked++;
+                        }
+                        long a = device.malloc(1 + random.nextInt(64 * 1024));
+                        assertNotEquals(DeviceMemory.NULL, a);
+                        device.free(a);
+                    }
+                    for (int granule = 0; granule < 4; granule++) {
+                        if (patterns[granule] != 0) {
+                            verify(device.hostView(base + granule * g, g).orElseThrow(), patterns[granule]);
+                            vm.unmap(base + granule * g, g);
+                            checked++;
+                        }
+                    }
+                    vm.release(base);
+                    return checked;
+                });
+            }
+            int checked = 0;
+            for (Future<Integer> f : pool.invokeAll(workers)) {
+                checked += f.get();
+            }
+            assertTrue(checked > THREADS, "granules were verified: " + checked);
+            assertEquals(0, vm.mappedBytes());
+            assertEquals(new MemoryInfo(CAPACITY, CAPACITY), device.memoryInfo(), "everything was given back");
+        }
+    }
+
     private static int work(HostMemory device, int thread) {
         SplittableRandom random = new SplittableRandom(thread);
         ArrayDeque<Block> live = new ArrayDeque<>();
@@ -85,11 +151,17 @@ class HostMemoryConcurrencyTest {
     }
 
     private static void verify(MemorySegment m, long pattern) {
+        verify(m, pattern, 1);
+    }
+
+    /** Checks {@code pattern + off * step} at every 8-byte offset (step 0 for a constant, e.g. zero). */
+    private static void verify(MemorySegment m, long pattern, long step) {
         for (long off = 0; off < m.byteSize(); off += 8) {
             long value = m.get(ValueLayout.JAVA_LONG_UNALIGNED, off);
-            if (value != pattern + off) {
+            if (value != pattern + off * step) {
                 throw new AssertionError("block at " + ByteSize.hex(m.address()) + " was overwritten at offset " + off
-                        + ": expected " + Long.toHexString(pattern + off) + ", found " + Long.toHexString(value));
+                        + ": expected " + Long.toHexString(pattern + off * step) + ", found "
+                        + Long.toHexString(value));
             }
         }
     }

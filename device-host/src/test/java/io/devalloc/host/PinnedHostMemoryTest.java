@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.devalloc.api.device.DeviceKind;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.MemoryInfo;
+import io.devalloc.api.device.VirtualMemory;
+import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.units.ByteSize;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -95,6 +97,83 @@ class PinnedHostMemoryTest {
             assertEquals(DeviceMemory.NULL, device.malloc(Long.MAX_VALUE));
             assertEquals(new MemoryInfo(0, ByteSize.MiB), device.memoryInfo());
             device.free(address);
+        }
+    }
+
+    @Test
+    void mappedGranulesAreLockedAndUnlockedBeforeTheyAreUnmapped() throws IOException {
+        NativeMemoryCalls calls = FfmNativeMemoryCalls.link();
+        long page = calls.pageSize();
+        long g = HostVirtualMemory.GRANULARITY;
+        HostMemory device = HostMemory.pinned(calls, 64 * ByteSize.MiB);
+        VirtualMemory vm = device.virtualMemory().orElseThrow();
+        long lockedBefore = lockedBytes();
+        long base = vm.reserve(4 * g);
+        assertEquals(lockedBefore, lockedBytes(), "reserving locks nothing");
+
+        // One granule at a time: 2 MiB is a quarter of the usual 8 MiB RLIMIT_MEMLOCK.
+        assertTrue(vm.map(base, g));
+        assertEquals(lockedBefore + g, lockedBytes(), "the granule is locked");
+        assertEquals(g / page, Residency.residentPages(base, g), "mlock faulted every page in");
+        assertEquals(new MemoryInfo(64 * ByteSize.MiB - g, 64 * ByteSize.MiB), device.memoryInfo());
+        MemorySegment view = device.hostView(base, g).orElseThrow();
+        for (long i = 0; i < g; i += 8) {
+            view.set(ValueLayout.JAVA_LONG, i, ~i);
+        }
+        for (long i = 0; i < g; i += 8) {
+            assertEquals(~i, view.get(ValueLayout.JAVA_LONG, i));
+        }
+
+        vm.unmap(base, g);
+        assertEquals(lockedBefore, lockedBytes(), "unlocked");
+        assertEquals(0, Residency.residentPages(base, g), "and given back");
+        assertTrue(vm.map(base + g, g));
+        assertTrue(vm.map(base, g));
+        MemorySegment again = device.hostView(base, 2 * g).orElseThrow();
+        for (long i = 0; i < g; i += 8) {
+            assertEquals(0L, again.get(ValueLayout.JAVA_LONG, i), "remapped granule reads zero");
+        }
+        assertEquals(lockedBefore + 2 * g, lockedBytes());
+        vm.unmap(base, g);
+        assertEquals(lockedBefore + g, lockedBytes(), "only the other granule stays locked");
+
+        device.close();
+        assertEquals(lockedBefore, lockedBytes(), "close drops the locks with the mapping");
+    }
+
+    @Test
+    void mappingPastRlimitMemlockFailsAsAPinnedMallocDoes() throws IOException {
+        NativeMemoryCalls calls = FfmNativeMemoryCalls.link();
+        long g = HostVirtualMemory.GRANULARITY;
+        NativeMemoryCalls.MemlockLimit limit = calls.memlockLimit().orElseThrow();
+        // Enough granules to exceed a bounded soft limit (8 MiB here without CAP_IPC_LOCK: five granules).
+        long granules = limit.softBytes() == NativeMemoryCalls.MemlockLimit.UNLIMITED ? 5
+                : Math.max(5, limit.softBytes() / g + 1);
+        long capacity = (granules + 1) * g;
+        try (HostMemory device = HostMemory.pinned(calls, capacity)) {
+            VirtualMemory vm = device.virtualMemory().orElseThrow();
+            long base = vm.reserve(granules * g);
+            long lockedBefore = lockedBytes();
+            if (calls.mayExceedMemlockLimit()) {
+                // CAP_IPC_LOCK (or an unlimited limit): the limit does not bind, so this is just a map.
+                assertTrue(vm.map(base, granules * g));
+                assertEquals(lockedBefore + granules * g, lockedBytes());
+                vm.unmap(base, granules * g);
+            } else {
+                DeviceException e = assertThrows(DeviceException.class, () -> vm.map(base, granules * g));
+                assertTrue(e.getMessage().contains("RLIMIT_MEMLOCK"), e.getMessage());
+                assertTrue(e.getMessage().contains("mapped granules"), e.getMessage());
+                assertTrue(e.getMessage().contains("ulimit -l"), e.getMessage());
+                assertEquals(0, vm.mappedBytes(), "the refused map was undone");
+                assertEquals(new MemoryInfo(capacity, capacity), device.memoryInfo());
+                assertEquals(lockedBefore, lockedBytes());
+                assertEquals("---p", Residency.protection(base));
+                assertThrows(IllegalArgumentException.class, () -> device.hostView(base, 1));
+                assertTrue(vm.map(base, g), "a map within the limit still works");
+                vm.unmap(base, g);
+            }
+            assertEquals(lockedBefore, lockedBytes());
+            vm.release(base);
         }
     }
 
