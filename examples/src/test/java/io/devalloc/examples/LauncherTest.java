@@ -129,6 +129,25 @@ class LauncherTest {
     }
 
     @Test
+    void demoRunsTheCachingAllocatorWithExpandableSegmentsOnHostMemory() {
+        Run r = run("demo", "--device", "host:4GiB", "--allocator", "caching", "--steps", "2", "--config",
+                "expandable_segments:True");
+        assertEquals(0, r.exitCode(), r::toString);
+        assertTrue(row(r, "device").startsWith("host:0"), r::toString);
+        assertEquals("0", row(r, "out-of-memory errors"));
+        assertEquals(row(r, "allocations"), row(r, "frees"));
+        assertTrue(r.out().contains("reserved after releaseCachedMemory():  0 B"), r::toString);
+    }
+
+    @Test
+    void demoRunsThePinnedHostCachingAllocator() {
+        Run r = run("demo", "--device", "sim:80GiB", "--allocator", "caching-host", "--steps", "2");
+        assertEquals(0, r.exitCode(), r::toString);
+        assertEquals("caching-host", row(r, "allocator"));
+        assertEquals(row(r, "allocations"), row(r, "frees"));
+    }
+
+    @Test
     void demoRunsOnTheDefaultDevice() {
         Run r = run("demo");
         assertEquals(0, r.exitCode(), r::toString);
