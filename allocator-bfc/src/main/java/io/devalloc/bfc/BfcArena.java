@@ -7,6 +7,7 @@ import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
+import io.devalloc.api.error.Failures;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.snapshot.BlockSnapshot;
@@ -1271,7 +1272,7 @@ final class BfcArena implements BfcAllocator {
                     source.free(regionBase[r], regionSize[r]);
                     deviceFrees++;
                 } catch (RuntimeException e) {
-                    failure = addFailure(failure, e);
+                    failure = Failures.chain(failure, e);
                 }
             }
             regionCount = 0;
@@ -1283,7 +1284,7 @@ final class BfcArena implements BfcAllocator {
             try {
                 source.close();
             } catch (RuntimeException e) {
-                failure = addFailure(failure, e);
+                failure = Failures.chain(failure, e);
             }
             for (PendingFree p : pendingFrees) {
                 eventPool.addLast(p.event());
@@ -1293,7 +1294,7 @@ final class BfcArena implements BfcAllocator {
                 try {
                     device.destroyEvent(e);
                 } catch (RuntimeException ex) {
-                    failure = addFailure(failure, ex);
+                    failure = Failures.chain(failure, ex);
                 }
             }
             eventPool.clear();
@@ -1303,7 +1304,7 @@ final class BfcArena implements BfcAllocator {
                 try {
                     device.close();
                 } catch (RuntimeException e) {
-                    failure = addFailure(failure, e);
+                    failure = Failures.chain(failure, e);
                 }
             }
         }
@@ -1311,14 +1312,6 @@ final class BfcArena implements BfcAllocator {
         if (failure != null) {
             throw failure;
         }
-    }
-
-    private static RuntimeException addFailure(RuntimeException first, RuntimeException next) {
-        if (first == null) {
-            return next;
-        }
-        first.addSuppressed(next);
-        return first;
     }
 
     private void ensureOpen() {

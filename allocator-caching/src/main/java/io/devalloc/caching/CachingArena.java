@@ -8,6 +8,7 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
+import io.devalloc.api.error.Failures;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.snapshot.BlockSnapshot;
@@ -1627,7 +1628,7 @@ final class CachingArena implements CachingAllocator {
                         deviceReleases++;
                     }
                 } catch (RuntimeException e) {
-                    failure = addFailure(failure, e);
+                    failure = Failures.chain(failure, e);
                 }
             }
             VirtualMemory vm = device.virtualMemory().orElse(null);
@@ -1641,7 +1642,7 @@ final class CachingArena implements CachingAllocator {
                     }
                     vm.release(es.base);
                 } catch (RuntimeException e) {
-                    failure = addFailure(failure, e);
+                    failure = Failures.chain(failure, e);
                 }
             }
             expandableSegments.clear();
@@ -1649,7 +1650,7 @@ final class CachingArena implements CachingAllocator {
                 try {
                     device.destroyEvent(e);
                 } catch (RuntimeException ex) {
-                    failure = addFailure(failure, ex);
+                    failure = Failures.chain(failure, ex);
                 }
             }
             eventPool.clear();
@@ -1662,21 +1663,13 @@ final class CachingArena implements CachingAllocator {
                 try {
                     device.close();
                 } catch (RuntimeException e) {
-                    failure = addFailure(failure, e);
+                    failure = Failures.chain(failure, e);
                 }
             }
         }
         if (failure != null) {
             throw failure;
         }
-    }
-
-    private static RuntimeException addFailure(RuntimeException first, RuntimeException next) {
-        if (first == null) {
-            return next;
-        }
-        first.addSuppressed(next);
-        return first;
     }
 
     private void ensureOpen() {

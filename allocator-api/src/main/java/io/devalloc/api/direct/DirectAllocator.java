@@ -5,6 +5,7 @@ import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
+import io.devalloc.api.error.Failures;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.snapshot.BlockSnapshot;
@@ -274,11 +275,7 @@ final class DirectAllocator implements DeviceAllocator {
                     device.free(address);
                     deviceFrees++;
                 } catch (RuntimeException e) {
-                    if (failure == null) {
-                        failure = e;
-                    } else {
-                        failure.addSuppressed(e);
-                    }
+                    failure = Failures.chain(failure, e);
                 }
                 freeCount++;
             }
@@ -293,11 +290,7 @@ final class DirectAllocator implements DeviceAllocator {
                 try {
                     device.close();
                 } catch (RuntimeException e) {
-                    if (failure == null) {
-                        failure = e;
-                    } else {
-                        failure.addSuppressed(e);
-                    }
+                    failure = Failures.chain(failure, e);
                 }
             }
         }

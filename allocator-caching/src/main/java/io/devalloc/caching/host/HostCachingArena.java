@@ -5,6 +5,7 @@ import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
+import io.devalloc.api.error.Failures;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.snapshot.BlockSnapshot;
@@ -702,7 +703,7 @@ final class HostCachingArena implements HostCachingAllocator {
                         freeToDevice(b);
                         continue;
                     } catch (RuntimeException e) {
-                        failure = addFailure(failure, e);
+                        failure = Failures.chain(failure, e);
                     }
                 }
                 s.items[kept++] = b;
@@ -735,14 +736,6 @@ final class HostCachingArena implements HostCachingAllocator {
             spareHandles = Arrays.copyOf(spareHandles, spareCount * 2);
         }
         spareHandles[spareCount++] = b.handle;
-    }
-
-    private static RuntimeException addFailure(RuntimeException first, RuntimeException next) {
-        if (first == null) {
-            return next;
-        }
-        first.addSuppressed(next);
-        return first;
     }
 
     // ================================================================================================ stats
@@ -949,7 +942,7 @@ final class HostCachingArena implements HostCachingAllocator {
                 try {
                     freeToDevice(b);
                 } catch (RuntimeException e) {
-                    failure = addFailure(failure, e);
+                    failure = Failures.chain(failure, e);
                     forget(b);
                 }
             }
@@ -960,7 +953,7 @@ final class HostCachingArena implements HostCachingAllocator {
                     hostFreeTime.increase((System.nanoTime() - start) / 1000);
                     deviceFrees++;
                 } catch (RuntimeException e) {
-                    failure = addFailure(failure, e);
+                    failure = Failures.chain(failure, e);
                 }
                 reserveBase = 0;
                 reserveUsed = 0;
@@ -969,7 +962,7 @@ final class HostCachingArena implements HostCachingAllocator {
                 try {
                     device.destroyEvent(e);
                 } catch (RuntimeException ex) {
-                    failure = addFailure(failure, ex);
+                    failure = Failures.chain(failure, ex);
                 }
             }
             eventPool.clear();
@@ -987,7 +980,7 @@ final class HostCachingArena implements HostCachingAllocator {
                 try {
                     device.close();
                 } catch (RuntimeException e) {
-                    failure = addFailure(failure, e);
+                    failure = Failures.chain(failure, e);
                 }
             }
         }
