@@ -1,0 +1,22 @@
+package io.devalloc.examples.trace;
+
+import java.io.IOException;
+
+/**
+ * A streaming reader of one trace file: constant memory whatever the trace's length. Not thread-safe.
+ */
+public interface TraceReader extends AutoCloseable {
+
+    /** The format being read. */
+    TraceFormat format();
+
+    /**
+     * The next event, or null at the end.
+     *
+     * @throws TraceFormatException naming the file, the line and what was expected, on malformed input
+     */
+    TraceEvent next() throws IOException;
+
+    @Override
+    void close() throws IOException;
+}
