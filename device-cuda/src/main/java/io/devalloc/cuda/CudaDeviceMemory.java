@@ -340,10 +340,12 @@ public final class CudaDeviceMemory implements DeviceMemory {
             if (stream.isDefault()) {
                 throw new IllegalArgumentException("the default stream of " + this + " cannot be destroyed");
             }
-            if (!streams.remove(stream.handle())) {
+            if (!streams.contains(stream.handle())) {
                 throw unknown(stream);
             }
+            // The device first: if switching fails, the stream is still known and close() will destroy it.
             setDevice();
+            streams.remove(stream.handle());
             check(api.streamDestroy(stream.handle()), "cudaStreamDestroy(" + stream + ")");
         } finally {
             exit();
@@ -425,10 +427,11 @@ public final class CudaDeviceMemory implements DeviceMemory {
         Objects.requireNonNull(event, "event");
         enter();
         try {
-            if (!events.remove(event.handle())) {
+            if (!events.contains(event.handle())) {
                 throw unknown(event);
             }
             setDevice();
+            events.remove(event.handle());
             check(api.eventDestroy(event.handle()), "cudaEventDestroy(" + event + ")");
         } finally {
             exit();
