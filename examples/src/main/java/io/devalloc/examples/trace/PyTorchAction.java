@@ -1,0 +1,51 @@
+package io.devalloc.examples.trace;
+
+import io.devalloc.examples.trace.TraceEvent.Kind;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * The {@code action} values of a PyTorch trace, in the pickle and in its CSV form alike, and what each becomes.
+ * {@code free_requested} and {@code snapshot} rows are read, checked and skipped: the block is freed at
+ * {@code free_completed}, and a snapshot marker allocates nothing.
+ */
+enum PyTorchAction {
+    PRESEGMENT("presegment", Kind.PRESEGMENT, true),
+    PREALLOC("prealloc", Kind.PREALLOC, true),
+    ALLOC("alloc", Kind.ALLOC, true),
+    FREE_REQUESTED("free_requested", null, true),
+    FREE_COMPLETED("free_completed", Kind.FREE, true),
+    SEGMENT_ALLOC("segment_alloc", Kind.SEGMENT_ALLOC, true),
+    SEGMENT_FREE("segment_free", Kind.SEGMENT_FREE, true),
+    SEGMENT_MAP("segment_map", Kind.SEGMENT_MAP, true),
+    SEGMENT_UNMAP("segment_unmap", Kind.SEGMENT_UNMAP, true),
+    /** Out of memory: no address; {@code pickle_to_csv.py} puts the device's free bytes in the size column. */
+    OOM("oom", Kind.OOM, false),
+    SNAPSHOT("snapshot", null, false);
+
+    private static final Map<String, PyTorchAction> BY_TEXT =
+            Arrays.stream(values()).collect(Collectors.toUnmodifiableMap(a -> a.text, Function.identity()));
+
+    /** Every action, as the messages list them. */
+    static final String EXPECTED = Arrays.stream(values()).map(a -> a.text).collect(Collectors.joining(", "));
+
+    /** The action as written in the trace. */
+    final String text;
+    /** The event it becomes, or null when it is skipped. */
+    final Kind kind;
+    /** Whether the address and the size must be given (they may be empty for {@code oom} and {@code snapshot}). */
+    final boolean needsAddressAndSize;
+
+    PyTorchAction(String text, Kind kind, boolean needsAddressAndSize) {
+        this.text = text;
+        this.kind = kind;
+        this.needsAddressAndSize = needsAddressAndSize;
+    }
+
+    /** The action written as {@code text}, or null when there is none. */
+    static PyTorchAction of(String text) {
+        return BY_TEXT.get(text);
+    }
+}

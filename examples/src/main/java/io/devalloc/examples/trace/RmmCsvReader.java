@@ -1,0 +1,157 @@
+package io.devalloc.examples.trace;
+
+import io.devalloc.examples.trace.TraceEvent.Kind;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Reads RMM's replay log, the CSV that {@code rmm::mr::logging_resource_adaptor} writes and RMM's
+ * {@code REPLAY_BENCHMARK} reads: the header {@value #HEADER}, then one row per call, for example
+ * {@code 2342727,15:47:02.841961,allocate,0x10012400000,1048576,0}.
+ *
+ * <ul>
+ *   <li>{@code Thread}: the OS thread id, decimal; kept as the event's thread.</li>
+ *   <li>{@code Time}: {@code HH:MM:SS.micro} as the adaptor writes it (a plain {@code seconds.micro} number, as
+ *       RMM's user guide shows, is accepted too); checked, not kept.</li>
+ *   <li>{@code Action}: {@code allocate} gives {@link Kind#ALLOC}, {@code free} gives {@link Kind#FREE},
+ *       {@code allocate failure} (an allocation that threw) is checked and skipped, counted by
+ *       {@link #skipped()}.</li>
+ *   <li>{@code Pointer}: hexadecimal, with or without {@code 0x}, or {@code (nil)} for null (key 0).</li>
+ *   <li>{@code Size}: bytes, decimal (for a free, the size given to {@code deallocate}).</li>
+ *   <li>{@code Stream}: the stream handle, hexadecimal with or without {@code 0x} ({@code 0} for the default
+ *       stream), or {@code (nil)}. RMM's own parser reads this column as decimal and so gets 0 for every
+ *       {@code 0x...} stream; this reader keeps the value.</li>
+ * </ul>
+ * Blank lines are ignored. An event's {@link TraceEvent#line() line} is its line in the file (the header is line
+ * 1). One line at a time: constant memory.
+ */
+public final class RmmCsvReader implements TraceReader {
+
+    /** The header line, exactly. */
+    public static final String HEADER = "Thread,Time,Action,Pointer,Size,Stream";
+
+    private static final int COLUMNS = 6;
+
+    private final TextLines lines;
+    private final CsvColumns columns = new CsvColumns(COLUMNS);
+    private long skipped;
+
+    /** Opens a file. */
+    public RmmCsvReader(Path file) throws IOException {
+        this(new InputStreamReader(Files.newInputStream(file), StandardCharsets.UTF_8), file.toString());
+    }
+
+    /**
+     * Reads from a character stream, closed by {@link #close()} (and when the header is wrong).
+     *
+     * @param in   the text
+     * @param file the name messages give
+     */
+    public RmmCsvReader(Reader in, String file) throws IOException {
+        this.lines = new TextLines(in, file);
+        try {
+            String header = lines.next();
+            if (header == null) {
+                throw new TraceFormatException(file, 1, "expected the header '" + HEADER + "', got an empty file");
+            }
+            if (!header.equals(HEADER)) {
+                throw lines.error("expected the header '" + HEADER + "', got '" + header + "'");
+            }
+        } catch (IOException | RuntimeException e) {
+            lines.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public TraceFormat format() {
+        return TraceFormat.RMM_CSV;
+    }
+
+    /** The {@code allocate failure} rows read so far (checked, no event). */
+    public long skipped() {
+        return skipped;
+    }
+
+    @Override
+    public TraceEvent next() throws IOException {
+        String line;
+        while ((line = lines.next()) != null) {
+            if (line.isBlank()) {
+                continue;
+            }
+            int count = columns.split(line);
+            if (count != COLUMNS) {
+                throw lines.error("expected " + COLUMNS + " columns (" + HEADER + "), got " + count);
+            }
+            long thread = lines.unsignedDecimal(line, columns.start(0), columns.end(0), "Thread");
+            checkTime(line, columns.start(1), columns.end(1));
+            String action = line.substring(columns.start(2), columns.end(2));
+            Kind kind = switch (action) {
+                case "allocate" -> Kind.ALLOC;
+                case "free" -> Kind.FREE;
+                case "allocate failure" -> null;
+                default -> throw lines.error("unknown Action '" + action
+                        + "': expected allocate, free or allocate failure");
+            };
+            long pointer = pointer(line, columns.start(3), columns.end(3), "Pointer");
+            long size = lines.size(line, columns.start(4), columns.end(4), "Size");
+            long stream = pointer(line, columns.start(5), columns.end(5), "Stream");
+            if (kind == null) {
+                skipped++;
+                continue;
+            }
+            return new TraceEvent(kind, pointer, size, stream, thread, lines.lineNumber());
+        }
+        return null;
+    }
+
+    private long pointer(String line, int from, int to, String what) throws TraceFormatException {
+        if (line.startsWith("(nil)", from) && to - from == 5) {
+            return 0;
+        }
+        return lines.hex(line, from, to, what);
+    }
+
+    /** {@code HH:MM:SS.f} (1 to 9 fraction digits), or {@code seconds.f}. */
+    private void checkTime(String line, int from, int to) throws TraceFormatException {
+        int dot = line.indexOf('.', from);
+        if (dot < 0 || dot >= to) {
+            dot = to;
+        }
+        boolean ok = dot < to && to - dot - 1 >= 1 && to - dot - 1 <= 9 && digits(line, dot + 1, to);
+        if (ok) {
+            if (dot - from == 8 && line.charAt(from + 2) == ':' && line.charAt(from + 5) == ':') {
+                ok = digits(line, from, from + 2) && digits(line, from + 3, from + 5) && digits(line, from + 6, dot)
+                        && Integer.parseInt(line, from, from + 2, 10) < 24
+                        && Integer.parseInt(line, from + 3, from + 5, 10) < 60
+                        && Integer.parseInt(line, from + 6, dot, 10) < 61;
+            } else {
+                ok = dot > from && dot - from <= 12 && digits(line, from, dot);
+            }
+        }
+        if (!ok) {
+            throw lines.error("Time: expected HH:MM:SS.micro (like 15:47:02.841961), got '"
+                    + line.substring(from, to) + "'");
+        }
+    }
+
+    private static boolean digits(String s, int from, int to) {
+        for (int i = from; i < to; i++) {
+            char c = s.charAt(i);
+            if (c < '0' || c > '9') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public void close() throws IOException {
+        lines.close();
+    }
+}

@@ -1,0 +1,132 @@
+package io.devalloc.examples.trace;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.examples.trace.TraceEvent.Kind;
+import java.io.IOException;
+import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class PyTorchCsvReaderTest {
+
+    @TempDir
+    Path dir;
+
+    private Path write(String name, String text) throws IOException {
+        Path file = dir.resolve(name);
+        Files.writeString(file, text, StandardCharsets.UTF_8);
+        return file;
+    }
+
+    @Test
+    void everyActionBecomesItsEventOrIsSkipped() throws IOException {
+        Path file = write("t.csv", """
+                seq,action,addr,size,stream,time_us
+                0,presegment,1000,400,0,10
+                1,prealloc,1000,90,0,10
+                2,alloc,1100,100,0,10
+                3,free_requested,1100,100,0,15
+                4,free_completed,1100,100,0,16
+                5,segment_alloc,5000,300,7,17
+                6,segment_free,5000,300,7,18
+                7,segment_map,9000,2048,0,19
+
+                8,segment_unmap,9000,1024,0,
+                9,oom,,12345,0,20
+                10,snapshot,0,0,0,21
+                11,alloc,18446744073709551615,9223372036854775807,,22
+                """);
+        PyTorchCsvReader reader = new PyTorchCsvReader(file);
+        assertEquals(TraceFormat.PYTORCH_CSV, reader.format());
+        List<TraceEvent> events = Events.readAll(reader);
+        assertEquals(List.of(
+                new TraceEvent(Kind.PRESEGMENT, 1000, 400, 0, 0, 2),
+                new TraceEvent(Kind.PREALLOC, 1000, 90, 0, 0, 3),
+                new TraceEvent(Kind.ALLOC, 1100, 100, 0, 0, 4),
+                new TraceEvent(Kind.FREE, 1100, 100, 0, 0, 6),
+                new TraceEvent(Kind.SEGMENT_ALLOC, 5000, 300, 7, 0, 7),
+                new TraceEvent(Kind.SEGMENT_FREE, 5000, 300, 7, 0, 8),
+                new TraceEvent(Kind.SEGMENT_MAP, 9000, 2048, 0, 0, 9),
+                new TraceEvent(Kind.SEGMENT_UNMAP, 9000, 1024, 0, 0, 11),
+                new TraceEvent(Kind.OOM, 0, 12345, 0, 0, 12),
+                new TraceEvent(Kind.ALLOC, -1L, Long.MAX_VALUE, 0, 0, 14)), events);
+        assertEquals(2, reader.skipped());
+    }
+
+    @Test
+    void windowsLineEndingsAndAByteOrderMarkAreRead() throws IOException {
+        List<TraceEvent> events = Events.readAll(new PyTorchCsvReader(new StringReader(
+                "\uFEFFseq,action,addr,size,stream,time_us\r\n0,alloc,1,2,3,4\r\n1,free_completed,1,2,3,5\r\n"),
+                "crlf.csv"));
+        assertEquals(List.of(new TraceEvent(Kind.ALLOC, 1, 2, 3, 0, 2), new TraceEvent(Kind.FREE, 1, 2, 3, 0, 3)),
+                events);
+    }
+
+    @Test
+    void aFreeOfAnUnknownAddressIsNotAFormatError() throws IOException {
+        List<TraceEvent> events = Events.readAll(new PyTorchCsvReader(new StringReader(
+                "seq,action,addr,size,stream,time_us\n0,free_completed,777,8,0,\n"), "f.csv"));
+        assertEquals(List.of(new TraceEvent(Kind.FREE, 777, 8, 0, 0, 2)), events);
+    }
+
+    @Test
+    void anEmptyTraceHasNoEvents() throws IOException {
+        try (PyTorchCsvReader reader = new PyTorchCsvReader(write("e.csv", "seq,action,addr,size,stream,time_us\n"))) {
+            assertNull(reader.next());
+            assertNull(reader.next());
+        }
+    }
+
+    @Test
+    void aWrongHeaderIsReportedOnLineOne() throws IOException {
+        Path file = write("h.csv", "Thread,Time,Action,Pointer,Size,Stream\n");
+        TraceFormatException e = assertThrows(TraceFormatException.class, () -> new PyTorchCsvReader(file));
+        assertEquals(file.toString(), e.file());
+        assertEquals(1, e.line());
+        assertTrue(e.getMessage().contains("expected the header 'seq,action,addr,size,stream,time_us'"),
+                e.getMessage());
+        TraceFormatException empty = assertThrows(TraceFormatException.class,
+                () -> new PyTorchCsvReader(write("empty.csv", "")));
+        assertEquals(1, empty.line());
+        assertTrue(empty.getMessage().contains("empty file"), empty.getMessage());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "five columns       | 0,alloc,1,2,3                | expected 6 columns (seq,action,addr,size,stream,time_us), got 5",
+        "seven columns      | 0,alloc,1,2,3,4,5            | expected 6 columns (seq,action,addr,size,stream,time_us), got 7",
+        "unknown action     | 0,malloc,1,2,3,4             | unknown action 'malloc': expected one of presegment, prealloc, alloc",
+        "bad seq            | x,alloc,1,2,3,4              | seq: expected a non-negative decimal integer, got 'x'",
+        "bad addr           | 0,alloc,12x,2,3,4            | addr: expected a non-negative decimal integer, got '12x'",
+        "hex addr           | 0,alloc,0x10,2,3,4           | addr: expected a non-negative decimal integer, got '0x10'",
+        "missing addr       | 0,alloc,,2,3,4               | addr: expected a non-negative decimal integer, got ''",
+        "negative size      | 0,free_completed,1,-5,3,4    | size: expected a non-negative decimal integer, got '-5'",
+        "missing size       | 0,segment_alloc,1,,3,4       | size: expected a non-negative decimal integer, got ''",
+        "size too large     | 0,alloc,1,9223372036854775808,0,4 | size: expected a size below 2^63, got '9223372036854775808'",
+        "addr too large     | 0,alloc,18446744073709551616,1,0,4 | addr: expected a non-negative decimal integer below 2^64",
+        "bad stream         | 0,alloc,1,2,s,4              | stream: expected a non-negative decimal integer, got 's'",
+        "bad time           | 0,alloc,1,2,0,1.5            | time_us: expected a non-negative decimal integer, got '1.5'",
+        "space in a number  | 0,alloc, 1,2,0,4             | addr: expected a non-negative decimal integer, got ' 1'",
+    })
+    void malformedRowsGiveFileLineAndWhatWasExpected(String what, String row, String expected) throws IOException {
+        Path file = write("bad.csv", "seq,action,addr,size,stream,time_us\n0,alloc,1,2,0,1\n" + row + "\n");
+        try (PyTorchCsvReader reader = new PyTorchCsvReader(file)) {
+            reader.next();
+            TraceFormatException e = assertThrows(TraceFormatException.class, reader::next);
+            assertEquals(file.toString(), e.file());
+            assertEquals(3, e.line());
+            assertTrue(e.getMessage().startsWith(file + ":3: "), e.getMessage());
+            assertTrue(e.getMessage().contains(expected), () -> "expected '" + expected + "' in: " + e.getMessage());
+        }
+    }
+}

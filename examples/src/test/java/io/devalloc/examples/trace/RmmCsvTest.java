@@ -1,0 +1,142 @@
+package io.devalloc.examples.trace;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.examples.trace.TraceEvent.Kind;
+import java.io.IOException;
+import java.io.StringReader;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class RmmCsvTest {
+
+    private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-11-21T15:47:02.841961Z"), ZoneOffset.UTC);
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void readsRmmsLog() throws IOException {
+        Path file = dir.resolve("rmm.csv");
+        Files.writeString(file, """
+                Thread,Time,Action,Pointer,Size,Stream
+                2342727,15:47:02.841961,allocate,0x10012400000,1048576,0
+                2342727,15:47:02.841990,allocate failure,(nil),1099511627776,0x5617a0c0
+                2342728,15:47:02.842001,allocate,7f2a00000200,256,0x5617a0c0
+
+                2342727,15:47:02.842100,free,0x10012400000,1048576,0
+                2342728,1634567890.345678,free,0x7f2a00000200,256,5617a0c0
+                2342728,15:47:02.842200,allocate,(nil),0,(nil)
+                """, StandardCharsets.UTF_8);
+        RmmCsvReader reader = new RmmCsvReader(file);
+        assertEquals(TraceFormat.RMM_CSV, reader.format());
+        assertEquals(List.of(
+                new TraceEvent(Kind.ALLOC, 0x10012400000L, 1048576, 0, 2342727, 2),
+                new TraceEvent(Kind.ALLOC, 0x7f2a00000200L, 256, 0x5617a0c0L, 2342728, 4),
+                new TraceEvent(Kind.FREE, 0x10012400000L, 1048576, 0, 2342727, 6),
+                new TraceEvent(Kind.FREE, 0x7f2a00000200L, 256, 0x5617a0c0L, 2342728, 7),
+                new TraceEvent(Kind.ALLOC, 0, 0, 0, 2342728, 8)), Events.readAll(reader));
+        assertEquals(1, reader.skipped());
+    }
+
+    @Test
+    void writesRmmsLogAsTheLoggingAdaptorDoes() throws IOException {
+        StringWriter out = new StringWriter();
+        try (RmmCsvWriter writer = new RmmCsvWriter(out, CLOCK)) {
+            assertTrue(writer.write(new TraceEvent(Kind.ALLOC, 0x10012400000L, 1048576, 0, 2342727, 1)));
+            writer.allocateFailure(1L << 40, 0x5617a0c0L, 2342727);
+            assertTrue(writer.write(new TraceEvent(Kind.FREE, 0x10012400000L, 1048576, 0, 2342727, 2)));
+            assertTrue(writer.write(new TraceEvent(Kind.PREALLOC, 0x20000, 512, 0x5617a0c0L, 9, 3)));
+            assertFalse(writer.write(new TraceEvent(Kind.SEGMENT_ALLOC, 0x20000, 2 << 20, 0, 0, 4)));
+            assertFalse(writer.write(new TraceEvent(Kind.OOM, 0, 12345, 0, 0, 5)));
+        }
+        assertEquals("""
+                Thread,Time,Action,Pointer,Size,Stream
+                2342727,15:47:02.841961,allocate,0x10012400000,1048576,0
+                2342727,15:47:02.841961,allocate failure,(nil),1099511627776,0x5617a0c0
+                2342727,15:47:02.841961,free,0x10012400000,1048576,0
+                9,15:47:02.841961,allocate,0x20000,512,0x5617a0c0
+                """, out.toString());
+    }
+
+    @Test
+    void writeThenReadGivesTheSameEvents() throws IOException {
+        List<TraceEvent> events = new ArrayList<>();
+        long line = 1;
+        for (int i = 0; i < 500; i++) {
+            long thread = 1000 + i % 3;
+            long stream = i % 4 == 0 ? 0 : 0x7f00_0000_0000L + i % 4;
+            long address = 0x7f10_0000_0000L + 512L * i;
+            events.add(new TraceEvent(Kind.ALLOC, address, 1 + 37L * i, stream, thread, line++));
+            if (i % 3 != 0) {
+                events.add(new TraceEvent(Kind.FREE, address, 1 + 37L * i, stream, thread, line++));
+            }
+        }
+        events.add(new TraceEvent(Kind.ALLOC, -1L, Long.MAX_VALUE, -1L, -1L, line));
+        Path file = dir.resolve("round.csv");
+        try (RmmCsvWriter writer = new RmmCsvWriter(file)) {
+            for (TraceEvent e : events) {
+                assertTrue(writer.write(e));
+            }
+        }
+        assertEquals(TraceFormat.RMM_CSV, TraceFormats.detect(file));
+        List<TraceEvent> read = Events.readAll(TraceFormats.open(file));
+        assertEquals(Events.withoutLines(events), Events.withoutLines(read));
+        assertEquals(2, read.get(0).line(), "line numbers are the file's (header on line 1)");
+    }
+
+    @Test
+    void aWrongHeaderIsReportedOnLineOne() {
+        TraceFormatException e = assertThrows(TraceFormatException.class,
+                () -> new RmmCsvReader(new StringReader("thread,time,action,pointer,size,stream\n"), "r.csv"));
+        assertEquals("r.csv", e.file());
+        assertEquals(1, e.line());
+        assertTrue(e.getMessage().contains("expected the header 'Thread,Time,Action,Pointer,Size,Stream'"));
+    }
+
+    @Test
+    void aFreeOfAnUnknownPointerIsNotAFormatError() throws IOException {
+        assertEquals(List.of(new TraceEvent(Kind.FREE, 0xabc, 16, 0, 1, 2)), Events.readAll(new RmmCsvReader(
+                new StringReader("Thread,Time,Action,Pointer,Size,Stream\n1,00:00:00.000001,free,0xabc,16,0\n"),
+                "r.csv")));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "five columns    | 1,15:47:02.841961,allocate,0x10,16                | expected 6 columns (Thread,Time,Action,Pointer,Size,Stream), got 5",
+        "unknown action  | 1,15:47:02.841961,deallocate,0x10,16,0            | unknown Action 'deallocate': expected allocate, free or allocate failure",
+        "bad thread      | t1,15:47:02.841961,allocate,0x10,16,0             | Thread: expected a non-negative decimal integer, got 't1'",
+        "bad time        | 1,15:47,allocate,0x10,16,0                        | Time: expected HH:MM:SS.micro (like 15:47:02.841961), got '15:47'",
+        "bad hour        | 1,25:47:02.841961,allocate,0x10,16,0              | Time: expected HH:MM:SS.micro",
+        "bad pointer     | 1,15:47:02.841961,allocate,0xzz,16,0              | Pointer: expected a hexadecimal number (0x...), got '0xzz'",
+        "empty pointer   | 1,15:47:02.841961,allocate,,16,0                  | Pointer: expected a hexadecimal number (0x...), got ''",
+        "bad size        | 1,15:47:02.841961,allocate,0x10,0x10,0            | Size: expected a non-negative decimal integer, got '0x10'",
+        "bad stream      | 1,15:47:02.841961,allocate,0x10,16,stream         | Stream: expected a hexadecimal number (0x...), got 'stream'",
+        "long pointer    | 1,15:47:02.841961,allocate,0x10000000000000000,16,0 | Pointer: expected a hexadecimal number (0x...) below 2^64",
+    })
+    void malformedRowsGiveFileLineAndWhatWasExpected(String what, String row, String expected) throws IOException {
+        try (RmmCsvReader reader = new RmmCsvReader(new StringReader(
+                "Thread,Time,Action,Pointer,Size,Stream\n1,15:47:02.841961,allocate,0x20,16,0\n" + row + "\n"),
+                "bad.csv")) {
+            reader.next();
+            TraceFormatException e = assertThrows(TraceFormatException.class, reader::next);
+            assertEquals("bad.csv", e.file());
+            assertEquals(3, e.line());
+            assertTrue(e.getMessage().contains(expected), () -> "expected '" + expected + "' in: " + e.getMessage());
+        }
+    }
+}
