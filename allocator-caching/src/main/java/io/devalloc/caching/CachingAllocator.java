@@ -58,12 +58,12 @@ public interface CachingAllocator extends DeviceAllocator {
      * loads it.
      */
     default void writeSnapshotPickle(java.io.OutputStream out) throws java.io.IOException {
-        io.devalloc.caching.export.PickleWriter.write(snapshotDict(), out);
+        io.devalloc.api.snapshot.export.PickleWriter.write(snapshotDict(), out);
     }
 
     /** {@link #snapshotDict()} as JSON (pretty-printed when {@code pretty}). */
     default String snapshotJson(boolean pretty) {
-        return io.devalloc.caching.export.JsonWriter.toString(snapshotDict(), pretty);
+        return io.devalloc.api.snapshot.export.JsonWriter.toString(snapshotDict(), pretty);
     }
 
     /** PyTorch's {@code FreeCudaMemoryCallback}: asked on a miss; returns true if it freed something. */

@@ -20,8 +20,9 @@
  *       current/peak/allocated/freed, the oversize stats and the counters; {@code memoryStats()} flattens them with
  *       PyTorch's key names and {@code MemorySummaryFormat} renders {@code memory_summary()}.</li>
  *   <li><b>History</b> is a ring buffer of primitive arrays ({@code TraceRing}); {@code snapshotDict()} builds
- *       PyTorch's {@code _snapshot()} structure and {@code export} writes it as a protocol-2 pickle (which PyTorch's
- *       memory visualiser loads) or JSON.</li>
+ *       PyTorch's {@code _snapshot()} structure (with the history as {@code device_traces}) and allocator-api's
+ *       {@code io.devalloc.api.snapshot.export} writes it as a protocol-2 pickle (which PyTorch's memory visualiser
+ *       loads) or JSON.</li>
  *   <li><b>Threads.</b> One lock guards the arena, and device calls run under it (PyTorch's default). Out-of-memory
  *       observers run after it is released, as upstream.</li>
  * </ul>

@@ -3,8 +3,12 @@ package io.devalloc.api.registry;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.config.AllocatorConfig;
 import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.record.RecordingAllocator;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.util.Objects;
 
 /**
@@ -18,6 +22,10 @@ import java.util.Objects;
  * }
  * }</pre>
  * The allocator owns the device it opened: closing the allocator closes the device.
+ *
+ * <p>To capture a workload for replay, add {@code .record(Path.of("run.csv"), RecordingAllocator.Format.RMM_CSV)}:
+ * the built allocator is then a {@link RecordingAllocator} that writes every allocation and free to that file, and
+ * closing it also flushes and closes the file.
  */
 public final class DeviceAllocators {
 
@@ -46,6 +54,8 @@ public final class DeviceAllocators {
         private String config = "";
         private DeviceRegistry devices;
         private AllocatorRegistry allocators;
+        private Path recordFile;
+        private RecordingAllocator.Format recordFormat;
 
         private Builder() {
         }
@@ -81,8 +91,20 @@ public final class DeviceAllocators {
         }
 
         /**
-         * Validates the allocator name and configuration, opens the device, and builds the allocator. Nothing is
-         * left open when it fails.
+         * Records every call on the built allocator to {@code file} (created or truncated by {@link #build()}) in
+         * {@code format}; see {@link RecordingAllocator}.
+         */
+        public Builder record(Path file, RecordingAllocator.Format format) {
+            this.recordFile = Objects.requireNonNull(file, "file");
+            this.recordFormat = Objects.requireNonNull(format, "format");
+            return this;
+        }
+
+        /**
+         * Validates the allocator name and configuration, opens the device, and builds the allocator (wrapped in a
+         * {@link RecordingAllocator} when {@link #record} was called). Nothing is left open when it fails.
+         *
+         * @throws UncheckedIOException if the recording file cannot be created
          */
         public DeviceAllocator build() {
             AllocatorRegistry allocatorRegistry = allocators != null ? allocators : AllocatorRegistry.load();
@@ -91,8 +113,9 @@ public final class DeviceAllocators {
             AllocatorConfig parsed = AllocatorConfig.parse(config, provider.configSchema());
             DeviceRegistry deviceRegistry = devices != null ? devices : DeviceRegistry.load();
             DeviceMemory memory = deviceRegistry.open(device);
+            DeviceAllocator built;
             try {
-                return provider.create(new AllocatorSetup(memory, parsed, true));
+                built = provider.create(new AllocatorSetup(memory, parsed, true));
             } catch (RuntimeException | Error e) {
                 try {
                     memory.close();
@@ -101,6 +124,26 @@ public final class DeviceAllocators {
                 }
                 throw e;
             }
+            if (recordFile == null) {
+                return built;
+            }
+            try {
+                return RecordingAllocator.wrap(built, recordFile, recordFormat);
+            } catch (IOException e) {
+                throw closing(built, new UncheckedIOException("cannot create recording file " + recordFile, e));
+            } catch (RuntimeException e) {
+                throw closing(built, e);
+            }
+        }
+
+        /** Closes {@code allocator} (and so its device) and returns {@code failure} with any close failure added. */
+        private static RuntimeException closing(DeviceAllocator allocator, RuntimeException failure) {
+            try {
+                allocator.close();
+            } catch (RuntimeException closeFailure) {
+                failure.addSuppressed(closeFailure);
+            }
+            return failure;
         }
     }
 }

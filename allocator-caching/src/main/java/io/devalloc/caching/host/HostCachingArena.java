@@ -397,7 +397,19 @@ final class HostCachingArena implements HostCachingAllocator {
 
     private long timedDeviceMalloc(long bytes) {
         long start = System.nanoTime();
-        long ptr = device.malloc(bytes);
+        long ptr;
+        try {
+            ptr = device.malloc(bytes);
+        } catch (io.devalloc.api.error.DeviceException e) {
+            if (!hasCachedDeviceBlocks()) {
+                throw e;
+            }
+            // A pinned device refuses to lock beyond RLIMIT_MEMLOCK with an exception; idle cached blocks hold locked
+            // memory, so treat it as "no memory": the caller returns them and tries once more.
+            LOG.debug("{}: the device refused {} ({}); treating it as out of memory", this, ByteSize.format(bytes),
+                    e.getMessage());
+            return 0;
+        }
         if (ptr != 0) {
             hostAllocTime.increase((System.nanoTime() - start) / 1000);
             deviceMallocs++;
@@ -527,7 +539,21 @@ final class HostCachingArena implements HostCachingAllocator {
      * event is recorded per stream and the block waits until they have all completed.
      */
     private void release(Block b) {
-        DeviceEvent[] recorded = b.streamCount > 0 ? recordEvents(b) : null;
+        DeviceEvent[] recorded = null;
+        if (b.streamCount > 0) {
+            try {
+                recorded = recordEvents(b);
+            } catch (RuntimeException e) {
+                // A stream this device cannot record on (destroyed, or another device's): never strand the block.
+                // Waiting for the device has the same effect as the events completing.
+                LOG.warn("{}: could not record an event on a stream recorded for {} ({}); synchronizing the device"
+                        + " instead", this, ByteSize.hex(b.ptr), e.toString());
+                device.synchronize();
+            }
+            if (recorded == null) {
+                b.streamCount = 0;
+            }
+        }
         freeCount++;
         live--;
         liveBytes -= b.extent;

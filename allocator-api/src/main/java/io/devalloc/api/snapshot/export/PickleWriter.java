@@ -1,4 +1,4 @@
-package io.devalloc.caching.export;
+package io.devalloc.api.snapshot.export;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

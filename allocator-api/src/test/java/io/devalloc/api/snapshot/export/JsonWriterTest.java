@@ -1,6 +1,6 @@
-package io.devalloc.caching.export;
+package io.devalloc.api.snapshot.export;
 
-import static io.devalloc.caching.export.PickleWriterTest.map;
+import static io.devalloc.api.snapshot.export.PickleWriterTest.map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

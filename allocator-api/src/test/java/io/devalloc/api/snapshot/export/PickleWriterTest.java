@@ -1,4 +1,4 @@
-package io.devalloc.caching.export;
+package io.devalloc.api.snapshot.export;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
