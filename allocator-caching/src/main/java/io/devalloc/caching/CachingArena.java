@@ -1342,15 +1342,14 @@ final class CachingArena implements CachingAllocator {
         for (int h : streamUses.keySet()) {
             heads.add(h);
         }
+        // Every block is a candidate above (free, unmapped, allocated or waiting on events), so the heads are simply
+        // the candidates with no previous block: linear, where walking back from each block would be quadratic.
         List<Integer> out = new ArrayList<>();
-        java.util.Set<Integer> seen = new java.util.HashSet<>();
+        java.util.BitSet seen = new java.util.BitSet();
         for (int h : heads) {
-            int head = h;
-            while (blocks.prev[head] != NONE) {
-                head = blocks.prev[head];
-            }
-            if (seen.add(head)) {
-                out.add(head);
+            if (blocks.prev[h] == NONE && !seen.get(h)) {
+                seen.set(h);
+                out.add(h);
             }
         }
         out.sort((a, b) -> Long.compare(blocks.ptr[a], blocks.ptr[b]));

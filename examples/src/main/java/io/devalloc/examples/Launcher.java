@@ -20,7 +20,9 @@ import picocli.CommandLine;
 
 /**
  * The {@code devalloc} command line, what {@code ./devalloc} runs: {@code devalloc devices} lists the device
- * providers and allocators on the class path, {@code devalloc demo} runs a synthetic training loop on one.
+ * providers and allocators on the class path, {@code devalloc demo} runs a synthetic training loop on one,
+ * {@code devalloc replay} replays an allocation trace through one allocator and {@code devalloc compare} through
+ * several, side by side.
  *
  * <p>Each subcommand is its own class listed in {@code subcommands} below; adding one (a replay, a report, a
  * benchmark) means writing a {@link Callable Callable&lt;Integer&gt;} annotated with {@code @Command} and adding
@@ -33,10 +35,13 @@ import picocli.CommandLine;
 @Command(name = "devalloc",
         mixinStandardHelpOptions = true,
         versionProvider = Launcher.Version.class,
-        description = "Device memory allocators for the JVM: list the devices found here, run a demo workload.",
+        description = "Device memory allocators for the JVM: list the devices found here, run a demo workload, replay "
+                + "allocation traces through any allocator and compare allocators on them.",
         subcommands = {
                 DevicesCommand.class,
                 DemoCommand.class,
+                ReplayCommand.class,
+                CompareCommand.class,
                 CommandLine.HelpCommand.class,
         },
         footer = {"", "Start with 'devalloc devices', then 'devalloc demo'. 'devalloc help COMMAND' explains one command."})

@@ -213,7 +213,7 @@ class LauncherTest {
     void anUnknownCommandIsAUsageErrorListingTheCommands() {
         Run r = run("frobnicate");
         assertEquals(2, r.exitCode(), r::toString);
-        assertTrue(r.err().startsWith("devalloc: error: unknown command 'frobnicate'; commands: devices, demo, help"),
+        assertTrue(r.err().startsWith("devalloc: error: unknown command 'frobnicate'; commands: devices, demo, replay, compare, help"),
                 r::toString);
     }
 
@@ -238,6 +238,7 @@ class LauncherTest {
         Run help = run("--help");
         assertEquals(0, help.exitCode(), help::toString);
         assertTrue(help.out().contains("devices") && help.out().contains("demo"), help::toString);
+        assertTrue(help.out().contains("replay") && help.out().contains("compare"), help::toString);
 
         Run demoHelp = run("help", "demo");
         assertEquals(0, demoHelp.exitCode(), demoHelp::toString);

@@ -1,0 +1,25 @@
+package io.devalloc.examples.replay;
+
+/** Hears how far a replay has got; called on the replaying thread, every {@value #INTERVAL} events. */
+public interface ReplayProgress {
+
+    /** Events between two calls of {@link #update}. */
+    int INTERVAL = 1 << 16;
+
+    /** Hears nothing. */
+    ReplayProgress NONE = new ReplayProgress() {
+        @Override
+        public void update(long done, long total) {
+        }
+
+        @Override
+        public void finish() {
+        }
+    };
+
+    /** {@code done} of {@code total} events replayed. */
+    void update(long done, long total);
+
+    /** The replay ended (normally or not). */
+    void finish();
+}

@@ -1,0 +1,545 @@
+package io.devalloc.examples.replay;
+
+import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.collect.LongLongHashMap;
+import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.device.DeviceStream;
+import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.registry.AllocatorRegistry;
+import io.devalloc.api.registry.DeviceRegistry;
+import io.devalloc.api.registry.DeviceSpec;
+import io.devalloc.api.snapshot.MemorySnapshot;
+import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.api.stats.AllocatorStats;
+import io.devalloc.api.units.ByteSize;
+import io.devalloc.caching.CachingAllocator;
+import io.devalloc.examples.replay.ReplayOutcome.WarmStartKind;
+import io.devalloc.examples.trace.TraceEvent;
+import io.devalloc.examples.trace.TraceReader;
+import io.devalloc.sim.SimulatedDevice;
+import io.devalloc.sim.SimulatedDeviceProvider;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Replays a trace through any allocator on any device and measures what the allocator did; for PyTorch traces,
+ * compares it with what PyTorch's allocator did. See the package documentation for the rules. One replayer can
+ * replay any number of traces, one at a time; each replay opens its own device and allocator and closes them.
+ */
+public final class Replayer {
+
+    /** The most points a result's {@link ReplayResult.Timeline} has. */
+    public static final int MAX_TIMELINE_POINTS = 2000;
+    /** Peak snapshots are taken at most once per this many hundredths of the trace's events. */
+    public static final int SNAPSHOT_STRIDE_PERCENT = 1;
+    /**
+     * And no sooner after the last one than this many times as long as it took: snapshots cost at most about
+     * 1/(1 + this) of the replay's time, whatever the allocator's snapshot costs.
+     */
+    public static final int SNAPSHOT_TIME_FACTOR = 9;
+    /** The warm start's simulated address space ends here: the recorded addresses (about 2^35) lie below. */
+    static final long WARM_TOP_ADDRESS = 1L << 47;
+    /** ... and starts at 2 MiB. */
+    static final long WARM_ADDRESS_SPACE = WARM_TOP_ADDRESS - 2 * ByteSize.MiB;
+
+    /** Live-key map value: the key is not live. */
+    static final long MISSING = Long.MIN_VALUE + 1;
+    /** Live-key map value: the key's allocation ran out of memory. */
+    static final long FAILED = Long.MIN_VALUE;
+
+    private final ReplayOptions options;
+    private final AllocatorRegistry allocators;
+    private final DeviceRegistry devices;
+    private final ReplayProgress progress;
+
+    /** A replayer with the allocators and devices on the class path, reporting no progress. */
+    public Replayer(ReplayOptions options) {
+        this(options, AllocatorRegistry.load(), DeviceRegistry.load(), ReplayProgress.NONE);
+    }
+
+    public Replayer(ReplayOptions options, AllocatorRegistry allocators, DeviceRegistry devices,
+                    ReplayProgress progress) {
+        this.options = Objects.requireNonNull(options, "options");
+        this.allocators = Objects.requireNonNull(allocators, "allocators");
+        this.devices = Objects.requireNonNull(devices, "devices");
+        this.progress = Objects.requireNonNull(progress, "progress");
+    }
+
+    public ReplayOptions options() {
+        return options;
+    }
+
+    /**
+     * Replays {@code source}, reading it twice (a first pass, then the replay).
+     *
+     * @param traceName the trace's name in the result (its file name)
+     * @throws io.devalloc.api.error.DevallocException                 for an unknown allocator or device, or a
+     *                                                                  refused configuration
+     * @throws IllegalArgumentException                                 if a warm start's rows describe no state
+     *                                                                  PyTorch could have had
+     * @throws io.devalloc.examples.trace.TraceFormatException          for a malformed trace
+     * @throws IOException                                              if the trace cannot be read
+     */
+    public ReplayOutcome replay(String traceName, TraceSource source) throws IOException {
+        Objects.requireNonNull(traceName, "traceName");
+        Objects.requireNonNull(source, "source");
+        AllocatorProvider provider = allocators.get(options.allocator());
+        DeviceSpec spec = devices.resolve(options.device());
+        Run run = new Run(traceName, provider, spec);
+        Throwable failure = null;
+        try {
+            return run.execute(source);
+        } catch (Throwable t) {
+            failure = t;
+            throw t;
+        } finally {
+            progress.finish();
+            run.close(failure);
+        }
+    }
+
+    /** One replay's state. */
+    private final class Run implements ObservedDevice.Listener {
+
+        private final String trace;
+        private final AllocatorProvider provider;
+        private final DeviceSpec spec;
+        private ObservedDevice device;
+        private DeviceAllocator allocator;
+
+        private final KeyMap live = new KeyMap(4096);
+        private final LongLongHashMap streamIndex = new LongLongHashMap();
+        private final List<DeviceStream> streams = new ArrayList<>();
+        private long lastStreamKey;
+        private DeviceStream lastStream = DeviceStream.DEFAULT;
+
+        private long allocs;
+        private long frees;
+        private long ooms;
+        private long unknownFrees;
+        private long failedFrees;
+        private long reallocations;
+        private long emptyCacheCalls;
+
+        // Ground truth: the trace's segment sizes, compared with ours as they happen.
+        private long[] traceSizes;
+        private long ourGrows;
+        private long diffIndex = -1;
+        private long diffOurs;
+        private boolean diffIsMap;
+
+        // Peak tracking.
+        private long seenGrows;
+        private long seenShrinks;
+        private long peakReserved;
+        private long allocatedAtPeak;
+        private long requestedAtPeak;
+        private boolean atPeak;
+        private MemorySnapshot peakSnapshot;
+        private long snapshotReserved = -1;
+        private long snapshotEvent;
+        private long snapshotStride;
+        private long snapshotEndNanos;
+        private long snapshotCostNanos;
+
+        // Timeline.
+        private long sampleStride;
+        private long nextSample;
+        private long[] sampleEvent;
+        private long[] sampleAllocated;
+        private long[] sampleReserved;
+        private int samples;
+
+        Run(String trace, AllocatorProvider provider, DeviceSpec spec) {
+            this.trace = trace;
+            this.provider = provider;
+            this.spec = spec;
+        }
+
+        ReplayOutcome execute(TraceSource source) throws IOException {
+            // Device and allocator first, so that a bad spec or configuration fails before the trace is read.
+            open(devices.open(options.device()));
+            TraceScan scan = TraceScan.of(trace, source, options.warm());
+            List<String> notes = new ArrayList<>();
+            WarmStartKind warm = WarmStartKind.NONE;
+            long restoredSegments = 0;
+            long restoredBlocks = 0;
+            if (options.warm() && scan.startsWarm()) {
+                if (allocator instanceof CachingAllocator) {
+                    boolean placed = false;
+                    if (spec.provider().equals(SimulatedDeviceProvider.NAME) && !scan.presegmentRows.isEmpty()) {
+                        reopenScripted(scan);
+                        placed = true;
+                    }
+                    List<WarmStart.RestoredBlock> restored = WarmStart.seed((CachingAllocator) allocator, scan,
+                            this::stream, live);
+                    warm = WarmStartKind.RESTORED;
+                    restoredSegments = scan.presegmentRows.size();
+                    restoredBlocks = restored.size();
+                    notes.add("warm start: " + restoredSegments + " presegments and " + restoredBlocks
+                            + " prealloc blocks restored" + (placed ? " at their recorded addresses"
+                            : "; this device cannot place segments at the recorded addresses, so blocks keep their"
+                            + " offsets within their segments and ties between equal free blocks may go elsewhere"));
+                } else {
+                    warm = WarmStartKind.MALLOC;
+                    restoredBlocks = scan.preallocs;
+                    notes.add("warm start: allocator '" + options.allocator() + "' cannot restore the recorded state:"
+                            + " the " + scan.preallocs + " prealloc blocks were allocated with malloc and the "
+                            + scan.presegments + " presegments were not restored");
+                }
+            } else if (options.warm()) {
+                notes.add("--warm: the trace has no presegment or prealloc rows (it starts from an empty allocator)");
+            } else if (scan.startsWarm()) {
+                notes.add("the trace starts warm (" + scan.presegments + " presegments, " + scan.preallocs
+                        + " prealloc blocks): replayed from an empty allocator, its prealloc rows allocated with"
+                        + " malloc; --warm restores the recorded state");
+            }
+            traceSizes = scan.isPyTorch() ? scan.segmentSizes.toArray() : null;
+            device.startObserving();
+
+            long total = scan.events;
+            snapshotStride = Math.max(1, total * SNAPSHOT_STRIDE_PERCENT / 100);
+            snapshotEvent = -snapshotStride;
+            sampleStride = Math.max(1, (total + MAX_TIMELINE_POINTS - 3) / (MAX_TIMELINE_POINTS - 2));
+            int capacity = (int) Math.min(MAX_TIMELINE_POINTS, total / sampleStride + 2);
+            sampleEvent = new long[capacity];
+            sampleAllocated = new long[capacity];
+            sampleReserved = new long[capacity];
+            nextSample = sampleStride;
+
+            sample(0);
+            maybeSnapshot(0);
+            boolean emptyCache = options.emptyCacheAtSegmentFree();
+            boolean seeded = warm == WarmStartKind.RESTORED;
+            boolean inSegmentFreeRun = false;
+            long i = 0;
+            long start = System.nanoTime();
+            try (TraceReader reader = source.open()) {
+                for (TraceEvent e = reader.next(); e != null; e = reader.next()) {
+                    i++;
+                    TraceEvent.Kind kind = e.kind();
+                    switch (kind) {
+                        case ALLOC -> alloc(e.key(), e.size(), e.stream());
+                        case FREE -> free(e.key());
+                        case PREALLOC -> {
+                            if (!seeded) {
+                                alloc(e.key(), e.size(), e.stream());
+                            }
+                        }
+                        case SEGMENT_FREE -> {
+                            if (emptyCache && !inSegmentFreeRun) {
+                                allocator.releaseCachedMemory();
+                                emptyCacheCalls++;
+                            }
+                        }
+                        default -> {
+                            // Presegments were seeded (or cannot be); segment rows and OOMs are ground truth.
+                        }
+                    }
+                    inSegmentFreeRun = kind == TraceEvent.Kind.SEGMENT_FREE;
+                    afterEvent(i, total);
+                }
+            }
+            long nanos = Math.max(1, System.nanoTime() - start);
+            progress.update(i, total);
+            if (i != total) {
+                throw new IllegalStateException(trace + " changed while it was replayed: " + total
+                        + " events in the first pass, " + i + " in the second");
+            }
+
+            AllocatorStats end = allocator.stats();
+            seenShrinksCheck();
+            seenGrows = device.grows();
+            observe(end);
+            if (snapshotReserved < peakReserved && atPeak || peakSnapshot == null) {
+                takeSnapshot(i);
+            }
+            if (samples == 0 || sampleEvent[samples - 1] != i) {
+                record(i, end);
+            }
+            long peak = Math.max(peakReserved, end.peakReservedBytes());
+            double fragmentation = peakReserved <= 0 ? 0.0 : 1.0 - (double) allocatedAtPeak / peakReserved;
+            double requestedFragmentation = peakReserved <= 0 ? 0.0 : 1.0 - (double) requestedAtPeak / peakReserved;
+            ReplayResult.GroundTruth groundTruth = traceSizes == null ? null : groundTruth(scan, warm);
+
+            if (emptyCache && emptyCacheCalls == 0) {
+                notes.add("--empty-cache-at-segment-free: the trace has no segment_free rows");
+            }
+            if (unknownFrees > 0) {
+                notes.add(unknownFrees + " frees of keys that were not live were skipped");
+            }
+            if (failedFrees > 0) {
+                notes.add(failedFrees + " frees of allocations that had run out of memory were skipped");
+            }
+            if (reallocations > 0) {
+                notes.add(reallocations + " allocations reused a key that was still live (the trace lost a free):"
+                        + " the older allocation was freed");
+            }
+            if (ooms > 0 && options.allocator().equals("bfc") && !options.conf().contains("retry_timeout_ms")) {
+                notes.add("bfc waited retry_timeout_ms (10 s by default) at each out of memory for frees that a"
+                        + " single-threaded replay never makes; --conf retry_timeout_ms:0 skips the wait");
+            }
+
+            ReplayResult.Timeline timeline = new ReplayResult.Timeline(Arrays.copyOf(sampleEvent, samples),
+                    Arrays.copyOf(sampleAllocated, samples), Arrays.copyOf(sampleReserved, samples));
+            ReplayResult result = new ReplayResult(trace, options.allocator(), options.device(), options.conf(), i,
+                    allocs, frees, device.grows(), device.shrinks(), peak, end.peakAllocatedBytes(),
+                    end.peakRequestedBytes(), end.reservedBytes(), ooms, end.allocationRetries(), fragmentation,
+                    requestedFragmentation, i * 1e9 / nanos, groundTruth, timeline, peakSnapshot);
+            return new ReplayOutcome(result, scan.format, device.descriptor().toString(), unknownFrees, failedFrees,
+                    reallocations, streams.size(), emptyCacheCalls, warm, restoredSegments, restoredBlocks, notes);
+        }
+
+        // ------------------------------------------------------------------------------------------ device
+
+        private void open(DeviceMemory raw) {
+            device = new ObservedDevice(raw, this);
+            try {
+                allocator = provider.create(device, options.conf());
+            } catch (RuntimeException | Error e) {
+                device.close();
+                device = null;
+                throw e;
+            }
+        }
+
+        /**
+         * Replaces the registry's simulated device with one that hands out the presegment addresses first, in row
+         * order, from the address space [2 MiB, 2^47), with the same capacity.
+         */
+        private void reopenScripted(TraceScan scan) {
+            long capacity = device.descriptor().totalBytes();
+            List<Long> addresses = new ArrayList<>();
+            for (TraceScan.Pre s : scan.presegmentRows) {
+                addresses.add(s.address());
+            }
+            SimulatedDevice scripted;
+            try {
+                scripted = SimulatedDevice.builder()
+                        .capacity(capacity)
+                        .topAddress(WARM_TOP_ADDRESS)
+                        .addressSpace(WARM_ADDRESS_SPACE)
+                        .scriptedAddresses(addresses)
+                        .build();
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(trace + ": warm start on a simulated device: " + e.getMessage(), e);
+            }
+            close(null);
+            open(scripted);
+            if (!(allocator instanceof CachingAllocator)) {
+                throw new IllegalStateException("allocator '" + options.allocator() + "' changed kind on a new device");
+            }
+        }
+
+        void close(Throwable failure) {
+            RuntimeException first = null;
+            try {
+                if (allocator != null) {
+                    allocator.close();
+                }
+            } catch (RuntimeException e) {
+                first = e;
+            }
+            try {
+                if (device != null) {
+                    device.close();
+                }
+            } catch (RuntimeException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+            allocator = null;
+            device = null;
+            if (first != null) {
+                if (failure != null) {
+                    failure.addSuppressed(first);
+                } else {
+                    throw first;
+                }
+            }
+        }
+
+        /** The device stream of a trace stream: 0 is the default stream; others are created on first use. */
+        DeviceStream stream(long traceStream) {
+            if (traceStream == 0) {
+                return DeviceStream.DEFAULT;
+            }
+            if (traceStream == lastStreamKey) {
+                return lastStream;
+            }
+            long index = streamIndex.get(traceStream, -1);
+            DeviceStream s;
+            if (index < 0) {
+                s = device.createStream();
+                streamIndex.put(traceStream, streams.size(), -1);
+                streams.add(s);
+            } else {
+                s = streams.get((int) index);
+            }
+            lastStreamKey = traceStream;
+            lastStream = s;
+            return s;
+        }
+
+        // ------------------------------------------------------------------------------------------ events
+
+        private void alloc(long key, long size, long traceStream) {
+            long ours;
+            try {
+                ours = allocator.malloc(size, stream(traceStream));
+            } catch (OutOfMemoryException e) {
+                ooms++;
+                ours = FAILED;
+            }
+            if (ours != FAILED) {
+                allocs++;
+            }
+            long previous = live.put(key, ours, MISSING);
+            if (previous != MISSING) {
+                reallocations++;
+                if (previous != FAILED) {
+                    allocator.free(previous);
+                }
+            }
+        }
+
+        private void free(long key) {
+            long ours = live.remove(key, MISSING);
+            if (ours == MISSING) {
+                unknownFrees++;
+            } else if (ours == FAILED) {
+                failedFrees++;
+            } else {
+                allocator.free(ours);
+                frees++;
+            }
+        }
+
+        private void afterEvent(long i, long total) {
+            seenShrinksCheck();
+            if (device.grows() != seenGrows) {
+                seenGrows = device.grows();
+                observe(allocator.stats());
+            }
+            maybeSnapshot(i);
+            if (i == nextSample) {
+                sample(i);
+                nextSample += sampleStride;
+            }
+            if ((i & (ReplayProgress.INTERVAL - 1)) == 0) {
+                progress.update(i, total);
+            }
+        }
+
+        private void seenShrinksCheck() {
+            if (device.shrinks() != seenShrinks) {
+                seenShrinks = device.shrinks();
+                atPeak = false;
+            }
+        }
+
+        /**
+         * Called with fresh stats whenever reserved bytes may have grown (a new peak, or back at the peak) and at every
+         * timeline sample: keeps the peak, and the highest allocated and requested bytes seen at it.
+         */
+        private void observe(AllocatorStats s) {
+            long reserved = s.reservedBytes();
+            if (reserved > peakReserved) {
+                peakReserved = reserved;
+                allocatedAtPeak = s.allocatedBytes();
+                requestedAtPeak = s.requestedBytes();
+            } else if (reserved == peakReserved) {
+                allocatedAtPeak = Math.max(allocatedAtPeak, s.allocatedBytes());
+                requestedAtPeak = Math.max(requestedAtPeak, s.requestedBytes());
+            }
+            atPeak = reserved == peakReserved;
+        }
+
+        /**
+         * The snapshot rule: when the current state is at the reserved peak and the last snapshot is below it, take
+         * one, unless one was taken in the last {@link #SNAPSHOT_STRIDE_PERCENT}% of the events or less than
+         * {@link #SNAPSHOT_TIME_FACTOR} times its own cost ago; the check repeats after every event while the state
+         * stays at the peak, and at the end.
+         */
+        private void maybeSnapshot(long i) {
+            if (atPeak && snapshotReserved < peakReserved && peakReserved > 0 && i - snapshotEvent >= snapshotStride
+                    && System.nanoTime() - snapshotEndNanos >= SNAPSHOT_TIME_FACTOR * snapshotCostNanos) {
+                takeSnapshot(i);
+            }
+        }
+
+        private void takeSnapshot(long i) {
+            long start = System.nanoTime();
+            peakSnapshot = allocator.snapshot();
+            snapshotReserved = peakSnapshot.stats().reservedBytes();
+            snapshotEvent = i;
+            snapshotEndNanos = System.nanoTime();
+            snapshotCostNanos = snapshotEndNanos - start;
+        }
+
+        private void sample(long i) {
+            AllocatorStats s = allocator.stats();
+            observe(s);
+            record(i, s);
+        }
+
+        private void record(long i, AllocatorStats s) {
+            if (samples < sampleEvent.length) {
+                sampleEvent[samples] = i;
+                sampleAllocated[samples] = s.allocatedBytes();
+                sampleReserved[samples] = s.reservedBytes();
+                samples++;
+            }
+        }
+
+        // ------------------------------------------------------------------------------------------ ground truth
+
+        @Override
+        public void grew(long bytes, boolean map) {
+            long n = ourGrows++;
+            if (traceSizes != null && diffIndex < 0 && (n >= traceSizes.length || traceSizes[(int) n] != bytes)) {
+                diffIndex = n;
+                diffOurs = bytes;
+                diffIsMap = map;
+            }
+        }
+
+        @Override
+        public void shrank(long bytes, boolean unmap) {
+            // Counted by the device; the comparison uses the counts only.
+        }
+
+        private ReplayResult.GroundTruth groundTruth(TraceScan scan, WarmStartKind warm) {
+            long traceMallocs = scan.groundTruthMallocs();
+            long traceFrees = scan.groundTruthFrees();
+            long tracePeak = scan.groundTruthPeakReserved();
+            String diff = null;
+            if (diffIndex >= 0) {
+                diff = "device " + (diffIsMap ? "map" : "malloc") + " #" + (diffIndex + 1) + ": " + diffOurs
+                        + " B here, " + (diffIndex < traceSizes.length ? traceSizes[(int) diffIndex] + " B in the trace"
+                        : "none in the trace (it made " + traceSizes.length + ")");
+            } else if (ourGrows < traceSizes.length) {
+                diff = "device malloc #" + (ourGrows + 1) + ": none here (this replay made " + ourGrows + "), "
+                        + traceSizes[(int) ourGrows] + " B in the trace";
+            } else if (device.shrinks() != traceFrees) {
+                diff = "device frees: " + device.shrinks() + " here, " + traceFrees + " in the trace";
+                if (scan.segmentFrees > 0 && !options.emptyCacheAtSegmentFree()) {
+                    diff += " (where the program called empty_cache, --empty-cache-at-segment-free does too)";
+                }
+            } else if (peakReserved != tracePeak) {
+                diff = "peak reserved: " + peakReserved + " B here, " + tracePeak + " B in the trace";
+            }
+            if (diff != null && scan.startsWarm() && warm != WarmStartKind.RESTORED) {
+                diff += " (the trace starts warm: its " + ByteSize.format(scan.presegmentBytes)
+                        + " of presegments were not restored)";
+            }
+            return new ReplayResult.GroundTruth(traceMallocs, traceFrees, tracePeak, diff == null, diff);
+        }
+    }
+}

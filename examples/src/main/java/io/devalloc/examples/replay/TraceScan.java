@@ -1,0 +1,296 @@
+package io.devalloc.examples.replay;
+
+import io.devalloc.api.collect.LongLongHashMap;
+import io.devalloc.examples.trace.TraceEvent;
+import io.devalloc.examples.trace.TraceFormat;
+import io.devalloc.examples.trace.TraceReader;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.TreeMap;
+
+/**
+ * The replay's first, streaming pass over a trace: what must be known before the replay starts, in memory that grows
+ * with the trace's warm state and its segment rows, never with its length.
+ *
+ * <ul>
+ *   <li>the number of events (for the progress bar, the timeline's sampling and the snapshot rule);</li>
+ *   <li>the ground truth of a PyTorch trace: its {@code segment_*} rows counted, the reserved bytes they imply
+ *       (starting from the sum of the presegments), and the sizes of its segment allocations and maps, in order;</li>
+ *   <li>with a warm start: the {@code presegment} and {@code prealloc} rows, and the one look-ahead of the block-size
+ *       inference (rule 3 in the package documentation): for each live block of a large segment, the address of the
+ *       trace's first {@code alloc} in the space after it while it is still live.</li>
+ * </ul>
+ */
+final class TraceScan {
+
+    /** A presegment or prealloc row. */
+    record Pre(long address, long size, long stream, long line) {
+        long end() {
+            return address + size;
+        }
+    }
+
+    final String trace;
+    final boolean collectWarm;
+    TraceFormat format;
+    long events;
+
+    // Ground truth.
+    long segmentAllocs;
+    long segmentMaps;
+    long segmentFrees;
+    long segmentUnmaps;
+    long presegmentBytes;
+    private long delta;
+    private long maxDelta;
+    /** Sizes of segment_alloc and segment_map rows, in order. */
+    final LongList segmentSizes = new LongList();
+
+    // Warm state.
+    long presegments;
+    long preallocs;
+    final List<Pre> presegmentRows = new ArrayList<>();
+    final List<Pre> preallocRows = new ArrayList<>();
+    private boolean recordedEventsStarted;
+    private long firstRecordedLine;
+
+    // Rule 3's look-ahead: candidate free ranges after live blocks, sorted by start, disjoint.
+    private long[] gapStart = new long[0];
+    private long[] gapEnd = new long[0];
+    private long[] gapFirstAlloc = new long[0];
+    private boolean[] gapOpen = new boolean[0];
+    /** Block address → index of its candidate range. */
+    private final LongLongHashMap gapOfBlock = new LongLongHashMap();
+    private int openGaps;
+
+    private TraceScan(String trace, boolean collectWarm) {
+        this.trace = trace;
+        this.collectWarm = collectWarm;
+    }
+
+    /** Reads {@code source} once from start to end. */
+    static TraceScan of(String trace, TraceSource source, boolean collectWarm) throws IOException {
+        TraceScan scan = new TraceScan(trace, collectWarm);
+        try (TraceReader reader = source.open()) {
+            scan.format = reader.format();
+            for (TraceEvent e = reader.next(); e != null; e = reader.next()) {
+                scan.accept(e);
+            }
+        }
+        scan.endOfRows();
+        return scan;
+    }
+
+    /** Whether the trace is a PyTorch snapshot, whose segment rows are the ground truth. */
+    boolean isPyTorch() {
+        return format == TraceFormat.PYTORCH_CSV || format == TraceFormat.PYTORCH_PICKLE;
+    }
+
+    /** Whether the trace starts from a warm allocator (it has presegment or prealloc rows). */
+    boolean startsWarm() {
+        return presegments > 0 || preallocs > 0;
+    }
+
+    long groundTruthMallocs() {
+        return segmentAllocs + segmentMaps;
+    }
+
+    long groundTruthFrees() {
+        return segmentFrees + segmentUnmaps;
+    }
+
+    /** The trace's peak reserved bytes: the presegments, plus segment allocs and maps, minus frees and unmaps. */
+    long groundTruthPeakReserved() {
+        return presegmentBytes + maxDelta;
+    }
+
+    private void accept(TraceEvent e) {
+        events++;
+        switch (e.kind()) {
+            case PRESEGMENT -> {
+                presegments++;
+                presegmentBytes += e.size();
+                if (collectWarm) {
+                    requireBeforeRecordedEvents(e, "presegment");
+                    presegmentRows.add(new Pre(e.key(), e.size(), e.stream(), e.line()));
+                }
+            }
+            case PREALLOC -> {
+                preallocs++;
+                if (collectWarm) {
+                    requireBeforeRecordedEvents(e, "prealloc");
+                    preallocRows.add(new Pre(e.key(), e.size(), e.stream(), e.line()));
+                }
+            }
+            case SEGMENT_ALLOC, SEGMENT_MAP -> {
+                if (e.kind() == TraceEvent.Kind.SEGMENT_ALLOC) {
+                    segmentAllocs++;
+                } else {
+                    segmentMaps++;
+                }
+                segmentSizes.add(e.size());
+                delta += e.size();
+                maxDelta = Math.max(maxDelta, delta);
+                recorded(e);
+            }
+            case SEGMENT_FREE, SEGMENT_UNMAP -> {
+                if (e.kind() == TraceEvent.Kind.SEGMENT_FREE) {
+                    segmentFrees++;
+                } else {
+                    segmentUnmaps++;
+                }
+                delta -= e.size();
+                recorded(e);
+            }
+            case ALLOC -> {
+                recorded(e);
+                if (openGaps > 0) {
+                    allocInGap(e.key());
+                }
+            }
+            case FREE -> {
+                recorded(e);
+                if (openGaps > 0) {
+                    long g = gapOfBlock.get(e.key(), -1);
+                    if (g >= 0 && gapOpen[(int) g]) {
+                        gapOpen[(int) g] = false;
+                        openGaps--;
+                    }
+                }
+            }
+            case OOM -> recorded(e);
+        }
+    }
+
+    private void requireBeforeRecordedEvents(TraceEvent e, String what) {
+        if (recordedEventsStarted) {
+            throw new IllegalArgumentException(trace + ":" + e.line() + ": a " + what + " row after the recorded events"
+                    + " (which start at line " + firstRecordedLine + "); a warm start needs the presegment and"
+                    + " prealloc rows first");
+        }
+    }
+
+    private void recorded(TraceEvent e) {
+        if (!recordedEventsStarted) {
+            recordedEventsStarted = true;
+            firstRecordedLine = e.line();
+            if (collectWarm) {
+                openGaps();
+            }
+        }
+    }
+
+    private void endOfRows() {
+        if (!recordedEventsStarted && collectWarm) {
+            openGaps();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- warm state
+
+    /**
+     * The presegments by address, each with its prealloc rows sorted by address.
+     *
+     * @throws IllegalArgumentException if a prealloc row lies in no presegment
+     */
+    TreeMap<Long, List<Pre>> blocksBySegment() {
+        TreeMap<Long, Pre> segments = new TreeMap<>();
+        for (Pre s : presegmentRows) {
+            segments.put(s.address(), s);
+        }
+        TreeMap<Long, List<Pre>> blocks = new TreeMap<>();
+        for (Pre s : presegmentRows) {
+            blocks.put(s.address(), new ArrayList<>());
+        }
+        for (Pre b : preallocRows) {
+            var e = segments.floorEntry(b.address());
+            if (e == null || b.address() >= e.getValue().end()) {
+                throw new IllegalArgumentException(trace + ":" + b.line() + ": prealloc block at 0x"
+                        + Long.toHexString(b.address()) + " lies in no presegment");
+            }
+            blocks.get(e.getKey()).add(b);
+        }
+        for (List<Pre> list : blocks.values()) {
+            list.sort((x, y) -> Long.compare(x.address(), y.address()));
+        }
+        return blocks;
+    }
+
+    /** The segment a presegment row describes, by address. */
+    Pre presegmentAt(long address) {
+        for (Pre s : presegmentRows) {
+            if (s.address() == address) {
+                return s;
+            }
+        }
+        throw new IllegalArgumentException("no presegment at 0x" + Long.toHexString(address));
+    }
+
+    /**
+     * The address of the trace's first alloc in the space after the live block at {@code blockAddress}, made while
+     * that block was still live, or -1 if there was none (or the block is not in a large segment).
+     */
+    long firstAllocAfter(long blockAddress) {
+        long g = gapOfBlock.get(blockAddress, -1);
+        return g < 0 ? -1 : gapFirstAlloc[(int) g];
+    }
+
+    /**
+     * Opens the look-ahead's candidate ranges: after each live block of a large segment (not 2 MiB), from the end of
+     * its request to the next live block or the segment's end. The block's real end lies inside (its rounded size
+     * is at least the request), and no alloc can land between the request's end and the block's end while it is live,
+     * so the first alloc in the range is the first one in the free space after the block.
+     */
+    private void openGaps() {
+        if (presegmentRows.isEmpty() || preallocRows.isEmpty()) {
+            return;
+        }
+        TreeMap<Long, List<Pre>> bySegment = blocksBySegment();
+        List<long[]> ranges = new ArrayList<>();
+        for (var e : bySegment.entrySet()) {
+            Pre seg = presegmentAt(e.getKey());
+            if (seg.size() == WarmStart.SMALL_SEGMENT) {
+                continue;
+            }
+            List<Pre> blocks = e.getValue();
+            for (int i = 0; i < blocks.size(); i++) {
+                Pre b = blocks.get(i);
+                long boundary = i + 1 < blocks.size() ? blocks.get(i + 1).address() : seg.end();
+                if (b.end() < boundary) {
+                    ranges.add(new long[] {b.end(), boundary, b.address()});
+                }
+            }
+        }
+        ranges.sort((x, y) -> Long.compare(x[0], y[0]));
+        int n = ranges.size();
+        gapStart = new long[n];
+        gapEnd = new long[n];
+        gapFirstAlloc = new long[n];
+        gapOpen = new boolean[n];
+        Arrays.fill(gapFirstAlloc, -1);
+        for (int i = 0; i < n; i++) {
+            long[] r = ranges.get(i);
+            gapStart[i] = r[0];
+            gapEnd[i] = r[1];
+            gapOpen[i] = true;
+            if (r[2] != 0) {
+                gapOfBlock.put(r[2], i, -1);
+            }
+        }
+        openGaps = n;
+    }
+
+    private void allocInGap(long address) {
+        int i = Arrays.binarySearch(gapStart, address);
+        if (i < 0) {
+            i = -i - 2;
+        }
+        if (i >= 0 && address < gapEnd[i] && gapOpen[i]) {
+            gapFirstAlloc[i] = address;
+            gapOpen[i] = false;
+            openGaps--;
+        }
+    }
+}

@@ -1,0 +1,21 @@
+package io.devalloc.examples.replay;
+
+import io.devalloc.examples.trace.TraceReader;
+import java.io.IOException;
+
+/**
+ * A trace that can be read more than once: each {@link #open()} returns a new reader positioned at the first event.
+ * The {@link Replayer} reads a trace twice (a first pass for the look-ahead, then the replay), so it takes a source
+ * rather than a reader; a file is a source ({@link TraceSources#of}), and so is a list of events in a test.
+ */
+@FunctionalInterface
+public interface TraceSource {
+
+    /**
+     * A new reader at the start of the trace; the caller closes it.
+     *
+     * @throws IOException if the trace cannot be opened (a {@link io.devalloc.examples.trace.TraceFormatException}
+     *                     when its content is not a trace format devalloc reads)
+     */
+    TraceReader open() throws IOException;
+}

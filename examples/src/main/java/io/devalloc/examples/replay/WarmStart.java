@@ -1,0 +1,135 @@
+package io.devalloc.examples.replay;
+
+import io.devalloc.api.device.DeviceStream;
+import io.devalloc.caching.CachingAllocator;
+import io.devalloc.caching.CachingOptions;
+import io.devalloc.examples.replay.TraceScan.Pre;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.LongFunction;
+
+/**
+ * Seeds a caching allocator with a warm PyTorch trace's state from when recording began: each {@code presegment}
+ * row becomes {@link CachingAllocator#restoreSegment}, each {@code prealloc} row
+ * {@link CachingAllocator#restoreAllocation} with the block size PyTorch must have made for it (see the package
+ * documentation for the three rules). The same logic as the caching module's test-only {@code TraceReplayer}, on
+ * the first pass's rows instead of a trace held in memory.
+ *
+ * <p>On a simulated device scripted with the presegment addresses every segment sits at its recorded address; on any
+ * other device the segments land elsewhere and each prealloc block keeps its offset within its segment.
+ */
+final class WarmStart {
+
+    /** PyTorch's small-pool segment size: the small pool has only these. */
+    static final long SMALL_SEGMENT = CachingOptions.SMALL_BUFFER;
+
+    /** How the size of a restored block was inferred. */
+    enum SizeRule {
+        /** The rounded request: PyTorch split the rest off (or there was no rest). */
+        ROUNDED,
+        /** The rounded request plus the room up to the next live block or the segment's end (at most 1 MiB). */
+        TAIL_TO_BOUNDARY,
+        /** The rounded request plus the room up to where the trace's first alloc in the free space after it lands. */
+        TAIL_TO_FIRST_ALLOC
+    }
+
+    /** One restored block. */
+    record RestoredBlock(long traceAddress, long address, long requested, long rounded, long blockSize, SizeRule rule) {
+    }
+
+    private WarmStart() {
+    }
+
+    /**
+     * Restores the scan's presegments and prealloc blocks into {@code allocator}; records each block in {@code live}
+     * (trace address → our address).
+     *
+     * @param streams the device stream of a trace stream
+     * @return the restored blocks, in prealloc row order
+     * @throws IllegalArgumentException naming the row, if the rows do not describe a state PyTorch could have had
+     */
+    static List<RestoredBlock> seed(CachingAllocator allocator, TraceScan scan, LongFunction<DeviceStream> streams,
+                                    KeyMap live) {
+        CachingOptions options = allocator.options();
+        // Presegments, in row order: with scripted addresses the device hands each its recorded address.
+        Map<Long, Long> ourSegment = new HashMap<>();
+        for (Pre s : scan.presegmentRows) {
+            long ours;
+            try {
+                ours = allocator.restoreSegment(s.size(), streams.apply(s.stream()));
+            } catch (IllegalArgumentException | IllegalStateException e) {
+                throw new IllegalArgumentException(scan.trace + ":" + s.line() + ": cannot restore the presegment of "
+                        + s.size() + " B at 0x" + Long.toHexString(s.address()) + ": " + e.getMessage(), e);
+            }
+            ourSegment.put(s.address(), ours);
+        }
+        // Rule 1 (should_split), then rule 3 (the look-ahead) for blocks rule 1 left at their rounded size.
+        Map<Long, RestoredBlock> byAddress = new HashMap<>();
+        TreeMap<Long, List<Pre>> bySegment = scan.blocksBySegment();
+        for (var e : bySegment.entrySet()) {
+            Pre seg = scan.presegmentAt(e.getKey());
+            boolean small = seg.size() == SMALL_SEGMENT;
+            long segmentBase = ourSegment.get(seg.address());
+            List<Pre> blocks = e.getValue();
+            for (int i = 0; i < blocks.size(); i++) {
+                Pre b = blocks.get(i);
+                long boundary = i + 1 < blocks.size() ? blocks.get(i + 1).address() : seg.end();
+                long rounded = options.roundSize(b.size());
+                long room = boundary - b.address();
+                if (rounded > room) {
+                    throw new IllegalArgumentException(scan.trace + ":" + b.line() + ": the prealloc block at 0x"
+                            + Long.toHexString(b.address()) + " (" + b.size() + " B, " + rounded + " B rounded) does"
+                            + " not fit in the " + room + " B before the next block or its segment's end");
+                }
+                long blockSize = inferBlockSize(options, rounded, room, small);
+                SizeRule rule = blockSize == rounded ? SizeRule.ROUNDED : SizeRule.TAIL_TO_BOUNDARY;
+                if (!small && blockSize == rounded && b.address() + rounded < boundary) {
+                    long first = scan.firstAllocAfter(b.address());
+                    long tail = first < 0 ? 0 : first - (b.address() + rounded);
+                    if (tail > 0 && tail <= CachingOptions.SMALL_SIZE && rounded < options.maxSplitSize()) {
+                        blockSize = rounded + tail;
+                        rule = SizeRule.TAIL_TO_FIRST_ALLOC;
+                    }
+                }
+                long ours = segmentBase + (b.address() - seg.address());
+                byAddress.put(b.address(), new RestoredBlock(b.address(), ours, b.size(), rounded, blockSize, rule));
+            }
+        }
+        List<RestoredBlock> restored = new ArrayList<>(scan.preallocRows.size());
+        for (Pre b : scan.preallocRows) {
+            RestoredBlock r = byAddress.get(b.address());
+            if (b.size() > 0) {
+                try {
+                    allocator.restoreAllocation(r.address(), r.blockSize(), b.size(), streams.apply(b.stream()));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException(scan.trace + ":" + b.line() + ": cannot restore the prealloc"
+                            + " block at 0x" + Long.toHexString(b.address()) + ": " + e.getMessage(), e);
+                }
+            }
+            live.put(b.address(), b.size() > 0 ? r.address() : 0, Replayer.MISSING);
+            restored.add(r);
+        }
+        return restored;
+    }
+
+    /**
+     * The size of a live block PyTorch made for a request that rounds to {@code rounded}, given the room up to the
+     * next live block or the segment's end: PyTorch splits the remainder off only when {@code should_split} says
+     * so (small pool: remainder &ge; 512 B; large pool: size &lt; max_split_size and remainder &gt; 1 MiB). In the
+     * large pool every free block is larger than 1 MiB, so room of at most 1 MiB past the rounded size can only be
+     * this block's unsplit tail.
+     */
+    static long inferBlockSize(CachingOptions options, long rounded, long room, boolean small) {
+        long remainder = room - rounded;
+        if (remainder < 0) {
+            throw new IllegalArgumentException("a block of " + rounded + " B does not fit in " + room + " B");
+        }
+        boolean split = small
+                ? remainder >= CachingOptions.MIN_BLOCK_SIZE
+                : rounded < options.maxSplitSize() && remainder > CachingOptions.SMALL_SIZE;
+        return split || remainder == 0 ? rounded : room;
+    }
+}

@@ -1,0 +1,153 @@
+package io.devalloc.examples;
+
+import static io.devalloc.examples.LauncherTest.assertNoStackTrace;
+import static io.devalloc.examples.LauncherTest.run;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.examples.LauncherTest.Run;
+import io.devalloc.examples.replay.TraceSource;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code devalloc compare} on hand-written traces injected through {@link TraceReplays#sources}. */
+class CompareCommandTest {
+
+    private Function<Path, TraceSource> saved;
+
+    @BeforeEach
+    void injectTraces() {
+        saved = TraceReplays.sources;
+        TraceReplays.sources = ReplayCommandTest::source;
+    }
+
+    @AfterEach
+    void restoreTraces() {
+        TraceReplays.sources = saved;
+    }
+
+    /** The cells of the first table row {@code name}, one per run, a marked one ending in " *". */
+    static List<String> cells(Run run, String name) {
+        Matcher m = Pattern.compile("(?m)^  " + Pattern.quote(name) + " {2,}(.+)$").matcher(run.out());
+        assertTrue(m.find(), "no row '" + name + "' in\n" + run);
+        return split(m.group(1));
+    }
+
+    /** Splits a row's cells on runs of two or more spaces and attaches each mark to the figure before it. */
+    static List<String> split(String row) {
+        List<String> cells = new ArrayList<>();
+        for (String token : row.strip().split(" {2,}")) {
+            if (token.equals(CompareCommand.BEST)) {
+                cells.set(cells.size() - 1, cells.getLast() + " " + CompareCommand.BEST);
+            } else {
+                cells.add(token);
+            }
+        }
+        return cells;
+    }
+
+    @Test
+    void theDefaultRunsSideBySideWithTheBestMarked() {
+        Run r = run("compare", "cache.csv", "--empty-cache-at-segment-free");
+        assertEquals(0, r.exitCode(), r::toString);
+        assertTrue(r.out().startsWith("cache.csv (PyTorch CSV, 8 events) on sim:80GiB"), r::toString);
+        assertTrue(Pattern.compile("(?m)^ +direct +bfc +caching +caching expandable_segments:True$")
+                .matcher(r.out()).find(), r::toString);
+        List<String> peak = cells(r, "peak reserved");
+        assertEquals(4, peak.size(), peak::toString);
+        // bfc takes one region of the whole device at its first allocation: never the best here.
+        assertEquals("80.00 GiB", peak.get(1));
+        assertTrue(peak.stream().anyMatch(c -> c.endsWith(" *")), peak::toString);
+        // caching makes the trace's own segments.
+        assertEquals("MATCH", cells(r, "same as PyTorch").get(2));
+        assertTrue(r.out().contains("  PyTorch (the trace's segment rows): 2 device mallocs, 2 device frees,"
+                + " peak reserved 30.00 MiB"), r::toString);
+        assertTrue(r.out().contains("  direct: device malloc #2: "), r::toString);
+        // Equal figures are not marked: every run replays the same requests.
+        assertFalse(cells(r, "peak requested").stream().anyMatch(c -> c.endsWith("*")), r::toString);
+        assertFalse(r.out().contains("All "), "one trace, no summary table:\n" + r);
+        assertEquals("", r.err());
+    }
+
+    @Test
+    void severalTracesGetATableEachAndOneOverAll() {
+        Run r = run("compare", "cache.csv", "warm.csv", "--run", "caching", "--run", "direct", "--warm");
+        assertEquals(0, r.exitCode(), r::toString);
+        assertTrue(r.out().contains("cache.csv (PyTorch CSV, 8 events)"), r::toString);
+        assertTrue(r.out().contains("warm.csv (PyTorch CSV, 14 events)"), r::toString);
+        assertTrue(r.out().contains("All 2 traces"), r::toString);
+        // caching matches the warm trace, not cache.csv (no --empty-cache-at-segment-free); direct neither.
+        assertEquals(List.of("1/2 *", "0/2"), lastCells(r, "same as PyTorch"));
+        assertTrue(r.out().contains("note (direct): warm start: allocator 'direct' cannot restore"), r::toString);
+        // A note every run has is printed once.
+        assertTrue(r.out().contains("  note: --warm: the trace has no presegment or prealloc rows"), r::toString);
+    }
+
+    /** The cells of the last row named {@code name} (the all-traces table comes last). */
+    static List<String> lastCells(Run run, String name) {
+        Matcher m = Pattern.compile("(?m)^  " + Pattern.quote(name) + " {2,}(.+)$").matcher(run.out());
+        List<String> last = null;
+        while (m.find()) {
+            last = split(m.group(1));
+        }
+        assertTrue(last != null, "no row '" + name + "' in\n" + run);
+        return last;
+    }
+
+    @Test
+    void jsonIsAnArrayOfTheReplays() {
+        Run r = run("compare", "cache.csv", "rmm.csv", "--run", "caching", "--run", "bfc:allow_growth:true",
+                "--json");
+        assertEquals(0, r.exitCode(), r::toString);
+        String json = r.out().strip();
+        assertFalse(json.contains("\n"), r::toString);
+        assertTrue(json.startsWith("[{\"trace\":\"cache.csv\"") && json.endsWith("}]"), json);
+        assertEquals(4, json.split("\\{\"trace\":", -1).length - 1, json);
+        assertTrue(json.contains("\"allocator\":\"bfc\",\"device\":\"sim:80GiB\""), json);
+        assertTrue(json.contains("\"conf\":\"allow_growth:true\""), json);
+    }
+
+    @Test
+    void writesOneHtmlReportForEveryRun(@TempDir Path dir) throws IOException {
+        Path html = dir.resolve("compare.html");
+        Run r = run("compare", "cache.csv", "warm.csv", "--run", "caching", "--run", "direct", "--html",
+                html.toString());
+        assertEquals(0, r.exitCode(), r::toString);
+        assertTrue(r.out().contains("HTML report: " + html), r::toString);
+        String page = Files.readString(html);
+        assertTrue(page.contains("cache.csv") && page.contains("warm.csv"), "both traces on the page");
+    }
+
+    @Test
+    void usageErrorsExitWithTwoAndAClearMessage() {
+        record Case(String[] args, String message) {
+        }
+        List<Case> cases = List.of(
+                new Case(new String[] {"compare"}, "devalloc: error: Missing required parameter: 'TRACE'"),
+                new Case(new String[] {"compare", "cache.csv", "--run", ":x"},
+                        "devalloc: error: --run ':x' names no allocator; expected NAME[:CONF]"),
+                new Case(new String[] {"compare", "cache.csv", "--run", "nope"},
+                        "devalloc: error: unknown allocator 'nope'"),
+                new Case(new String[] {"compare", "cache.csv", "--run", "caching:bogus:1"},
+                        "devalloc: error: Unrecognized key 'bogus'"),
+                new Case(new String[] {"compare", "cache.csv", "no/such.csv"},
+                        "devalloc: error: no such trace file: no/such.csv"));
+        for (Case c : cases) {
+            Run r = run(c.args());
+            assertEquals(Launcher.EXIT_USAGE, r.exitCode(), r::toString);
+            assertTrue(r.err().startsWith(c.message()), "expected '" + c.message() + "':\n" + r);
+            assertNoStackTrace(r);
+        }
+    }
+}

@@ -1,0 +1,98 @@
+package io.devalloc.examples.replay;
+
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The replayer, through the project's trace readers, on real PyTorch traces: the OPT trace the project ships, and
+ * those of {@code ../shared/traces} (skipped when they are absent): the same figures as PyTorch's allocator, cold
+ * and warm, from the CSV and the pickle.
+ */
+class SharedTraceReplayTest {
+
+    static Path require(String relative) {
+        String dir = System.getProperty("devalloc.shared.dir");
+        assumeTrue(dir != null && !dir.isBlank(), "system property devalloc.shared.dir is not set");
+        Path file = Path.of(dir, "traces").resolve(relative).normalize();
+        assumeTrue(Files.isRegularFile(file), () -> file + " is absent: the shared traces are not checked out here");
+        return file;
+    }
+
+    /**
+     * The OPT trace the project ships ({@code traces/} at the repository root, the tests' working directory being
+     * {@code examples/}), else the shared one.
+     */
+    static Path opt(String file) {
+        Path shipped = Path.of("..", "traces", "pt-opt-zeroth-order-fl", file);
+        return Files.isRegularFile(shipped) ? shipped : require("pt-opt-zeroth-order-fl/" + file);
+    }
+
+    static long summary(Path file, String field) throws IOException {
+        Matcher m = Pattern.compile("\"" + Pattern.quote(field) + "\"\\s*:\\s*(\\d+)").matcher(Files.readString(file));
+        assertTrue(m.find(), field + " in " + file);
+        return Long.parseLong(m.group(1));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"memory.csv", "memory.pickle"})
+    void theOptTraceFromAnEmptyAllocatorMatchesPyTorch(String file) throws IOException {
+        Path trace = opt(file);
+        ReplayOutcome o = new Replayer(ReplayOptions.defaults()).replay(file, TraceSources.of(trace));
+        ReplayResult r = o.result();
+        assertAll(
+                () -> assertTrue(r.groundTruth().match(), r.groundTruth()::firstDifference),
+                () -> assertEquals(61, r.deviceMallocs()),
+                () -> assertEquals(61, r.groundTruth().deviceMallocs()),
+                () -> assertEquals(1_897_922_560L, r.peakReservedBytes()),
+                () -> assertEquals(7_946, r.allocs()),
+                () -> assertEquals(0, o.unknownFrees()),
+                () -> assertEquals(0, r.ooms()));
+    }
+
+    @Test
+    void theOptTraceReplaysThroughEveryBuiltInAllocator() throws IOException {
+        Path csv = opt("memory.csv");
+        for (String allocator : new String[] {"direct", "bfc", "caching"}) {
+            ReplayOutcome o = new Replayer(ReplayOptions.defaults().withAllocator(allocator))
+                    .replay("memory.csv", TraceSources.of(csv));
+            assertEquals(7_946, o.result().allocs(), allocator);
+            assertEquals(0, o.unknownFrees(), allocator);
+            assertTrue(o.result().peakReservedBytes() >= o.result().peakAllocatedBytes(), allocator);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"medium_128_inference", "medium_128_training", "medium_256_inference",
+            "medium_256_training", "medium_512_inference", "medium_512_training", "medium_1024_inference",
+            "medium_1024_training"})
+    void eachWarmTraceSeededWithItsStartingStateMatchesPyTorch(String name) throws IOException {
+        Path csv = require("pt-cs336-medium/" + name + "_memory_snapshot.csv");
+        Path summary = require("pt-cs336-medium/" + name + "_memory_snapshot.summary.json");
+        ReplayOutcome o = new Replayer(ReplayOptions.defaults().withWarm(true))
+                .replay(name, TraceSources.of(csv));
+        ReplayResult r = o.result();
+        assertAll(
+                () -> assertEquals(ReplayOutcome.WarmStartKind.RESTORED, o.warmStart()),
+                () -> assertTrue(r.groundTruth().match(), r.groundTruth()::firstDifference),
+                () -> assertEquals(summary(summary, "prealloc_blocks"), o.restoredBlocks()),
+                () -> assertEquals(summary(summary, "segment_allocs_in_trace"), r.deviceMallocs()),
+                () -> assertEquals(summary(summary, "peak_reserved_bytes"), r.peakReservedBytes()),
+                () -> assertEquals(summary(summary, "start_reserved_bytes"), r.timeline().reserved()[0]),
+                () -> assertEquals(summary(summary, "end_reserved_bytes"), r.endReservedBytes()),
+                () -> assertEquals(summary(summary, "end_allocated_bytes"),
+                        r.timeline().allocated()[r.timeline().size() - 1]),
+                () -> assertEquals(0, o.unknownFrees()),
+                () -> assertEquals(0, r.ooms()));
+    }
+}
