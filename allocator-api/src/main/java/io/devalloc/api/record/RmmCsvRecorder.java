@@ -19,7 +19,7 @@ import java.time.zone.ZoneRules;
  * <pre>
  * Thread,Time,Action,Pointer,Size,Stream
  * 1,15:47:02.841961,allocate,0x7f3a00000000,1048576,0
- * 1,15:47:02.841990,allocate failure,(nil),85899345920,0x5581d2a0
+ * 1,15:47:02.841990,allocate failure,0x0,85899345920,0x5581d2a0
  * 23,15:47:02.842007,free,0x7f3a00000000,1048576,0
  * </pre>
  * <ul>
@@ -29,7 +29,7 @@ import java.time.zone.ZoneRules;
  *       {@link #RmmCsvRecorder(Path)}), {@code HH:MM:SS.ffffff}, as RMM's {@code %H:%M:%S.%f}. RMM's replay does
  *       not use it.</li>
  *   <li>{@code Action}: {@code allocate}, {@code free} or {@code allocate failure}.</li>
- *   <li>{@code Pointer}: lower-case hex with {@code 0x} ({@code printf("%p")}); {@code (nil)} for a failure.</li>
+ *   <li>{@code Pointer}: lower-case hex with {@code 0x} ({@code printf("%p")}); {@code 0x0} for a failure (what RMM writes, and what its parser reads).</li>
  *   <li>{@code Size}: the bytes asked for, in decimal; for a failure the size that could not be served.</li>
  *   <li>{@code Stream}: the stream handle as C++'s {@code ostream << std::hex} prints a {@code cudaStream_t}:
  *       {@code 0} for the default stream, otherwise {@code 0x} and lower-case hex. (RMM's own parser reads this
@@ -110,7 +110,7 @@ public final class RmmCsvRecorder implements TraceRecorder {
         time(epochMicros);
         line.comma().text(action).comma();
         if (address == 0) {
-            line.text("(nil)");
+            line.text("0x0");
         } else {
             line.text("0x").hex(address);
         }

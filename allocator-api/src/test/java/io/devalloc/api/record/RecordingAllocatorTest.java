@@ -124,7 +124,7 @@ class RecordingAllocatorTest {
                 "Thread,Time,Action,Pointer,Size,Stream",
                 t + ",15:47:02.841961,allocate,0x7f3a00000000,1000,0",
                 t + ",15:47:02.841962,allocate,0x7f3a00000400,4096,0x5581d2a0",
-                t + ",15:47:02.841963,allocate failure,(nil),2097152,0x5581d2a0",
+                t + ",15:47:02.841963,allocate failure,0x0,2097152,0x5581d2a0",
                 t + ",15:47:02.841965,free,0x7f3a00000000,1000,0",
                 t + ",15:47:02.841966,allocate,0x7f3a00000000,1000,0",
                 t + ",15:47:02.841967,free,0x7f3a00000000,1000,0",
@@ -620,10 +620,10 @@ class RecordingAllocatorTest {
             String pointer = m.group(4);
             String stream = m.group(6);
             rows.add(new RmmRow(Long.parseLong(m.group(1)), m.group(2), m.group(3),
-                    pointer.equals("(nil)") ? 0 : Long.parseUnsignedLong(pointer.substring(2), 16),
+                    Long.parseUnsignedLong(pointer.substring(2), 16),
                     Long.parseLong(m.group(5)),
                     stream.equals("0") ? 0 : Long.parseUnsignedLong(stream.substring(2), 16)));
-            assertNotEquals("(nil)".equals(pointer), "allocate".equals(m.group(3)) || "free".equals(m.group(3)),
+            assertNotEquals("0x0".equals(pointer), "allocate".equals(m.group(3)) || "free".equals(m.group(3)),
                     lines[i]);
         }
         return rows;

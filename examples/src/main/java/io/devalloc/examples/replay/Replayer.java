@@ -197,7 +197,7 @@ public final class Replayer {
                         + " prealloc blocks): replayed from an empty allocator, its prealloc rows allocated with"
                         + " malloc; --warm restores the recorded state");
             }
-            traceSizes = scan.isPyTorch() ? scan.segmentSizes.toArray() : null;
+            traceSizes = scan.hasGroundTruth() ? scan.segmentSizes.toArray() : null;
             device.startObserving();
 
             long total = scan.events;
@@ -278,9 +278,9 @@ public final class Replayer {
                 notes.add(reallocations + " allocations reused a key that was still live (the trace lost a free):"
                         + " the older allocation was freed");
             }
-            if (ooms > 0 && options.allocator().equals("bfc") && !options.conf().contains("retry_timeout_ms")) {
-                notes.add("bfc waited retry_timeout_ms (10 s by default) at each out of memory for frees that a"
-                        + " single-threaded replay never makes; --conf retry_timeout_ms:0 skips the wait");
+            if (bfcRetryOff) {
+                notes.add("bfc ran with retry_timeout_ms:0: a single-threaded replay never frees while an allocation"
+                        + " waits, so TensorFlow's 10 s wait for frees could only stall; set retry_timeout_ms to keep it");
             }
 
             ReplayResult.Timeline timeline = new ReplayResult.Timeline(Arrays.copyOf(sampleEvent, samples),
@@ -295,10 +295,26 @@ public final class Replayer {
 
         // ------------------------------------------------------------------------------------------ device
 
+        private boolean bfcRetryOff;
+
+        /**
+         * The configuration given, except that {@code bfc} gets {@code retry_timeout_ms:0} unless the user set its
+         * retry: in a single-threaded replay no other thread frees while an allocation waits.
+         */
+        private String effectiveConf() {
+            String conf = options.conf();
+            if (options.allocator().equals("bfc") && !conf.contains("retry_timeout_ms")
+                    && !conf.contains("allow_retry_on_failure")) {
+                bfcRetryOff = true;
+                return conf.isBlank() ? "retry_timeout_ms:0" : conf + ",retry_timeout_ms:0";
+            }
+            return conf;
+        }
+
         private void open(DeviceMemory raw) {
             device = new ObservedDevice(raw, this);
             try {
-                allocator = provider.create(device, options.conf());
+                allocator = provider.create(device, effectiveConf());
             } catch (RuntimeException | Error e) {
                 device.close();
                 device = null;

@@ -88,6 +88,14 @@ final class TraceScan {
         return format == TraceFormat.PYTORCH_CSV || format == TraceFormat.PYTORCH_PICKLE;
     }
 
+    /**
+     * Whether the trace carries ground truth: a PyTorch trace with segment rows or a warm start. A PyTorch CSV that
+     * a recorder wrote has neither (a decorator cannot see device mallocs), so there is nothing to compare with.
+     */
+    boolean hasGroundTruth() {
+        return isPyTorch() && (presegments > 0 || groundTruthMallocs() > 0 || groundTruthFrees() > 0);
+    }
+
     /** Whether the trace starts from a warm allocator (it has presegment or prealloc rows). */
     boolean startsWarm() {
         return presegments > 0 || preallocs > 0;

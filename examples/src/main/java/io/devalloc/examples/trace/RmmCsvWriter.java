@@ -16,7 +16,7 @@ import java.util.Objects;
  * Writes RMM's replay log, as {@code rmm::mr::logging_resource_adaptor} does, so that RMM's
  * {@code REPLAY_BENCHMARK} and {@link RmmCsvReader} can read it: the header {@value RmmCsvReader#HEADER}, then
  * {@code thread,HH:MM:SS.micro,action,pointer,size,stream} rows. The pointer is written as C's {@code %p} writes it
- * ({@code 0x10012400000}, {@code (nil)} for null), the stream as RMM's {@code format_stream} does ({@code 0} for the
+ * ({@code 0x10012400000}, {@code 0x0} for null, which RMM's parser reads), the stream as RMM's {@code format_stream} does ({@code 0} for the
  * default stream, {@code 0x...} otherwise), the time of day from the writer's clock.
  *
  * <p>{@link Kind#ALLOC} and {@link Kind#PREALLOC} events are written as {@code allocate}, {@link Kind#FREE} as
@@ -83,7 +83,7 @@ public final class RmmCsvWriter implements AutoCloseable {
         time(LocalTime.now(clock));
         row.append(',').append(action).append(',');
         if (pointer == 0) {
-            row.append("(nil)");
+            row.append("0x0");
         } else {
             row.append("0x").append(Long.toHexString(pointer));
         }

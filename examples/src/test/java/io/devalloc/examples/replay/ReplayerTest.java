@@ -346,10 +346,17 @@ class ReplayerTest {
 
         // The replay made a segment the trace did not.
         TestTraces.Builder fewer = TestTraces.pytorch()
+                .segmentAlloc(A, 2 * MiB)
                 .alloc(A, 1000)
                 .alloc(B, 2 * MiB);
-        assertEquals("device malloc #1: 2097152 B here, none in the trace (it made 0)",
+        assertEquals("device malloc #2: 20971520 B here, none in the trace (it made 1)",
                 replay(options("caching", "sim:1GiB"), fewer).result().groundTruth().firstDifference());
+
+        // A PyTorch trace without segment rows (a recording) has no ground truth at all.
+        TestTraces.Builder recorded = TestTraces.pytorch()
+                .alloc(A, 1000)
+                .alloc(B, 2 * MiB);
+        assertEquals(null, replay(options("caching", "sim:1GiB"), recorded).result().groundTruth());
 
         // Same mallocs and frees, a different peak: the trace started with a presegment the cold replay lacks.
         TestTraces.Builder warm = TestTraces.pytorch()

@@ -67,7 +67,7 @@ class RmmCsvTest {
         assertEquals("""
                 Thread,Time,Action,Pointer,Size,Stream
                 2342727,15:47:02.841961,allocate,0x10012400000,1048576,0
-                2342727,15:47:02.841961,allocate failure,(nil),1099511627776,0x5617a0c0
+                2342727,15:47:02.841961,allocate failure,0x0,1099511627776,0x5617a0c0
                 2342727,15:47:02.841961,free,0x10012400000,1048576,0
                 9,15:47:02.841961,allocate,0x20000,512,0x5617a0c0
                 """, out.toString());
