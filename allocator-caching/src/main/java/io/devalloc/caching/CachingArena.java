@@ -108,7 +108,7 @@ final class CachingArena implements CachingAllocator {
         }
         this.options = options;
         if (options.backend() != CachingOptions.Backend.NATIVE) {
-            throw new IllegalArgumentException("backend:" + options.backend().configName() + " is not implemented by devalloc;"
+            throw new IllegalArgumentException("backend:" + options.backend().configName() + " is not offered by devalloc;"
                     + " use backend:native (the caching allocator) or the 'direct' allocator");
         }
         this.maxSplitSize = options.maxSplitSize();

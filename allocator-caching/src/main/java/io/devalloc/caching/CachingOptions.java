@@ -168,7 +168,7 @@ public record CachingOptions(Backend backend, long largeSegmentSize, long maxSpl
     public enum Backend {
         /** The caching allocator: the only one devalloc implements. */
         NATIVE("native"),
-        /** CUDA's stream-ordered allocator: parsed, not implemented. */
+        /** CUDA's stream-ordered allocator: parsed, then refused with a message (devalloc has no such backend). */
         CUDA_MALLOC_ASYNC("cudaMallocAsync");
 
         private final String configName;

@@ -28,7 +28,7 @@ import java.util.RandomAccess;
  *       {@code json.dumps} would write the non-standard {@code NaN}/{@code Infinity}). The pickle keeps them.</li>
  *   <li>{@link String} → a string: {@code "} and {@code \} escaped with a backslash, every control character
  *       U+0000–U+001F as <code>&#92;u00XX</code>, U+2028/U+2029 as <code>&#92;u2028</code>/<code>&#92;u2029</code>
- *       (so the text can be embedded in JavaScript) and an unpaired surrogate as <code>&#92;uDXXX</code> (so the
+ *       (so the text can be embedded in JavaScript) and an unpaired surrogate as its <code>&#92;u</code> escape (D800 to DFFF) (so the
  *       text stays encodable; Python reads it back as the same lone surrogate). All other characters, non-ASCII
  *       included, are written as they are: encode the output as UTF-8.</li>
  *   <li>{@link List}, {@code Object[]}, {@code long[]}, {@code int[]}, {@code double[]} → an array;
