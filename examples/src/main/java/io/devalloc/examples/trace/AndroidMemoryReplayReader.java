@@ -3,9 +3,7 @@ package io.devalloc.examples.trace;
 import io.devalloc.examples.trace.TraceEvent.Kind;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.Reader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Enumeration;
@@ -56,16 +54,14 @@ public final class AndroidMemoryReplayReader implements TraceReader {
             try {
                 ZipEntry only = onlyEntry(zip, file);
                 InputStream in = zip.getInputStream(only);
-                this.lines = new TextLines(new InputStreamReader(in, StandardCharsets.UTF_8),
-                        file + "!" + only.getName());
+                this.lines = new TextLines(in, file + "!" + only.getName());
                 this.zip = zip;
             } catch (IOException | RuntimeException e) {
                 zip.close();
                 throw e;
             }
         } else {
-            this.lines = new TextLines(new InputStreamReader(Files.newInputStream(file), StandardCharsets.UTF_8),
-                    file.toString());
+            this.lines = new TextLines(Files.newInputStream(file), file.toString());
             this.zip = null;
         }
     }

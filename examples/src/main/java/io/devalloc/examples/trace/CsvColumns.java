@@ -27,6 +27,27 @@ final class CsvColumns {
         return columns;
     }
 
+    /**
+     * Finds the columns of the bytes {@code line[from, to)}; returns how many there are. Positions are indexes in
+     * {@code line}.
+     */
+    int split(byte[] line, int from, int to) {
+        int columns = 1;
+        bounds[0] = from - 1;
+        for (int i = from; i < to; i++) {
+            if (line[i] == ',') {
+                if (columns < expected) {
+                    bounds[columns] = i;
+                }
+                columns++;
+            }
+        }
+        if (columns <= expected) {
+            bounds[columns] = to;
+        }
+        return columns;
+    }
+
     /** Where column {@code i} (0-based) starts. */
     int start(int i) {
         return bounds[i] + 1;

@@ -33,6 +33,8 @@ enum PyTorchAction {
 
     /** The action as written in the trace. */
     final String text;
+    /** {@link #text} in ASCII. */
+    private final byte[] bytes;
     /** The event it becomes, or null when it is skipped. */
     final Kind kind;
     /** Whether the address and the size must be given (they may be empty for {@code oom} and {@code snapshot}). */
@@ -40,8 +42,32 @@ enum PyTorchAction {
 
     PyTorchAction(String text, Kind kind, boolean needsAddressAndSize) {
         this.text = text;
+        this.bytes = text.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
         this.kind = kind;
         this.needsAddressAndSize = needsAddressAndSize;
+    }
+
+    private static final PyTorchAction[] ALL = values();
+
+    /** The action written as the bytes {@code b[from, to)}, or null when there is none. */
+    static PyTorchAction of(byte[] b, int from, int to) {
+        int n = to - from;
+        for (PyTorchAction a : ALL) {
+            byte[] t = a.bytes;
+            if (t.length == n && same(t, b, from)) {
+                return a;
+            }
+        }
+        return null;
+    }
+
+    private static boolean same(byte[] t, byte[] b, int from) {
+        for (int i = 0; i < t.length; i++) {
+            if (t[i] != b[from + i]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The action written as {@code text}, or null when there is none. */

@@ -2,9 +2,7 @@ package io.devalloc.examples.trace;
 
 import io.devalloc.examples.trace.TraceEvent.Kind;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.Reader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -42,7 +40,7 @@ public final class RmmCsvReader implements TraceReader {
 
     /** Opens a file. */
     public RmmCsvReader(Path file) throws IOException {
-        this(new InputStreamReader(Files.newInputStream(file), StandardCharsets.UTF_8), file.toString());
+        this(new TextLines(Files.newInputStream(file), file.toString()), file.toString());
     }
 
     /**
@@ -52,7 +50,11 @@ public final class RmmCsvReader implements TraceReader {
      * @param file the name messages give
      */
     public RmmCsvReader(Reader in, String file) throws IOException {
-        this.lines = new TextLines(in, file);
+        this(new TextLines(in, file), file);
+    }
+
+    private RmmCsvReader(TextLines lines, String file) throws IOException {
+        this.lines = lines;
         try {
             String header = lines.next();
             if (header == null) {

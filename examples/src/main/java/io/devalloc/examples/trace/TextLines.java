@@ -1,22 +1,52 @@
 package io.devalloc.examples.trace;
 
-import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.Reader;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetEncoder;
+import java.nio.charset.CoderResult;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 
 /**
  * The line-reading half of the text readers: one line at a time (constant memory), the line number kept for
- * messages, a trailing {@code \r} and a leading byte-order mark dropped, and number parsing that reports the file,
- * the line and what was expected.
+ * messages, a leading byte-order mark dropped, and number parsing that reports the file, the line and what was
+ * expected.
+ *
+ * <p>Lines are found in a byte buffer read from the stream (UTF-8; a character stream is encoded to UTF-8 as it is
+ * read): {@link #nextLine()} makes the current line {@code buffer()[start(), end())} with no copy, and the number
+ * parsers read ASCII digits from the bytes; a {@code String} is built only by {@link #next()} and on the error path.
+ * Lines end at {@code \n}, {@code \r} or {@code \r\n}, as {@link java.io.BufferedReader#readLine()} ends them.
  */
 final class TextLines implements AutoCloseable {
 
-    private final BufferedReader in;
+    private static final int BUFFER = 1 << 17;
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+
+    private final InputStream in;
     private final String file;
     private long lineNumber;
 
+    private byte[] buf = new byte[BUFFER];
+    private int pos;
+    private int limit;
+    private int start;
+    private int end;
+    private boolean eof;
+    /** The last line ended with {@code \r}: a {@code \n} right after it belongs to the same terminator. */
+    private boolean skipLF;
+
     TextLines(Reader in, String file) {
-        this.in = in instanceof BufferedReader b ? b : new BufferedReader(in, 1 << 16);
+        this(new EncodingStream(in), file);
+    }
+
+    TextLines(InputStream in, String file) {
+        this.in = in;
         this.file = file;
     }
 
@@ -30,27 +60,199 @@ final class TextLines implements AutoCloseable {
         return lineNumber;
     }
 
+    /** The bytes holding the current line (valid until the next call of {@link #nextLine()}). */
+    byte[] buffer() {
+        return buf;
+    }
+
+    /** Where the current line starts in {@link #buffer()}. */
+    int start() {
+        return start;
+    }
+
+    /** Where the current line ends (exclusive, without its terminator). */
+    int end() {
+        return end;
+    }
+
     /** The next line without its line terminator, or null at the end of the file. */
     String next() throws IOException {
-        String line = in.readLine();
-        if (line == null) {
+        if (!nextLine()) {
             return null;
         }
+        return text(start, end);
+    }
+
+    /** Moves to the next line ({@link #start()}, {@link #end()}); false at the end of the file. */
+    boolean nextLine() throws IOException {
+        int scan = pos;
+        while (true) {
+            if (skipLF) {
+                if (pos < limit) {
+                    if (buf[pos] == '\n') {
+                        pos++;
+                    }
+                    skipLF = false;
+                    scan = pos;
+                } else if (eof) {
+                    skipLF = false;
+                } else {
+                    fill();
+                    scan = pos;
+                    continue;
+                }
+            }
+            byte[] b = buf;
+            int n = limit;
+            int i = scan;
+            // Eight bytes at a time: the lowest byte of x that is \n or \r, found by the zero-byte test on x ^ c.
+            for (; i + 8 <= n; i += 8) {
+                long x = (long) LONGS.get(b, i);
+                long lf = x ^ 0x0A0A0A0A0A0A0A0AL;
+                long cr = x ^ 0x0D0D0D0D0D0D0D0DL;
+                long hits = ((lf - 0x0101010101010101L) & ~lf | (cr - 0x0101010101010101L) & ~cr)
+                        & 0x8080808080808080L;
+                if (hits != 0) {
+                    i += Long.numberOfTrailingZeros(hits) >>> 3;
+                    byte c = b[i];
+                    start = pos;
+                    end = i;
+                    pos = i + 1;
+                    skipLF = c == '\r';
+                    return found();
+                }
+            }
+            for (; i < n; i++) {
+                byte c = b[i];
+                if (c == '\n' || c == '\r') {
+                    start = pos;
+                    end = i;
+                    pos = i + 1;
+                    skipLF = c == '\r';
+                    return found();
+                }
+            }
+            if (eof) {
+                if (pos < limit) {
+                    start = pos;
+                    end = limit;
+                    pos = limit;
+                    return found();
+                }
+                return false;
+            }
+            int scanned = limit - pos;
+            fill();
+            scan = pos + scanned;
+        }
+    }
+
+    private boolean found() {
         lineNumber++;
-        if (lineNumber == 1 && !line.isEmpty() && line.charAt(0) == '\uFEFF') {
-            line = line.substring(1);
+        if (lineNumber == 1 && end - start >= 3 && buf[start] == (byte) 0xEF && buf[start + 1] == (byte) 0xBB
+                && buf[start + 2] == (byte) 0xBF) {
+            start += 3;
         }
-        int n = line.length();
-        if (n > 0 && line.charAt(n - 1) == '\r') {
-            line = line.substring(0, n - 1);
+        return true;
+    }
+
+    /** Keeps the unread bytes, at the buffer's start (a larger buffer when they fill it), and reads more. */
+    private void fill() throws IOException {
+        int kept = limit - pos;
+        if (pos > 0) {
+            System.arraycopy(buf, pos, buf, 0, kept);
+        } else if (kept == buf.length) {
+            buf = java.util.Arrays.copyOf(buf, buf.length * 2);
         }
-        return line;
+        pos = 0;
+        limit = kept;
+        int n = in.read(buf, limit, buf.length - limit);
+        if (n < 0) {
+            eof = true;
+        } else {
+            limit += n;
+        }
+    }
+
+    /** The text of {@code buffer()[from, to)}. */
+    String text(int from, int to) {
+        return new String(buf, from, to - from, StandardCharsets.UTF_8);
+    }
+
+    /** Whether the current line holds only white space (as {@link String#isBlank()} tells). */
+    boolean blank() {
+        byte[] b = buf;
+        for (int i = start; i < end; i++) {
+            int c = b[i];
+            if (c < 0) {
+                return text(start, end).isBlank();
+            }
+            if (c != ' ' && (c < 0x09 || c > 0x0D) && (c < 0x1C || c > 0x1F)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** A format error on the current line. */
     TraceFormatException error(String problem) {
         return new TraceFormatException(file, lineNumber, problem);
     }
+
+    // ------------------------------------------------------------------------------- numbers in the current line
+
+    /** {@link #unsignedDecimal(String, int, int, String)} of {@code buffer()[from, to)}. */
+    long unsignedDecimal(int from, int to, String what) throws TraceFormatException {
+        byte[] b = buf;
+        int n = to - from;
+        if (n > 0 && n <= 18) {
+            long value = 0;
+            for (int i = from; i < to; i++) {
+                int d = b[i] - '0';
+                if (d < 0 || d > 9) {
+                    throw error(what + ": expected a non-negative decimal integer, got '" + text(from, to) + "'");
+                }
+                value = value * 10 + d;
+            }
+            return value;
+        }
+        String text = text(from, to);
+        return unsignedDecimal(text, 0, text.length(), what);
+    }
+
+    /** {@link #size(String, int, int, String)} of {@code buffer()[from, to)}. */
+    long size(int from, int to, String what) throws TraceFormatException {
+        long v = unsignedDecimal(from, to, what);
+        if (v < 0) {
+            throw error(what + ": expected a size below 2^63, got '" + text(from, to) + "'");
+        }
+        return v;
+    }
+
+    /** {@link #hex(String, int, int, String)} of {@code buffer()[from, to)}. */
+    long hex(int from, int to, String what) throws TraceFormatException {
+        byte[] b = buf;
+        int digits = from;
+        if (to - from > 2 && b[from] == '0' && (b[from + 1] == 'x' || b[from + 1] == 'X')) {
+            digits = from + 2;
+        }
+        int n = to - digits;
+        if (n > 0 && n <= 15) {
+            long value = 0;
+            for (int i = digits; i < to; i++) {
+                int d = asciiDigit((char) (b[i] & 0xff), 16);
+                if (d < 0) {
+                    throw error(what + ": expected a hexadecimal number (0x...), got '" + text(from, to) + "'");
+                }
+                value = value * 16 + d;
+            }
+            return value;
+        }
+        String text = text(from, to);
+        return hex(text, 0, text.length(), what);
+    }
+
+    // ------------------------------------------------------------------------------- numbers in a string
 
     /**
      * A non-negative decimal integer in {@code text[from, to)}: up to 2^64 − 1, read as an unsigned 64-bit value
@@ -125,5 +327,57 @@ final class TextLines implements AutoCloseable {
     @Override
     public void close() throws IOException {
         in.close();
+    }
+
+    /** A character stream as UTF-8 bytes (unpaired surrogates become {@code ?}). */
+    private static final class EncodingStream extends InputStream {
+
+        private final Reader reader;
+        private final CharsetEncoder encoder = StandardCharsets.UTF_8.newEncoder()
+                .onMalformedInput(CodingErrorAction.REPLACE)
+                .onUnmappableCharacter(CodingErrorAction.REPLACE);
+        private final CharBuffer chars = CharBuffer.allocate(8192).flip();
+        private boolean eof;
+        private boolean done;
+
+        EncodingStream(Reader reader) {
+            this.reader = reader;
+        }
+
+        @Override
+        public int read() throws IOException {
+            // TextLines reads blocks only; a single byte could split a character's encoding.
+            throw new UnsupportedOperationException("read blocks of at least 4 bytes");
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (done) {
+                return -1;
+            }
+            ByteBuffer out = ByteBuffer.wrap(b, off, len);
+            while (true) {
+                CoderResult result = encoder.encode(chars, out, eof);
+                if (out.position() > off || result.isOverflow()) {
+                    return out.position() - off;
+                }
+                if (eof) {
+                    encoder.flush(out);
+                    done = true;
+                    return out.position() > off ? out.position() - off : -1;
+                }
+                chars.compact();
+                int n = reader.read(chars);
+                chars.flip();
+                if (n < 0) {
+                    eof = true;
+                }
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            reader.close();
+        }
     }
 }

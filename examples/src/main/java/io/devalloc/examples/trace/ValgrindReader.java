@@ -2,9 +2,7 @@ package io.devalloc.examples.trace;
 
 import io.devalloc.examples.trace.TraceEvent.Kind;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.Reader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -32,7 +30,7 @@ public final class ValgrindReader implements TraceReader {
 
     /** Opens a file. */
     public ValgrindReader(Path file) throws IOException {
-        this(new InputStreamReader(Files.newInputStream(file), StandardCharsets.UTF_8), file.toString());
+        this.lines = new TextLines(Files.newInputStream(file), file.toString());
     }
 
     /**
