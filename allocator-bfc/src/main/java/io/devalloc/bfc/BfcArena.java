@@ -2,6 +2,7 @@ package io.devalloc.bfc;
 
 import static io.devalloc.bfc.ChunkTable.NONE;
 
+import io.devalloc.api.AllocationRequest;
 import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
@@ -257,13 +258,10 @@ final class BfcArena implements BfcAllocator {
      * @param mayWait whether, in timestamped mode, it may wait for pending frees' events
      */
     private long attempt(long bytes, long alignment, DeviceStream stream, boolean mayWait, boolean last) {
-        if (bytes < 0) {
-            throw new IllegalArgumentException("allocation size must be >= 0, got " + bytes);
-        }
+        AllocationRequest.check(bytes, stream);
         if (alignment <= 0 || Long.bitCount(alignment) != 1) {
             throw new IllegalArgumentException("alignment must be a power of two, got " + alignment);
         }
-        Objects.requireNonNull(stream, "stream");
         if (bytes == 0) {
             return 0;
         }

@@ -1,5 +1,6 @@
 package io.devalloc.caching;
 
+import io.devalloc.api.AllocationRequest;
 import static io.devalloc.caching.BlockTable.NONE;
 
 import io.devalloc.api.collect.LongLongHashMap;
@@ -142,10 +143,7 @@ final class CachingArena implements CachingAllocator {
 
     @Override
     public long malloc(long size, DeviceStream stream) {
-        if (size < 0) {
-            throw new IllegalArgumentException("allocation size must be >= 0, got " + size);
-        }
-        Objects.requireNonNull(stream, "stream");
+        AllocationRequest.check(size, stream);
         if (size == 0) {
             return 0;
         }

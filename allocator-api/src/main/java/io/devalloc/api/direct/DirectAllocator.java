@@ -1,5 +1,6 @@
 package io.devalloc.api.direct;
 
+import io.devalloc.api.AllocationRequest;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceMemory;
@@ -80,10 +81,7 @@ final class DirectAllocator implements DeviceAllocator {
 
     @Override
     public long malloc(long bytes, DeviceStream stream) {
-        if (bytes < 0) {
-            throw new IllegalArgumentException("allocation size must be >= 0, got " + bytes);
-        }
-        Objects.requireNonNull(stream, "stream");
+        AllocationRequest.check(bytes, stream);
         if (bytes == 0) {
             return DeviceMemory.NULL;
         }

@@ -1,5 +1,6 @@
 package io.devalloc.caching.host;
 
+import io.devalloc.api.AllocationRequest;
 import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
@@ -296,10 +297,7 @@ final class HostCachingArena implements HostCachingAllocator {
     /** PyTorch's {@code allocate}. The stream is ignored: a pinned block belongs to no stream. */
     @Override
     public long malloc(long size, DeviceStream stream) {
-        if (size < 0) {
-            throw new IllegalArgumentException("allocation size must be >= 0, got " + size);
-        }
-        Objects.requireNonNull(stream, "stream");
+        AllocationRequest.check(size, stream);
         if (size == 0) {
             return 0;
         }

@@ -46,7 +46,7 @@ public final class PyTorchCsvReader implements TraceReader {
 
     /** Opens a file. */
     public PyTorchCsvReader(Path file) throws IOException {
-        this(new TextLines(Files.newInputStream(file), file.toString()), file.toString());
+        this(new TextLines(Files.newInputStream(file), file.toString()));
     }
 
     /**
@@ -56,23 +56,12 @@ public final class PyTorchCsvReader implements TraceReader {
      * @param file the name messages give
      */
     public PyTorchCsvReader(Reader in, String file) throws IOException {
-        this(new TextLines(in, file), file);
+        this(new TextLines(in, file));
     }
 
-    private PyTorchCsvReader(TextLines lines, String file) throws IOException {
+    private PyTorchCsvReader(TextLines lines) throws IOException {
         this.lines = lines;
-        try {
-            String header = lines.next();
-            if (header == null) {
-                throw new TraceFormatException(file, 1, "expected the header '" + HEADER + "', got an empty file");
-            }
-            if (!header.equals(HEADER)) {
-                throw lines.error("expected the header '" + HEADER + "', got '" + header + "'");
-            }
-        } catch (IOException | RuntimeException e) {
-            lines.close();
-            throw e;
-        }
+        lines.expectHeader(HEADER);
     }
 
     @Override

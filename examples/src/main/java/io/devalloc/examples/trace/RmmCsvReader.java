@@ -40,7 +40,7 @@ public final class RmmCsvReader implements TraceReader {
 
     /** Opens a file. */
     public RmmCsvReader(Path file) throws IOException {
-        this(new TextLines(Files.newInputStream(file), file.toString()), file.toString());
+        this(new TextLines(Files.newInputStream(file), file.toString()));
     }
 
     /**
@@ -50,23 +50,12 @@ public final class RmmCsvReader implements TraceReader {
      * @param file the name messages give
      */
     public RmmCsvReader(Reader in, String file) throws IOException {
-        this(new TextLines(in, file), file);
+        this(new TextLines(in, file));
     }
 
-    private RmmCsvReader(TextLines lines, String file) throws IOException {
+    private RmmCsvReader(TextLines lines) throws IOException {
         this.lines = lines;
-        try {
-            String header = lines.next();
-            if (header == null) {
-                throw new TraceFormatException(file, 1, "expected the header '" + HEADER + "', got an empty file");
-            }
-            if (!header.equals(HEADER)) {
-                throw lines.error("expected the header '" + HEADER + "', got '" + header + "'");
-            }
-        } catch (IOException | RuntimeException e) {
-            lines.close();
-            throw e;
-        }
+        lines.expectHeader(HEADER);
     }
 
     @Override

@@ -195,6 +195,25 @@ final class TextLines implements AutoCloseable {
     }
 
     /** A format error on the current line. */
+    /**
+     * Reads the first line and checks that it is exactly {@code header}; on any failure the input is closed, so a
+     * reader's constructor can throw without leaking the file.
+     */
+    void expectHeader(String header) throws IOException {
+        try {
+            String first = next();
+            if (first == null) {
+                throw new TraceFormatException(file, 1, "expected the header '" + header + "', got an empty file");
+            }
+            if (!first.equals(header)) {
+                throw error("expected the header '" + header + "', got '" + first + "'");
+            }
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
     TraceFormatException error(String problem) {
         return new TraceFormatException(file, lineNumber, problem);
     }
