@@ -15,7 +15,6 @@ import io.devalloc.api.units.ByteSize;
 import io.devalloc.caching.CachingAllocator;
 import io.devalloc.examples.replay.ReplayOutcome.WarmStartKind;
 import io.devalloc.examples.trace.TraceEvent;
-import io.devalloc.examples.trace.TraceReader;
 import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.sim.SimulatedDeviceProvider;
 import java.io.IOException;
@@ -217,30 +216,34 @@ public final class Replayer {
             boolean inSegmentFreeRun = false;
             long i = 0;
             long start = System.nanoTime();
-            try (TraceReader reader = source.open()) {
-                for (TraceEvent e = reader.next(); e != null; e = reader.next()) {
-                    i++;
-                    TraceEvent.Kind kind = e.kind();
-                    switch (kind) {
-                        case ALLOC -> alloc(e.key(), e.size(), e.stream());
-                        case FREE -> free(e.key());
-                        case PREALLOC -> {
-                            if (!seeded) {
-                                alloc(e.key(), e.size(), e.stream());
+            try (ReadAhead events = new ReadAhead(source, trace)) {
+                for (ReadAhead.Batch b = events.next(); b != null; b = events.next()) {
+                    int n = b.count;
+                    for (int k = 0; k < n; k++) {
+                        i++;
+                        TraceEvent.Kind kind = b.kind(k);
+                        switch (kind) {
+                            case ALLOC -> alloc(b.key[k], b.size[k], b.stream[k]);
+                            case FREE -> free(b.key[k]);
+                            case PREALLOC -> {
+                                if (!seeded) {
+                                    alloc(b.key[k], b.size[k], b.stream[k]);
+                                }
+                            }
+                            case SEGMENT_FREE -> {
+                                if (emptyCache && !inSegmentFreeRun) {
+                                    allocator.releaseCachedMemory();
+                                    emptyCacheCalls++;
+                                }
+                            }
+                            default -> {
+                                // Presegments were seeded (or cannot be); segment rows and OOMs are ground truth.
                             }
                         }
-                        case SEGMENT_FREE -> {
-                            if (emptyCache && !inSegmentFreeRun) {
-                                allocator.releaseCachedMemory();
-                                emptyCacheCalls++;
-                            }
-                        }
-                        default -> {
-                            // Presegments were seeded (or cannot be); segment rows and OOMs are ground truth.
-                        }
+                        inSegmentFreeRun = kind == TraceEvent.Kind.SEGMENT_FREE;
+                        afterEvent(i, total);
                     }
-                    inSegmentFreeRun = kind == TraceEvent.Kind.SEGMENT_FREE;
-                    afterEvent(i, total);
+                    b.throwFailure();
                 }
             }
             long nanos = Math.max(1, System.nanoTime() - start);

@@ -75,8 +75,15 @@ final class TraceScan {
         TraceScan scan = new TraceScan(trace, collectWarm);
         try (TraceReader reader = source.open()) {
             scan.format = reader.format();
-            for (TraceEvent e = reader.next(); e != null; e = reader.next()) {
-                scan.accept(e);
+            if (collectWarm) {
+                for (TraceEvent e = reader.next(); e != null; e = reader.next()) {
+                    scan.accept(e);
+                }
+            } else {
+                // Without a warm start, alloc and free rows are only counted: their details are the replay's.
+                for (TraceEvent e = reader.nextSkimming(); e != null; e = reader.nextSkimming()) {
+                    scan.accept(e);
+                }
             }
         }
         scan.endOfRows();

@@ -49,6 +49,9 @@ enum PyTorchAction {
 
     private static final PyTorchAction[] ALL = values();
 
+    /** The length of the longest action's text. */
+    static final int LONGEST = Arrays.stream(ALL).mapToInt(a -> a.text.length()).max().orElseThrow();
+
     /** The action written as the bytes {@code b[from, to)}, or null when there is none. */
     static PyTorchAction of(byte[] b, int from, int to) {
         int n = to - from;

@@ -78,19 +78,23 @@ public final class PyTorchCsvReader implements TraceReader {
     public TraceEvent next() throws IOException {
         TextLines lines = this.lines;
         CsvColumns columns = this.columns;
-        while (lines.nextLine()) {
-            byte[] line = lines.buffer();
-            if (fastRow(line, lines.start(), lines.end())) {
+        while (true) {
+            if (fusedRow()) {
                 if (fastAction.kind == null) {
                     skipped++;
                     continue;
                 }
                 return new TraceEvent(fastAction.kind, fastAddr, fastSize, fastStream, 0, lines.lineNumber());
             }
-            // Anything fastRow does not take (blank lines, empty or long numbers, errors) is read column by column.
+            // Anything fusedRow does not take (blank lines, empty or long numbers, the last lines, errors) is read
+            // column by column, with the messages.
+            if (!lines.nextLine()) {
+                return null;
+            }
             if (lines.blank()) {
                 continue;
             }
+            byte[] line = lines.buffer();
             int count = columns.split(line, lines.start(), lines.end());
             if (count != COLUMNS) {
                 throw lines.error("expected " + COLUMNS + " columns (" + HEADER + "), got " + count);
@@ -115,51 +119,119 @@ public final class PyTorchCsvReader implements TraceReader {
             }
             return new TraceEvent(action.kind, addr, size, stream, 0, lines.lineNumber());
         }
-        return null;
     }
 
-    // The common row, read in one pass: six columns, every number 1 to 18 ASCII digits, a known action.
+    /**
+     * Recognises {@code alloc} and {@code free_completed} rows of the common shape by their action alone and moves
+     * past them (the line's end found eight bytes at a time); everything else is {@link #next()}.
+     */
+    @Override
+    public TraceEvent nextSkimming() throws IOException {
+        int p = lines.peek(FUSED_SLACK);
+        if (p >= 0) {
+            byte[] b = lines.buffer();
+            int i = SwarDigits.skip(b, p);
+            if (i >= 0 && b[i] == ',') {
+                i++;
+                long word = (long) LONGS.get(b, i);
+                TraceEvent skimmed = null;
+                if ((word & 0xFFFFFFFFFFFFL) == ALLOC_COMMA) {
+                    skimmed = TraceEvent.SKIMMED_ALLOC;
+                    i += 6;
+                } else if (word == FREE_COM && ((long) LONGS.get(b, i + 8) & 0xFFFFFFFFFFFFFFL) == PLETED_COMMA) {
+                    skimmed = TraceEvent.SKIMMED_FREE;
+                    i += 15;
+                }
+                if (skimmed != null) {
+                    int end = lines.lineEnd(i);
+                    if (end >= 0 && b[end] == '\n') {
+                        lines.consumed(end, end + 1);
+                        return skimmed;
+                    }
+                }
+            }
+        }
+        return next();
+    }
+
+    // The common row, parsed while its end is looked for: six columns, every number 1 to 18 ASCII digits, a known
+    // action, ended by \n or \r\n.
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    /** Room {@link #fusedRow} may read: the longest row it takes (five 18-digit numbers, an action of 14, commas)
+     * is 111 bytes, and a number read looks 24 bytes ahead. */
+    private static final int FUSED_SLACK = 160;
+    /** {@code "alloc,"} as the low six bytes of a little-endian word. */
+    private static final long ALLOC_COMMA = 0x2C636F6C6C61L;
+    /** {@code "free_com"} and {@code "pleted,"} (low seven bytes). */
+    private static final long FREE_COM = 0x6D6F635F65657266L;
+    private static final long PLETED_COMMA = 0x2C646574656C70L;
+
+    private final SwarDigits digits = new SwarDigits();
     private PyTorchAction fastAction;
     private long fastAddr;
     private long fastSize;
     private long fastStream;
 
     /**
-     * Reads a row of the common shape into the {@code fast*} fields; false (nothing read) for any other line, which
-     * the general path then reads, with its messages. Where both accept a row, both give the same values.
+     * Parses the next line into the {@code fast*} fields if it has the common shape, and moves past it; false
+     * (nothing read, nothing moved) for any other line, which the general path then reads with its messages. Where
+     * both accept a row, both give the same values.
      */
-    private boolean fastRow(byte[] b, int from, int to) {
-        int i = number(b, from, to);
-        if (i < 0 || i >= to || b[i] != ',') {
+    private boolean fusedRow() throws IOException {
+        int p = lines.peek(FUSED_SLACK);
+        if (p < 0) {
             return false;
         }
-        int actionStart = ++i;
-        while (i < to && b[i] != ',') {
-            i++;
-        }
-        if (i >= to) {
+        byte[] b = lines.buffer();
+        SwarDigits digits = this.digits;
+        int i = SwarDigits.skip(b, p);
+        if (i < 0 || b[i] != ',') {
             return false;
         }
-        PyTorchAction action = PyTorchAction.of(b, actionStart, i);
-        if (action == null) {
+        i++;
+        long word = (long) LONGS.get(b, i);
+        PyTorchAction action;
+        if ((word & 0xFFFFFFFFFFFFL) == ALLOC_COMMA) {
+            action = PyTorchAction.ALLOC;
+            i += 6;
+        } else if (word == FREE_COM && ((long) LONGS.get(b, i + 8) & 0xFFFFFFFFFFFFFFL) == PLETED_COMMA) {
+            action = PyTorchAction.FREE_COMPLETED;
+            i += 15;
+        } else {
+            int comma = i;
+            int last = i + PyTorchAction.LONGEST;
+            while (comma <= last && b[comma] != ',') {
+                comma++;
+            }
+            if (comma > last || (action = PyTorchAction.of(b, i, comma)) == null) {
+                return false;
+            }
+            i = comma + 1;
+        }
+        i = digits.read(b, i);
+        if (i < 0 || b[i] != ',') {
             return false;
         }
-        i = number(b, i + 1, to);
-        if (i < 0 || i >= to || b[i] != ',') {
+        long addr = digits.value();
+        i = digits.read(b, i + 1);
+        if (i < 0 || b[i] != ',') {
             return false;
         }
-        long addr = value;
-        i = number(b, i + 1, to);
-        if (i < 0 || i >= to || b[i] != ',') {
+        long size = digits.value();
+        i = digits.read(b, i + 1);
+        if (i < 0 || b[i] != ',') {
             return false;
         }
-        long size = value;
-        i = number(b, i + 1, to);
-        if (i < 0 || i >= to || b[i] != ',') {
+        long stream = digits.value();
+        i = SwarDigits.skip(b, i + 1);
+        if (i < 0) {
             return false;
         }
-        long stream = value;
-        if (number(b, i + 1, to) != to) {
+        if (b[i] == '\n') {
+            lines.consumed(i, i + 1);
+        } else if (b[i] == '\r' && b[i + 1] == '\n') {
+            lines.consumed(i, i + 2);
+        } else {
             return false;
         }
         fastAction = action;
@@ -167,47 +239,6 @@ public final class PyTorchCsvReader implements TraceReader {
         fastSize = size;
         fastStream = stream;
         return true;
-    }
-
-    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-
-    /** The number {@link #number} read last. */
-    private long value;
-
-    /**
-     * Reads 1 to 18 ASCII digits starting at {@code from} into {@link #value}; returns where they end, or -1 when
-     * there are none or more.
-     */
-    private int number(byte[] b, int from, int to) {
-        long v = 0;
-        int i = from;
-        // Eight digits at a time (at most two blocks: 16 of the 18 digits allowed).
-        while (i + 8 <= to && i - from < 16) {
-            long x = (long) LONGS.get(b, i);
-            if ((x & 0xF0F0F0F0F0F0F0F0L) != 0x3030303030303030L
-                    || ((x + 0x0606060606060606L) & 0xF0F0F0F0F0F0F0F0L) != 0x3030303030303030L) {
-                break;
-            }
-            x -= 0x3030303030303030L;
-            x = x * 10 + (x >>> 8);
-            x = ((x & 0x000000FF000000FFL) * (100 + (1000000L << 32))
-                    + ((x >>> 16) & 0x000000FF000000FFL) * (1 + (10000L << 32))) >>> 32;
-            v = v * 100_000_000L + x;
-            i += 8;
-        }
-        while (i < to) {
-            int d = b[i] - '0';
-            if (d < 0 || d > 9) {
-                break;
-            }
-            v = v * 10 + d;
-            i++;
-        }
-        if (i == from || i - from > 18) {
-            return -1;
-        }
-        value = v;
-        return i;
     }
 
     @Override

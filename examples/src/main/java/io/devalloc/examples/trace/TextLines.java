@@ -102,35 +102,13 @@ final class TextLines implements AutoCloseable {
                     continue;
                 }
             }
-            byte[] b = buf;
-            int n = limit;
-            int i = scan;
-            // Eight bytes at a time: the lowest byte of x that is \n or \r, found by the zero-byte test on x ^ c.
-            for (; i + 8 <= n; i += 8) {
-                long x = (long) LONGS.get(b, i);
-                long lf = x ^ 0x0A0A0A0A0A0A0A0AL;
-                long cr = x ^ 0x0D0D0D0D0D0D0D0DL;
-                long hits = ((lf - 0x0101010101010101L) & ~lf | (cr - 0x0101010101010101L) & ~cr)
-                        & 0x8080808080808080L;
-                if (hits != 0) {
-                    i += Long.numberOfTrailingZeros(hits) >>> 3;
-                    byte c = b[i];
-                    start = pos;
-                    end = i;
-                    pos = i + 1;
-                    skipLF = c == '\r';
-                    return found();
-                }
-            }
-            for (; i < n; i++) {
-                byte c = b[i];
-                if (c == '\n' || c == '\r') {
-                    start = pos;
-                    end = i;
-                    pos = i + 1;
-                    skipLF = c == '\r';
-                    return found();
-                }
+            int i = terminator(buf, scan, limit);
+            if (i >= 0) {
+                start = pos;
+                end = i;
+                pos = i + 1;
+                skipLF = buf[i] == '\r';
+                return found();
             }
             if (eof) {
                 if (pos < limit) {
@@ -174,6 +152,71 @@ final class TextLines implements AutoCloseable {
         }
     }
 
+    // ------------------------------------------------------------------------------- fused fast paths
+
+    /**
+     * For a reader that parses a line while it looks for its end: where the next line starts in {@link #buffer()},
+     * with at least {@code slack} bytes readable from there (reading more if needed), or -1 when that cannot be had
+     * (the end of the file is near, or a {@code \r\n} is half consumed); the reader then falls back to
+     * {@link #nextLine()}. Call {@link #buffer()} after this: reading more may replace the buffer.
+     */
+    int peek(int slack) throws IOException {
+        if (skipLF) {
+            return -1;
+        }
+        if (limit - pos < slack) {
+            if (eof) {
+                return -1;
+            }
+            fill();
+            if (limit - pos < slack) {
+                return -1;
+            }
+        }
+        return pos;
+    }
+
+    /**
+     * Where the line starting at {@code from} (a {@link #peek(int)} result) ends: the index of its {@code \n} or
+     * {@code \r} in {@link #buffer()}, or -1 when it does not end within the bytes read so far.
+     */
+    int lineEnd(int from) {
+        return terminator(buf, from, limit);
+    }
+
+    /** The index of the first {@code \n} or {@code \r} in {@code b[from, to)}, or -1. */
+    private static int terminator(byte[] b, int from, int to) {
+        int i = from;
+        // Eight bytes at a time: the lowest byte of x that is \n or \r, found by the zero-byte test on x ^ c.
+        for (; i + 8 <= to; i += 8) {
+            long x = (long) LONGS.get(b, i);
+            long lf = x ^ 0x0A0A0A0A0A0A0A0AL;
+            long cr = x ^ 0x0D0D0D0D0D0D0D0DL;
+            long hits = ((lf - 0x0101010101010101L) & ~lf | (cr - 0x0101010101010101L) & ~cr) & 0x8080808080808080L;
+            if (hits != 0) {
+                return i + (Long.numberOfTrailingZeros(hits) >>> 3);
+            }
+        }
+        for (; i < to; i++) {
+            byte c = b[i];
+            if (c == '\n' || c == '\r') {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * Ends a line that the reader parsed from {@link #peek(int)}: the line is {@code buffer()[peek, lineEnd)} and
+     * the next one starts at {@code next} (after the line's terminator, which the reader checked).
+     */
+    void consumed(int lineEnd, int next) {
+        start = pos;
+        end = lineEnd;
+        pos = next;
+        lineNumber++;
+    }
+
     /** The text of {@code buffer()[from, to)}. */
     String text(int from, int to) {
         return new String(buf, from, to - from, StandardCharsets.UTF_8);
@@ -194,7 +237,6 @@ final class TextLines implements AutoCloseable {
         return true;
     }
 
-    /** A format error on the current line. */
     /**
      * Reads the first line and checks that it is exactly {@code header}; on any failure the input is closed, so a
      * reader's constructor can throw without leaking the file.
@@ -214,6 +256,7 @@ final class TextLines implements AutoCloseable {
         }
     }
 
+    /** A format error on the current line. */
     TraceFormatException error(String problem) {
         return new TraceFormatException(file, lineNumber, problem);
     }

@@ -17,6 +17,20 @@ public interface TraceReader extends AutoCloseable {
      */
     TraceEvent next() throws IOException;
 
+    /**
+     * The next event, for a first pass that needs every event's kind but the details of the rare kinds only: like
+     * {@link #next()}, except that the reader may return {@link TraceEvent.Kind#ALLOC ALLOC} and
+     * {@link TraceEvent.Kind#FREE FREE} events as the shared {@link TraceEvent#SKIMMED_ALLOC} and
+     * {@link TraceEvent#SKIMMED_FREE}, without reading or checking their other columns (so a malformed one may
+     * pass here and be reported by {@link #next()} on the next pass). The events and their order are those of
+     * {@link #next()}. By default, {@link #next()}.
+     *
+     * @throws TraceFormatException on malformed input
+     */
+    default TraceEvent nextSkimming() throws IOException {
+        return next();
+    }
+
     @Override
     void close() throws IOException;
 }

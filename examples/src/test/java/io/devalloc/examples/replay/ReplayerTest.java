@@ -509,4 +509,35 @@ class ReplayerTest {
             assertEquals(name, o.result().allocator());
         }
     }
+
+    /**
+     * A malformed row deep in a CSV: the first pass only skims alloc rows, so a bad address is found by the replay
+     * pass, on the reading thread, and reported with its line after the rows before it were replayed; a bad
+     * {@code seq} is found by the first pass. Either way the replay fails with the reader's message.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"6000,alloc,12x,512,0,1", "x,alloc,1,512,0,1",
+        "6000,alloc,1,512,0"})
+    void aMalformedRowDeepInTheTraceFailsTheReplayWithItsLine(String badRow,
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws IOException {
+        StringBuilder text = new StringBuilder(io.devalloc.examples.trace.PyTorchCsvReader.HEADER).append('\n');
+        for (int i = 0; i < 6000; i++) {
+            long address = 139_800_000_000_000L + 4096L * (i / 2);
+            text.append(i).append(i % 2 == 0 ? ",alloc," : ",free_completed,").append(address)
+                    .append(",512,0,1763324225770003\n");
+        }
+        text.append(badRow).append('\n');
+        for (int i = 0; i < 500; i++) {
+            text.append(6001 + i).append(",alloc,").append(140_000_000_000_000L + 4096L * i).append(",512,0,1\n");
+        }
+        java.nio.file.Path file = dir.resolve("bad.csv");
+        java.nio.file.Files.writeString(file, text);
+        for (String allocator : List.of("caching", "bfc")) {
+            io.devalloc.examples.trace.TraceFormatException e = assertThrows(
+                    io.devalloc.examples.trace.TraceFormatException.class,
+                    () -> new Replayer(options(allocator, "sim:1GiB")).replay("bad.csv", TraceSources.of(file)));
+            assertEquals(6002, e.line(), e.getMessage());
+            assertTrue(e.getMessage().startsWith(file + ":6002: "), e.getMessage());
+        }
+    }
 }

@@ -119,14 +119,98 @@ class PyTorchCsvReaderTest {
         "space in a number  | 0,alloc, 1,2,0,4             | addr: expected a non-negative decimal integer, got ' 1'",
     })
     void malformedRowsGiveFileLineAndWhatWasExpected(String what, String row, String expected) throws IOException {
-        Path file = write("bad.csv", "seq,action,addr,size,stream,time_us\n0,alloc,1,2,0,1\n" + row + "\n");
-        try (PyTorchCsvReader reader = new PyTorchCsvReader(file)) {
-            reader.next();
-            TraceFormatException e = assertThrows(TraceFormatException.class, reader::next);
-            assertEquals(file.toString(), e.file());
-            assertEquals(3, e.line());
-            assertTrue(e.getMessage().startsWith(file + ":3: "), e.getMessage());
-            assertTrue(e.getMessage().contains(expected), () -> "expected '" + expected + "' in: " + e.getMessage());
+        // Alone, and after enough good rows that the reader is on its fused fast path when it meets the bad one.
+        for (int good : new int[] {1, 5000}) {
+            StringBuilder text = new StringBuilder("seq,action,addr,size,stream,time_us\n");
+            for (int i = 0; i < good; i++) {
+                text.append(i).append(",alloc,").append(139800000000000L + i).append(",512,0,1763324225770003\n");
+            }
+            text.append(row).append('\n');
+            for (int i = 0; i < 300; i++) {
+                text.append(i).append(",free_completed,1,2,0,3\n");
+            }
+            Path file = write("bad.csv", text.toString());
+            long line = good + 2;
+            try (PyTorchCsvReader reader = new PyTorchCsvReader(file)) {
+                for (int i = 0; i < good; i++) {
+                    reader.next();
+                }
+                TraceFormatException e = assertThrows(TraceFormatException.class, reader::next);
+                assertEquals(file.toString(), e.file());
+                assertEquals(line, e.line());
+                assertTrue(e.getMessage().startsWith(file + ":" + line + ": "), e.getMessage());
+                assertTrue(e.getMessage().contains(expected),
+                        () -> "expected '" + expected + "' in: " + e.getMessage());
+            }
         }
+    }
+
+    /**
+     * A large file of rows of every shape (every action, 1 to 20 digits, leading zeros, empty optional columns,
+     * CRLF, blank lines), long enough to cross many buffer refills: the fused fast path, the general path and the
+     * skimming first pass must together give exactly the events written.
+     */
+    @Test
+    void rowsOfEveryShapeReadTheSameOnEveryPath() throws IOException {
+        java.util.SplittableRandom random = new java.util.SplittableRandom(7);
+        PyTorchAction[] actions = PyTorchAction.values();
+        StringBuilder text = new StringBuilder("seq,action,addr,size,stream,time_us\n");
+        List<TraceEvent> expected = new java.util.ArrayList<>();
+        long line = 1;
+        for (int row = 0; row < 60_000; row++) {
+            line++;
+            if (random.nextInt(50) == 0) {
+                text.append(random.nextBoolean() ? "\n" : "  \r\n");
+                continue;
+            }
+            // Mostly the two common actions, as in real traces.
+            int pick = random.nextInt(actions.length + 6);
+            PyTorchAction action = pick < actions.length ? actions[pick]
+                    : pick % 2 == 0 ? PyTorchAction.ALLOC : PyTorchAction.FREE_COMPLETED;
+            String addr = number(random, 20);
+            String size = number(random, 18);
+            String stream = random.nextInt(10) == 0 ? "" : number(random, 3);
+            String time = random.nextInt(10) == 0 ? "" : number(random, 18);
+            if (!action.needsAddressAndSize && random.nextBoolean()) {
+                addr = "";
+                size = "";
+            }
+            text.append(number(random, 18)).append(',').append(action.text).append(',').append(addr).append(',')
+                    .append(size).append(',').append(stream).append(',').append(time)
+                    .append(random.nextInt(20) == 0 ? "\r\n" : "\n");
+            if (action.kind != null) {
+                expected.add(new TraceEvent(action.kind, addr.isEmpty() ? 0 : Long.parseUnsignedLong(addr),
+                        size.isEmpty() ? 0 : Long.parseLong(size), stream.isEmpty() ? 0 : Long.parseLong(stream), 0,
+                        line));
+            }
+        }
+        Path file = write("shapes.csv", text.toString());
+        assertTrue(Files.size(file) > 8 * (1 << 17), "crosses buffer refills");
+        assertEquals(expected, Events.readAll(new PyTorchCsvReader(file)));
+
+        try (PyTorchCsvReader reader = new PyTorchCsvReader(file)) {
+            int i = 0;
+            for (TraceEvent e = reader.nextSkimming(); e != null; e = reader.nextSkimming(), i++) {
+                TraceEvent want = expected.get(i);
+                if (e == TraceEvent.SKIMMED_ALLOC || e == TraceEvent.SKIMMED_FREE) {
+                    assertEquals(want.kind(), e.kind(), "event " + i);
+                } else {
+                    assertEquals(want, e, "event " + i);
+                }
+            }
+            assertEquals(expected.size(), i);
+        }
+    }
+
+    /** 1 to {@code maxDigits} decimal digits, sometimes with leading zeros; 20 digits stay below 2^64. */
+    private static String number(java.util.SplittableRandom random, int maxDigits) {
+        int digits = 1 + random.nextInt(maxDigits);
+        StringBuilder s = new StringBuilder(digits);
+        for (int i = 0; i < digits; i++) {
+            // Twenty digits start with 0 or 1 and then at most 7: below 18446744073709551615.
+            int bound = digits < 20 || i > 1 ? 10 : i == 0 ? 2 : 8;
+            s.append((char) ('0' + random.nextInt(bound)));
+        }
+        return s.toString();
     }
 }
