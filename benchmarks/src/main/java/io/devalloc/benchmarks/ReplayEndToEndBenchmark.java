@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -26,21 +27,31 @@ import org.openjdk.jmh.annotations.TearDown;
 
 /**
  * {@code ./devalloc replay} end to end: the real {@link Replayer} (both passes over the file, the PyTorch CSV
- * reader, the allocator on a fresh simulated 80 GiB device, peaks, timeline and snapshots) on a generated PyTorch CSV
- * of {@value #EVENTS} events, written to a temporary file once per trial. Each invocation is one cold replay of the
- * whole file (the file is in the page cache after the first). {@link OperationsPerInvocation} is the event count, so
- * the score (ops/s) is trace events per second of the whole replay, first pass included — stricter than the
+ * reader, the allocator on a fresh simulated 80 GiB device, peaks, timeline and snapshots) on a PyTorch CSV of about
+ * {@value #EVENTS} events, written to a temporary file once per trial. Each invocation is one cold replay of the whole
+ * file (the file is in the page cache after the first). {@link OperationsPerInvocation} is the event count, so the
+ * score (ops/s) is trace events per second of the whole replay, first pass included — stricter than the
  * {@code events_per_second} that {@code replay} reports, which times the replay pass only.
  *
- * <p>The trace: seeded, alternately allocating (sizes 512 B to 20 MiB, stream 0, addresses that never repeat) and
- * freeing a random live allocation, with at most 2,000 live; {@code seq} and {@code time_us} as PyTorch writes them.
+ * <p>Two workloads:
+ * <ul>
+ *   <li>{@code opt-repeated}: a real program's requests, the shipped OPT trace
+ *       ({@code traces/pt-opt-zeroth-order-fl/memory.csv}, or {@code -Ddevalloc.trace=...}) played again and
+ *       again as a long training run would (about 193 times, cut at {@value #EVENTS} events): every row kept (its
+ *       {@code free_requested} rows too, which are parsed and skipped), addresses moved to a fresh range in each
+ *       repetition, the blocks still live at the end of a repetition freed there, and the {@code segment_alloc}
+ *       rows of the first repetition only;</li>
+ *   <li>{@code random}: a stress pattern, seeded, alternately allocating (sizes 512 B to 20 MiB, stream 0,
+ *       addresses that never repeat) and freeing a random live allocation, with at most 2,000 live: far more
+ *       fragmented than real programs, so the caching allocator's pools stay large.</li>
+ * </ul>
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 public class ReplayEndToEndBenchmark {
 
-    /** Events in the generated trace: one per row after the header. */
+    /** Events in either trace. */
     public static final int EVENTS = 3_000_000;
 
     private static final long[] SIZES = {512, 777, 1024, 4096, 65536, 123456, 1 << 20, 3 << 20, 20 << 20};
@@ -48,13 +59,20 @@ public class ReplayEndToEndBenchmark {
     @Param({"caching", "bfc"})
     public String allocator;
 
+    @Param({"opt-repeated", "random"})
+    public String workload;
+
     private Path trace;
     private Replayer replayer;
 
     @Setup(Level.Trial)
     public void writeTrace() throws IOException {
         trace = Files.createTempFile("devalloc-replay-bench", ".csv");
-        write(trace, EVENTS, 1);
+        switch (workload) {
+            case "random" -> write(trace, EVENTS, 1);
+            case "opt-repeated" -> writeRepeated(trace, optTrace(), EVENTS);
+            default -> throw new IllegalArgumentException("unknown workload " + workload);
+        }
         replayer = new Replayer(ReplayOptions.defaults().withAllocator(allocator));
     }
 
@@ -63,6 +81,7 @@ public class ReplayEndToEndBenchmark {
         Files.deleteIfExists(trace);
     }
 
+    /** One cold replay of the whole trace: {@value #EVENTS} events. */
     @Benchmark
     @OperationsPerInvocation(EVENTS)
     public ReplayOutcome replay() throws IOException {
@@ -104,6 +123,67 @@ public class ReplayEndToEndBenchmark {
                 row.append(",0,").append(time).append('\n');
                 time += 3;
                 out.append(row);
+            }
+        }
+    }
+
+    /** The OPT trace's rows (without the header), from {@code -Ddevalloc.trace} or the repository's copy. */
+    static List<String> optTrace() throws IOException {
+        Path path = Path.of(System.getProperty("devalloc.trace", "traces/pt-opt-zeroth-order-fl/memory.csv"));
+        if (!Files.isRegularFile(path)) {
+            throw new IOException("cannot read the trace " + path.toAbsolutePath()
+                    + "; run from the repository root, or pass -Ddevalloc.trace=<csv>");
+        }
+        List<String> lines = Files.readAllLines(path, StandardCharsets.US_ASCII);
+        if (lines.isEmpty() || !lines.getFirst().equals(PyTorchCsvReader.HEADER)) {
+            throw new IOException(path + " is not a PyTorch CSV trace");
+        }
+        return lines.subList(1, lines.size());
+    }
+
+    /**
+     * Writes {@code rows} (PyTorch CSV rows) again and again until {@code events} events are written: addresses
+     * moved by 2^40 per repetition, the blocks still live at the end of a repetition freed there (a
+     * {@code free_requested} and a {@code free_completed} row each), {@code segment_alloc} rows in the first
+     * repetition only (later ones reuse the cache, as a training loop's steps do).
+     */
+    static void writeRepeated(Path file, List<String> rows, int events) throws IOException {
+        long written = 0;
+        long seq = 0;
+        try (BufferedWriter out = Files.newBufferedWriter(file, StandardCharsets.US_ASCII)) {
+            out.write(PyTorchCsvReader.HEADER);
+            out.write('\n');
+            for (long rep = 0; written < events; rep++) {
+                long shift = rep << 40;
+                java.util.LinkedHashMap<Long, String> live = new java.util.LinkedHashMap<>();
+                for (String row : rows) {
+                    if (written == events) {
+                        break;
+                    }
+                    String[] f = row.split(",", -1);
+                    String action = f[1];
+                    if (action.equals("segment_alloc") && rep > 0) {
+                        continue;
+                    }
+                    long addr = Long.parseLong(f[2]) + shift;
+                    if (action.equals("alloc")) {
+                        live.put(addr, f[3]);
+                    } else if (action.equals("free_completed")) {
+                        live.remove(addr);
+                    }
+                    out.write(seq++ + "," + action + "," + addr + "," + f[3] + "," + f[4] + "," + f[5] + "\n");
+                    if (!action.equals("free_requested")) {
+                        written++;
+                    }
+                }
+                for (var e : live.entrySet()) {
+                    if (written == events) {
+                        break;
+                    }
+                    out.write(seq++ + ",free_requested," + e.getKey() + "," + e.getValue() + ",0,0\n");
+                    out.write(seq++ + ",free_completed," + e.getKey() + "," + e.getValue() + ",0,0\n");
+                    written++;
+                }
             }
         }
     }

@@ -57,4 +57,41 @@ class BenchmarksSmokeTest {
         assertEquals(first, b.n1000(s), "the same sequence on the same start state gives the same addresses");
         s.tearDown();
     }
+
+    /**
+     * The end-to-end replay's workloads, small: the repeated OPT trace's first repetition is the OPT trace itself
+     * (with its leftovers freed), so the caching allocator matches PyTorch's ground truth on it; every file has
+     * exactly the events asked for.
+     */
+    @org.junit.jupiter.api.Test
+    void endToEndWorkloadsHaveTheirEventsAndTheFirstOptRepetitionMatchesPyTorch(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws java.io.IOException {
+        java.nio.file.Path opt = java.nio.file.Path.of("..", "traces", "pt-opt-zeroth-order-fl", "memory.csv");
+        java.util.List<String> lines = java.nio.file.Files.readAllLines(opt);
+        java.util.List<String> rows = lines.subList(1, lines.size());
+        int oneRepetition = 7946 + 7549 + 61 + 397;
+        java.nio.file.Path repeated = dir.resolve("opt.csv");
+        ReplayEndToEndBenchmark.writeRepeated(repeated, rows, oneRepetition);
+        io.devalloc.examples.replay.ReplayResult r = new io.devalloc.examples.replay.Replayer(
+                io.devalloc.examples.replay.ReplayOptions.defaults().withAllocator("caching"))
+                .replay("opt.csv", io.devalloc.examples.replay.TraceSources.of(repeated)).result();
+        assertEquals(oneRepetition, r.events());
+        assertEquals(1_897_922_560L, r.peakReservedBytes());
+        assertTrue(r.groundTruth().match(), r.groundTruth().toString());
+        assertEquals(61, r.deviceMallocs());
+
+        java.nio.file.Path longer = dir.resolve("opt3.csv");
+        ReplayEndToEndBenchmark.writeRepeated(longer, rows, 3 * oneRepetition - 1000);
+        java.nio.file.Path random = dir.resolve("random.csv");
+        ReplayEndToEndBenchmark.write(random, 20_000, 1);
+        for (var file : java.util.Map.of(longer, 3 * oneRepetition - 1000, random, 20_000).entrySet()) {
+            for (String allocator : java.util.List.of("caching", "bfc")) {
+                io.devalloc.examples.replay.ReplayResult result = new io.devalloc.examples.replay.Replayer(
+                        io.devalloc.examples.replay.ReplayOptions.defaults().withAllocator(allocator))
+                        .replay("t.csv", io.devalloc.examples.replay.TraceSources.of(file.getKey())).result();
+                assertEquals((long) file.getValue(), result.events(), file.getKey() + " " + allocator);
+                assertEquals(0, result.ooms());
+            }
+        }
+    }
 }

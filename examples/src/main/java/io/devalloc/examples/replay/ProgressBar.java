@@ -74,8 +74,11 @@ public final class ProgressBar implements ReplayProgress {
         }
     }
 
-    /** The bar's text for {@code done} of {@code total} events. */
+    /** The bar's text for {@code done} of {@code total} events ({@code total} &lt; 0: not known, no bar). */
     static String line(String label, long done, long total) {
+        if (total < 0) {
+            return String.format(Locale.ROOT, "replaying %s  %,d events", label, done);
+        }
         double fraction = total <= 0 ? 1.0 : Math.min(1.0, (double) done / total);
         int filled = (int) Math.round(fraction * WIDTH);
         return String.format(Locale.ROOT, "replaying %s [%s%s] %3d%%  %,d/%,d events", label, "#".repeat(filled),

@@ -1,6 +1,7 @@
 package io.devalloc.examples.replay;
 
 import io.devalloc.examples.trace.TraceEvent;
+import io.devalloc.examples.trace.TraceFormat;
 import io.devalloc.examples.trace.TraceReader;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -69,7 +70,12 @@ final class ReadAhead implements AutoCloseable {
         }
     }
 
-    private final TraceSource source;
+    /** Read by the reading thread only, once started. */
+    private final TraceReader reader;
+    private final long sourceBytes;
+    /** Events read and the reader's position after them, published after each batch for the progress estimate. */
+    private volatile long eventsRead;
+    private volatile long bytesRead = -1;
     private final BlockingQueue<Batch> filled = new ArrayBlockingQueue<>(BATCHES + 1);
     private final BlockingQueue<Batch> free = new ArrayBlockingQueue<>(BATCHES);
     private final Thread thread;
@@ -77,14 +83,33 @@ final class ReadAhead implements AutoCloseable {
     private Batch current;
     private boolean ended;
 
-    /** Starts reading {@code source} on a new daemon thread named after {@code trace}. */
-    ReadAhead(TraceSource source, String trace) {
-        this.source = source;
+    /**
+     * Opens {@code source} on this thread and starts reading it on a new daemon thread named after {@code trace}.
+     *
+     * @throws IOException if the source cannot be opened
+     */
+    ReadAhead(TraceSource source, String trace) throws IOException {
+        this.sourceBytes = source.sizeBytes();
+        this.reader = source.open();
         for (int i = 0; i < BATCHES; i++) {
             free.add(new Batch());
         }
-        thread = Thread.ofPlatform().daemon().name("devalloc-read-ahead " + trace).unstarted(this::read);
-        thread.start();
+        try {
+            thread = Thread.ofPlatform().daemon().name("devalloc-read-ahead " + trace).unstarted(this::read);
+            thread.start();
+        } catch (RuntimeException | Error e) {
+            try {
+                reader.close();
+            } catch (IOException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    /** The format of the trace being read. */
+    TraceFormat format() {
+        return reader.format();
     }
 
     /**
@@ -112,11 +137,25 @@ final class ReadAhead implements AutoCloseable {
         return current;
     }
 
+    /**
+     * An estimate of the trace's events, for the progress bar of a replay that does not know them: the events read
+     * so far scaled by the file's size over the bytes read, never below {@code done}; -1 when the source or the
+     * reader cannot tell sizes.
+     */
+    long estimatedEvents(long done) {
+        long bytes = bytesRead;
+        long read = eventsRead;
+        if (sourceBytes <= 0 || bytes <= 0) {
+            return -1;
+        }
+        return Math.max(done, (long) ((double) read * sourceBytes / bytes));
+    }
+
     /** The reading thread: fills batches until the trace ends, reading fails, or the consumer stops it. */
     private void read() {
         Batch batch = null;
         boolean lastHandedOver = false;
-        try (TraceReader reader = source.open()) {
+        try (TraceReader reader = this.reader) {
             while (!stopped) {
                 batch = free.take();
                 batch.count = 0;
@@ -132,6 +171,8 @@ final class ReadAhead implements AutoCloseable {
                     batch.count = n + 1;
                 }
                 batch.last = e == null;
+                eventsRead += batch.count;
+                bytesRead = reader.bytesRead();
                 Batch done = batch;
                 batch = null;
                 lastHandedOver = done.last;

@@ -17,7 +17,10 @@ public interface ReplayProgress {
         }
     };
 
-    /** {@code done} of {@code total} events replayed. */
+    /**
+     * {@code done} of {@code total} events replayed; {@code total} is an estimate during a one-pass replay, and -1
+     * when it cannot be estimated.
+     */
     void update(long done, long total);
 
     /** The replay ended (normally or not). */

@@ -35,6 +35,11 @@ public final class Replayer {
     /** Peak snapshots are taken at most once per this many hundredths of the trace's events. */
     public static final int SNAPSHOT_STRIDE_PERCENT = 1;
     /**
+     * In a one-pass replay, whose event count is not known in advance: at most once per this many timeline strides
+     * (about 1% of the events replayed so far, as the stride doubles with them).
+     */
+    static final int SNAPSHOT_SAMPLES = 20;
+    /**
      * And no sooner after the last one than this many times as long as it took: snapshots cost at most about
      * 1/(1 + this) of the replay's time, whatever the allocator's snapshot costs.
      */
@@ -123,12 +128,9 @@ public final class Replayer {
         private long reallocations;
         private long emptyCacheCalls;
 
-        // Ground truth: the trace's segment sizes, compared with ours as they happen.
-        private long[] traceSizes;
-        private long ourGrows;
-        private long diffIndex = -1;
-        private long diffOurs;
-        private boolean diffIsMap;
+        // Ground truth: the trace's segment sizes, compared with ours as either arrives (PyTorch traces only).
+        private final SegmentComparison segments = new SegmentComparison();
+        private boolean compareSegments;
 
         // Peak tracking.
         private long seenGrows;
@@ -140,7 +142,9 @@ public final class Replayer {
         private MemorySnapshot peakSnapshot;
         private long snapshotReserved = -1;
         private long snapshotEvent;
+        /** Fixed when the event count is known in advance (two passes), else follows the timeline's stride. */
         private long snapshotStride;
+        private boolean snapshotStrideFixed;
         private long snapshotEndNanos;
         private long snapshotCostNanos;
 
@@ -161,7 +165,23 @@ public final class Replayer {
         ReplayOutcome execute(TraceSource source) throws IOException {
             // Device and allocator first, so that a bad spec or configuration fails before the trace is read.
             open(devices.open(options.device()));
-            TraceScan scan = TraceScan.of(trace, source, options.warm());
+            // With --warm the state to restore must be known before the replay: a first pass. Otherwise one pass,
+            // which collects the ground truth as it goes.
+            boolean twoPasses = options.warm();
+            ReadAhead oneStream = null;
+            TraceScan scan;
+            if (twoPasses) {
+                scan = TraceScan.of(trace, source, true);
+            } else {
+                oneStream = new ReadAhead(source, trace);
+                scan = TraceScan.streaming(trace, oneStream.format());
+            }
+            try (ReadAhead events = oneStream != null ? oneStream : new ReadAhead(source, trace)) {
+                return replay(scan, events, twoPasses);
+            }
+        }
+
+        private ReplayOutcome replay(TraceScan scan, ReadAhead events, boolean twoPasses) throws IOException {
             List<String> notes = new ArrayList<>();
             WarmStartKind warm = WarmStartKind.NONE;
             long restoredSegments = 0;
@@ -191,22 +211,31 @@ public final class Replayer {
                 }
             } else if (options.warm()) {
                 notes.add("--warm: the trace has no presegment or prealloc rows (it starts from an empty allocator)");
-            } else if (scan.startsWarm()) {
-                notes.add("the trace starts warm (" + scan.presegments + " presegments, " + scan.preallocs
-                        + " prealloc blocks): replayed from an empty allocator, its prealloc rows allocated with"
-                        + " malloc; --warm restores the recorded state");
             }
-            traceSizes = scan.hasGroundTruth() ? scan.segmentSizes.toArray() : null;
+            compareSegments = scan.isPyTorch();
+            if (twoPasses) {
+                for (int k = 0; k < scan.segmentSizes.size(); k++) {
+                    segments.trace(scan.segmentSizes.get(k));
+                }
+            }
             device.startObserving();
 
-            long total = scan.events;
-            snapshotStride = Math.max(1, total * SNAPSHOT_STRIDE_PERCENT / 100);
+            // The event count is known with two passes; in one pass it is estimated for the progress bar, and the
+            // timeline halves its points (doubling its stride) whenever they fill up.
+            total = twoPasses ? scan.events : -1;
+            this.events = events;
+            if (twoPasses) {
+                snapshotStrideFixed = true;
+                snapshotStride = Math.max(1, total * SNAPSHOT_STRIDE_PERCENT / 100);
+                sampleStride = Math.max(1, (total + MAX_TIMELINE_POINTS - 3) / (MAX_TIMELINE_POINTS - 2));
+            } else {
+                sampleStride = 1;
+                snapshotStride = SNAPSHOT_SAMPLES;
+            }
             snapshotEvent = -snapshotStride;
-            sampleStride = Math.max(1, (total + MAX_TIMELINE_POINTS - 3) / (MAX_TIMELINE_POINTS - 2));
-            int capacity = (int) Math.min(MAX_TIMELINE_POINTS, total / sampleStride + 2);
-            sampleEvent = new long[capacity];
-            sampleAllocated = new long[capacity];
-            sampleReserved = new long[capacity];
+            sampleEvent = new long[MAX_TIMELINE_POINTS];
+            sampleAllocated = new long[MAX_TIMELINE_POINTS];
+            sampleReserved = new long[MAX_TIMELINE_POINTS];
             nextSample = sampleStride;
 
             sample(0);
@@ -216,41 +245,47 @@ public final class Replayer {
             boolean inSegmentFreeRun = false;
             long i = 0;
             long start = System.nanoTime();
-            try (ReadAhead events = new ReadAhead(source, trace)) {
-                for (ReadAhead.Batch b = events.next(); b != null; b = events.next()) {
-                    int n = b.count;
-                    for (int k = 0; k < n; k++) {
-                        i++;
-                        TraceEvent.Kind kind = b.kind(k);
-                        switch (kind) {
-                            case ALLOC -> alloc(b.key[k], b.size[k], b.stream[k]);
-                            case FREE -> free(b.key[k]);
-                            case PREALLOC -> {
-                                if (!seeded) {
-                                    alloc(b.key[k], b.size[k], b.stream[k]);
-                                }
-                            }
-                            case SEGMENT_FREE -> {
-                                if (emptyCache && !inSegmentFreeRun) {
-                                    allocator.releaseCachedMemory();
-                                    emptyCacheCalls++;
-                                }
-                            }
-                            default -> {
-                                // Presegments were seeded (or cannot be); segment rows and OOMs are ground truth.
+            for (ReadAhead.Batch b = events.next(); b != null; b = events.next()) {
+                int n = b.count;
+                for (int k = 0; k < n; k++) {
+                    i++;
+                    TraceEvent.Kind kind = b.kind(k);
+                    switch (kind) {
+                        case ALLOC -> alloc(b.key[k], b.size[k], b.stream[k]);
+                        case FREE -> free(b.key[k]);
+                        case PREALLOC -> {
+                            if (!seeded) {
+                                alloc(b.key[k], b.size[k], b.stream[k]);
                             }
                         }
-                        inSegmentFreeRun = kind == TraceEvent.Kind.SEGMENT_FREE;
-                        afterEvent(i, total);
+                        case SEGMENT_FREE -> {
+                            if (emptyCache && !inSegmentFreeRun) {
+                                allocator.releaseCachedMemory();
+                                emptyCacheCalls++;
+                            }
+                        }
+                        default -> {
+                            // Presegments were seeded (or cannot be); segment rows and OOMs are ground truth.
+                        }
                     }
-                    b.throwFailure();
+                    if (!twoPasses && kind != TraceEvent.Kind.ALLOC && kind != TraceEvent.Kind.FREE) {
+                        groundTruthEvent(scan, kind, b.key[k], b.size[k], b.stream[k]);
+                    }
+                    inSegmentFreeRun = kind == TraceEvent.Kind.SEGMENT_FREE;
+                    afterEvent(i);
                 }
+                b.throwFailure();
             }
             long nanos = Math.max(1, System.nanoTime() - start);
-            progress.update(i, total);
-            if (i != total) {
+            progress.update(i, i);
+            if (twoPasses && i != total) {
                 throw new IllegalStateException(trace + " changed while it was replayed: " + total
                         + " events in the first pass, " + i + " in the second");
+            }
+            if (!twoPasses && scan.startsWarm()) {
+                notes.add("the trace starts warm (" + scan.presegments + " presegments, " + scan.preallocs
+                        + " prealloc blocks): replayed from an empty allocator, its prealloc rows allocated with"
+                        + " malloc; --warm restores the recorded state");
             }
 
             AllocatorStats end = allocator.stats();
@@ -266,7 +301,7 @@ public final class Replayer {
             long peak = Math.max(peakReserved, end.peakReservedBytes());
             double fragmentation = peakReserved <= 0 ? 0.0 : 1.0 - (double) allocatedAtPeak / peakReserved;
             double requestedFragmentation = peakReserved <= 0 ? 0.0 : 1.0 - (double) requestedAtPeak / peakReserved;
-            ReplayResult.GroundTruth groundTruth = traceSizes == null ? null : groundTruth(scan, warm);
+            ReplayResult.GroundTruth groundTruth = scan.hasGroundTruth() ? groundTruth(scan, warm) : null;
 
             if (emptyCache && emptyCacheCalls == 0) {
                 notes.add("--empty-cache-at-segment-free: the trace has no segment_free rows");
@@ -440,7 +475,22 @@ public final class Replayer {
             }
         }
 
-        private void afterEvent(long i, long total) {
+        /**
+         * A one-pass replay's ground-truth bookkeeping for an event that is not an alloc or a free (those only
+         * count): the scan's figures, and the comparison of segment sizes.
+         */
+        private void groundTruthEvent(TraceScan scan, TraceEvent.Kind kind, long key, long size, long stream) {
+            scan.accept(new TraceEvent(kind, key, size, stream, 0, 0));
+            if (kind == TraceEvent.Kind.SEGMENT_ALLOC || kind == TraceEvent.Kind.SEGMENT_MAP) {
+                segments.trace(size);
+            }
+        }
+
+        /** The trace's events when known in advance (two passes), else -1. */
+        private long total;
+        private ReadAhead events;
+
+        private void afterEvent(long i) {
             seenShrinksCheck();
             if (device.grows() != seenGrows) {
                 seenGrows = device.grows();
@@ -449,10 +499,10 @@ public final class Replayer {
             maybeSnapshot(i);
             if (i == nextSample) {
                 sample(i);
-                nextSample += sampleStride;
+                nextSample = i + sampleStride;
             }
             if ((i & (ReplayProgress.INTERVAL - 1)) == 0) {
-                progress.update(i, total);
+                progress.update(i, total >= 0 ? total : events.estimatedEvents(i));
             }
         }
 
@@ -509,11 +559,32 @@ public final class Replayer {
         }
 
         private void record(long i, AllocatorStats s) {
-            if (samples < sampleEvent.length) {
-                sampleEvent[samples] = i;
-                sampleAllocated[samples] = s.allocatedBytes();
-                sampleReserved[samples] = s.reservedBytes();
-                samples++;
+            if (samples == sampleEvent.length) {
+                halveTimeline();
+            }
+            sampleEvent[samples] = i;
+            sampleAllocated[samples] = s.allocatedBytes();
+            sampleReserved[samples] = s.reservedBytes();
+            samples++;
+        }
+
+        /**
+         * Keeps every other point (the first among them) and doubles the stride: the points stay evenly spaced, and
+         * there are never more than {@link #MAX_TIMELINE_POINTS}. Only a one-pass replay, which does not know its
+         * event count, gets here.
+         */
+        private void halveTimeline() {
+            int kept = 0;
+            for (int k = 0; k < samples; k += 2) {
+                sampleEvent[kept] = sampleEvent[k];
+                sampleAllocated[kept] = sampleAllocated[k];
+                sampleReserved[kept] = sampleReserved[k];
+                kept++;
+            }
+            samples = kept;
+            sampleStride *= 2;
+            if (!snapshotStrideFixed) {
+                snapshotStride = SNAPSHOT_SAMPLES * sampleStride;
             }
         }
 
@@ -521,11 +592,8 @@ public final class Replayer {
 
         @Override
         public void grew(long bytes, boolean map) {
-            long n = ourGrows++;
-            if (traceSizes != null && diffIndex < 0 && (n >= traceSizes.length || traceSizes[(int) n] != bytes)) {
-                diffIndex = n;
-                diffOurs = bytes;
-                diffIsMap = map;
+            if (compareSegments) {
+                segments.ours(bytes, map);
             }
         }
 
@@ -538,20 +606,14 @@ public final class Replayer {
             long traceMallocs = scan.groundTruthMallocs();
             long traceFrees = scan.groundTruthFrees();
             long tracePeak = scan.groundTruthPeakReserved();
-            String diff = null;
-            if (diffIndex >= 0) {
-                diff = "device " + (diffIsMap ? "map" : "malloc") + " #" + (diffIndex + 1) + ": " + diffOurs
-                        + " B here, " + (diffIndex < traceSizes.length ? traceSizes[(int) diffIndex] + " B in the trace"
-                        : "none in the trace (it made " + traceSizes.length + ")");
-            } else if (ourGrows < traceSizes.length) {
-                diff = "device malloc #" + (ourGrows + 1) + ": none here (this replay made " + ourGrows + "), "
-                        + traceSizes[(int) ourGrows] + " B in the trace";
-            } else if (device.shrinks() != traceFrees) {
+            // First the sequence of segment sizes (or their count), then the frees, then the peak.
+            String diff = segments.firstDifference();
+            if (diff == null && device.shrinks() != traceFrees) {
                 diff = "device frees: " + device.shrinks() + " here, " + traceFrees + " in the trace";
                 if (scan.segmentFrees > 0 && !options.emptyCacheAtSegmentFree()) {
                     diff += " (where the program called empty_cache, --empty-cache-at-segment-free does too)";
                 }
-            } else if (peakReserved != tracePeak) {
+            } else if (diff == null && peakReserved != tracePeak) {
                 diff = "peak reserved: " + peakReserved + " B here, " + tracePeak + " B in the trace";
             }
             if (diff != null && scan.startsWarm() && warm != WarmStartKind.RESTORED) {

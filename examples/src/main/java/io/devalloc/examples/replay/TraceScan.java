@@ -70,6 +70,16 @@ final class TraceScan {
         this.collectWarm = collectWarm;
     }
 
+    /**
+     * A scan fed by the replay itself ({@link #accept}), for a replay in one pass: no warm state is collected, and
+     * alloc and free events need only be counted.
+     */
+    static TraceScan streaming(String trace, TraceFormat format) {
+        TraceScan scan = new TraceScan(trace, false);
+        scan.format = format;
+        return scan;
+    }
+
     /** Reads {@code source} once from start to end. */
     static TraceScan of(String trace, TraceSource source, boolean collectWarm) throws IOException {
         TraceScan scan = new TraceScan(trace, collectWarm);
@@ -121,7 +131,8 @@ final class TraceScan {
         return presegmentBytes + maxDelta;
     }
 
-    private void accept(TraceEvent e) {
+    /** Takes the trace's next event. */
+    void accept(TraceEvent e) {
         events++;
         switch (e.kind()) {
             case PRESEGMENT -> {

@@ -18,4 +18,9 @@ public interface TraceSource {
      *                     when its content is not a trace format devalloc reads)
      */
     TraceReader open() throws IOException;
+
+    /** The trace's size in bytes, for a progress estimate with {@link TraceReader#bytesRead()}; -1 if unknown. */
+    default long sizeBytes() {
+        return -1;
+    }
 }

@@ -29,7 +29,21 @@ public final class TraceSources {
         if (!Files.isReadable(file)) {
             throw new IllegalArgumentException("trace file is not readable: " + file);
         }
-        return () -> open(file);
+        return new TraceSource() {
+            @Override
+            public TraceReader open() throws IOException {
+                return TraceSources.open(file);
+            }
+
+            @Override
+            public long sizeBytes() {
+                try {
+                    return Files.size(file);
+                } catch (IOException e) {
+                    return -1;
+                }
+            }
+        };
     }
 
     /**

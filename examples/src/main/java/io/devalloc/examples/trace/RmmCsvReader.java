@@ -142,6 +142,11 @@ public final class RmmCsvReader implements TraceReader {
     }
 
     @Override
+    public long bytesRead() {
+        return lines.position();
+    }
+
+    @Override
     public void close() throws IOException {
         lines.close();
     }

@@ -50,6 +50,14 @@ final class TextLines implements AutoCloseable {
         this.file = file;
     }
 
+    /** The bytes of the stream read so far, and those of them not yet consumed: for {@link #position()}. */
+    private long streamBytes;
+
+    /** The bytes of the stream consumed so far (up to the current line's end): for progress. */
+    long position() {
+        return streamBytes - (limit - pos);
+    }
+
     /** The file's name, as messages give it. */
     String file() {
         return file;
@@ -149,6 +157,7 @@ final class TextLines implements AutoCloseable {
             eof = true;
         } else {
             limit += n;
+            streamBytes += n;
         }
     }
 

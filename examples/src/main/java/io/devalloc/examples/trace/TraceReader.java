@@ -31,6 +31,14 @@ public interface TraceReader extends AutoCloseable {
         return next();
     }
 
+    /**
+     * How many bytes of the file the reader has consumed, for a progress estimate against the file's size; -1 when
+     * it cannot tell (the default; compressed or binary input).
+     */
+    default long bytesRead() {
+        return -1;
+    }
+
     @Override
     void close() throws IOException;
 }

@@ -91,6 +91,11 @@ public final class ValgrindReader implements TraceReader {
     }
 
     @Override
+    public long bytesRead() {
+        return lines.position();
+    }
+
+    @Override
     public void close() throws IOException {
         lines.close();
     }

@@ -26,7 +26,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class ReadAheadTest {
 
     /** A reader of {@code n} events (alternately alloc and free of key i / 2), then {@code failure} if not null. */
-    private static final class CountingReader implements TraceReader {
+    private static class CountingReader implements TraceReader {
         private final long n;
         private final Throwable failure;
         private final AtomicBoolean closed;
@@ -59,6 +59,10 @@ class ReadAheadTest {
             }
             long k = i++;
             return new TraceEvent(k % 2 == 0 ? Kind.ALLOC : Kind.FREE, k / 2, k + 1, k % 3, 0, k + 2);
+        }
+
+        long position() {
+            return i;
         }
 
         @Override
@@ -134,15 +138,41 @@ class ReadAheadTest {
     }
 
     @Test
-    void aSourceThatCannotBeOpenedFailsTheFirstBatch() throws Exception {
+    void aSourceThatCannotBeOpenedFailsAtOnceOnTheCallersThread() {
         IOException failure = new IOException("no such file");
-        try (ReadAhead ahead = new ReadAhead(() -> {
+        assertSame(failure, assertThrows(IOException.class, () -> new ReadAhead(() -> {
             throw failure;
-        }, "t")) {
-            ReadAhead.Batch b = ahead.next();
-            assertEquals(0, b.count);
-            assertSame(failure, assertThrows(IOException.class, b::throwFailure));
-            assertNull(ahead.next());
+        }, "t")));
+    }
+
+    @Test
+    void estimatesTheEventsFromTheBytesReadAndTheSourcesSize() throws Exception {
+        // 10,000 events, 50 bytes each as the reader tells it, in a source of 500,000 bytes.
+        TraceSource sized = new TraceSource() {
+            @Override
+            public TraceReader open() {
+                return new CountingReader(10_000, null, closed, readingThread) {
+                    @Override
+                    public long bytesRead() {
+                        return 50 * position();
+                    }
+                };
+            }
+
+            @Override
+            public long sizeBytes() {
+                return 500_000;
+            }
+        };
+        try (ReadAhead ahead = new ReadAhead(sized, "t")) {
+            ReadAhead.Batch first = ahead.next();
+            assertEquals(10_000, ahead.estimatedEvents(first.count));
+            drain(ahead, new ArrayList<>());
+            assertEquals(10_000, ahead.estimatedEvents(10_000));
+        }
+        try (ReadAhead unsized = new ReadAhead(source(10, null), "t")) {
+            unsized.next();
+            assertEquals(-1, unsized.estimatedEvents(10), "no size, no estimate");
         }
     }
 

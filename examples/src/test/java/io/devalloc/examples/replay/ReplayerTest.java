@@ -386,21 +386,31 @@ class ReplayerTest {
         for (int i = 1; i <= 10_000; i++) {
             t.alloc(i, 1000 + i).free(i);
         }
-        ReplayResult r = replay(options("caching", "sim:1GiB"), t).result();
-        ReplayResult.Timeline tl = r.timeline();
-        // Every 11th event (ceil(20,000 / 1,998)), and the first and last.
-        assertEquals(20_000 / 11 + 2, tl.size());
-        assertTrue(tl.size() <= Replayer.MAX_TIMELINE_POINTS);
-        assertEquals(0, tl.event()[0]);
-        assertEquals(20_000, tl.event()[tl.size() - 1]);
-        for (int i = 1; i < tl.size(); i++) {
-            assertTrue(tl.event()[i] > tl.event()[i - 1]);
-            assertTrue(tl.reserved()[i] >= tl.allocated()[i]);
-        }
+        // Two passes (--warm) know the event count: every 11th event (ceil(20,000 / 1,998)), the first and last.
+        ReplayResult.Timeline known = replay(options("caching", "sim:1GiB").withWarm(true), t).result().timeline();
+        assertEquals(20_000 / 11 + 2, known.size());
+        assertEvenlySpacedFromZeroTo(20_000, 11, known);
+        // One pass does not: every event until 2,000 points, then every other one kept and the stride doubled,
+        // each time they fill up (at 2,000, 4,000, 8,000 and 16,000 events): every 16th, and the last.
+        ReplayResult.Timeline halved = replay(options("caching", "sim:1GiB"), t).result().timeline();
+        assertEquals(20_000 / 16 + 1, halved.size());
+        assertEvenlySpacedFromZeroTo(20_000, 16, halved);
 
         // A short trace: every event.
         ReplayResult small = replay(options("caching", "sim:1GiB"), warmSample()).result();
         assertEquals(small.events() + 1, small.timeline().size());
+    }
+
+    private static void assertEvenlySpacedFromZeroTo(long last, long stride, ReplayResult.Timeline tl) {
+        assertTrue(tl.size() <= Replayer.MAX_TIMELINE_POINTS);
+        assertEquals(0, tl.event()[0]);
+        assertEquals(last, tl.event()[tl.size() - 1]);
+        for (int i = 1; i < tl.size() - 1; i++) {
+            assertEquals(i * stride, tl.event()[i], "point " + i);
+        }
+        for (int i = 1; i < tl.size(); i++) {
+            assertTrue(tl.reserved()[i] >= tl.allocated()[i]);
+        }
     }
 
     @Test
@@ -466,12 +476,20 @@ class ReplayerTest {
                 finished.incrementAndGet();
             }
         };
-        new Replayer(options("caching", "sim:1GiB"), AllocatorRegistry.load(), DeviceRegistry.load(), listener)
-                .replay("t", t.source());
+        // Two passes: the total is known.
+        new Replayer(options("caching", "sim:1GiB").withWarm(true), AllocatorRegistry.load(), DeviceRegistry.load(),
+                listener).replay("t", t.source());
         assertEquals(2, updates.size());
         assertEquals(List.of(65_536L, 70_000L), updates.stream().map(u -> u[0]).toList());
         assertEquals(70_000, updates.getFirst()[1]);
         assertEquals(1, finished.get());
+        // One pass over a source of unknown size: no estimate until the end.
+        updates.clear();
+        new Replayer(options("caching", "sim:1GiB"), AllocatorRegistry.load(), DeviceRegistry.load(), listener)
+                .replay("t", t.source());
+        assertEquals(List.of(65_536L, 70_000L), updates.stream().map(u -> u[0]).toList());
+        assertEquals(List.of(-1L, 70_000L), updates.stream().map(u -> u[1]).toList());
+        assertEquals(2, finished.get());
     }
 
     @Test
@@ -497,7 +515,7 @@ class ReplayerTest {
                 ? TestTraces.of(TraceFormat.RMM_CSV).alloc(1, 10).events()
                 : TestTraces.of(TraceFormat.RMM_CSV).alloc(1, 10).free(1).events());
         IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> new Replayer(options("direct", "sim:1GiB")).replay("t", changing));
+                () -> new Replayer(options("direct", "sim:1GiB").withWarm(true)).replay("t", changing));
         assertEquals("t changed while it was replayed: 1 events in the first pass, 2 in the second", e.getMessage());
     }
 
