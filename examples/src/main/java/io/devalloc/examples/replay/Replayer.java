@@ -77,7 +77,8 @@ public final class Replayer {
     }
 
     /**
-     * Replays {@code source}, reading it twice (a first pass, then the replay).
+     * Replays {@code source}: in one pass, or in two with {@link ReplayOptions#warm()} (a first pass for the state
+     * to restore, then the replay).
      *
      * @param traceName the trace's name in the result (its file name)
      * @throws io.devalloc.api.error.DevallocException                 for an unknown allocator or device, or a

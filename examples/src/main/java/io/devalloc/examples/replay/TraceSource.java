@@ -5,8 +5,9 @@ import java.io.IOException;
 
 /**
  * A trace that can be read more than once: each {@link #open()} returns a new reader positioned at the first event.
- * The {@link Replayer} reads a trace twice (a first pass for the look-ahead, then the replay), so it takes a source
- * rather than a reader; a file is a source ({@link TraceSources#of}), and so is a list of events in a test.
+ * The {@link Replayer} may read a trace twice (with {@code --warm}, a first pass for the state to restore), so it
+ * takes a source rather than a reader; a file is a source ({@link TraceSources#of}), and so is a list of events in a
+ * test.
  */
 @FunctionalInterface
 public interface TraceSource {

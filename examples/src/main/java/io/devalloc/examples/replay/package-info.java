@@ -8,18 +8,25 @@
  *       {@link io.devalloc.examples.replay.ReplayOptions}; returns a
  *       {@link io.devalloc.examples.replay.ReplayOutcome} holding the
  *       {@link io.devalloc.examples.replay.ReplayResult}.</li>
- *   <li>{@link io.devalloc.examples.replay.TraceSource}: a trace that can be read twice;
+ *   <li>{@link io.devalloc.examples.replay.TraceSource}: a trace that can be read more than once;
  *       {@link io.devalloc.examples.replay.TraceSources#of(java.nio.file.Path)} for a file.</li>
  *   <li>{@link io.devalloc.examples.replay.ReplayJson}: the JSON form;
  *       {@link io.devalloc.examples.replay.ProgressBar}: the terminal's progress bar.</li>
  * </ul>
  *
- * <h2>Two passes</h2>
- * A replay reads the trace twice, streaming both times, so memory does not grow with the trace's length. The first
- * pass counts the events and collects what must be known in advance: the ground truth of a PyTorch trace (its
- * {@code segment_*} rows: counts, the reserved bytes they imply, and the segment sizes in order), and with
- * {@code --warm} the {@code presegment}/{@code prealloc} rows and the one look-ahead of the block-size inference
- * (rule 3 below). The second pass replays. Events per second are measured over the second pass only.
+ * <h2>One pass, or two with {@code --warm}</h2>
+ * A replay streams the trace, so memory does not grow with its length. By default it reads the trace once and
+ * collects the ground truth of a PyTorch trace (its {@code segment_*} rows: counts, the reserved bytes they imply,
+ * and the segment sizes in order) as it replays. With {@code --warm} the state to restore must be known before the
+ * first event, so a first pass collects the {@code presegment}/{@code prealloc} rows, the one look-ahead of the
+ * block-size inference (rule 3 below), the ground truth and the event count; the second pass replays. Events per
+ * second are measured over the replaying pass.
+ *
+ * <p>The replaying pass is read ahead ({@code ReadAhead}): a thread of its own reads and parses the trace and hands
+ * the events over in batches of primitive arrays, so that parsing runs on one core while the allocator runs on
+ * another; the events and any reading error arrive in the file's order. Both results are the same whichever way
+ * the trace was read, except the timeline's sampling and the moment of the peak snapshot, which depend on whether
+ * the event count is known in advance (below).
  *
  * <h2>Replay rules</h2>
  * <ul>
@@ -82,10 +89,13 @@
  *       allocator's peak is first reached right after a segment malloc, when the new segment is nearly empty; its
  *       fragmentation is what remains unused once the segments have filled.</li>
  *   <li>Timeline: allocated and reserved bytes sampled at event 0 (after a warm start), then every
- *       ceil(events / 1998) events, and at the end: at most
- *       {@value io.devalloc.examples.replay.Replayer#MAX_TIMELINE_POINTS} points.</li>
+ *       ceil(events / 1998) events when the count is known (two passes); in one pass, every event until the points
+ *       fill up, then every other point is dropped and the stride doubled, as often as needed; and at the end: at
+ *       most {@value io.devalloc.examples.replay.Replayer#MAX_TIMELINE_POINTS} points, evenly spaced.</li>
  *   <li>Peak snapshot ({@code allocator.snapshot()}): taken when the state is at the reserved peak and the last
- *       snapshot is below it, but at most once per 1% of the trace's events, and no sooner after the previous
+ *       snapshot is below it, but at most once per 1% of the trace's events (in one pass, once per
+ *       {@value io.devalloc.examples.replay.Replayer#SNAPSHOT_SAMPLES} timeline strides: about 1% of the events
+ *       replayed so far), and no sooner after the previous
  *       snapshot than 9 times as long as that one took (so that snapshots, which cost time proportional to the
  *       allocator's blocks, take at most about a tenth of the replay): a peak reached too soon after the previous
  *       snapshot is taken at the first later event where both have passed, provided the
