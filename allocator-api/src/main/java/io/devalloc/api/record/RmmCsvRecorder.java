@@ -106,7 +106,7 @@ public final class RmmCsvRecorder implements TraceRecorder {
     private void row(long threadId, long epochMicros, String action, long address, long size, long stream)
             throws IOException {
         ensureOpen();
-        line.decimal(threadId).comma();
+        line.unsignedDecimal(threadId).comma();
         time(epochMicros);
         line.comma().text(action).comma();
         if (address == 0) {

@@ -128,6 +128,8 @@ public final class Replayer {
         private long failedFrees;
         private long reallocations;
         private long emptyCacheCalls;
+        /** The trace's own out-of-memory failures (PyTorch {@code oom}, RMM {@code allocate failure} rows). */
+        private long traceOoms;
 
         // Ground truth: the trace's segment sizes, compared with ours as either arrives (PyTorch traces only).
         private final SegmentComparison segments = new SegmentComparison();
@@ -265,6 +267,7 @@ public final class Replayer {
                                 emptyCacheCalls++;
                             }
                         }
+                        case OOM -> traceOoms++;
                         default -> {
                             // Presegments were seeded (or cannot be); segment rows and OOMs are ground truth.
                         }
@@ -306,6 +309,10 @@ public final class Replayer {
 
             if (emptyCache && emptyCacheCalls == 0) {
                 notes.add("--empty-cache-at-segment-free: the trace has no segment_free rows");
+            }
+            if (traceOoms > 0) {
+                notes.add("the trace records " + traceOoms + " out-of-memory failures of the recorded allocator"
+                        + " (compared, not replayed); this replay had " + ooms);
             }
             if (unknownFrees > 0) {
                 notes.add(unknownFrees + " frees of keys that were not live were skipped");

@@ -16,8 +16,8 @@ import java.nio.file.Path;
  *   <li>{@code Time}: {@code HH:MM:SS.micro} as the adaptor writes it (a plain {@code seconds.micro} number, as
  *       RMM's user guide shows, is accepted too); checked, not kept.</li>
  *   <li>{@code Action}: {@code allocate} gives {@link Kind#ALLOC}, {@code free} gives {@link Kind#FREE},
- *       {@code allocate failure} (an allocation that threw) is checked and skipped, counted by
- *       {@link #skipped()}.</li>
+ *       {@code allocate failure} (an allocation that threw) gives {@link Kind#OOM}: what the recorded resource did,
+ *       ground truth that a replay counts and does not replay, with the size that could not be served.</li>
  *   <li>{@code Pointer}: hexadecimal, with or without {@code 0x}, or {@code (nil)} for null (key 0).</li>
  *   <li>{@code Size}: bytes, decimal (for a free, the size given to {@code deallocate}).</li>
  *   <li>{@code Stream}: the stream handle, hexadecimal with or without {@code 0x} ({@code 0} for the default
@@ -36,7 +36,6 @@ public final class RmmCsvReader implements TraceReader {
 
     private final TextLines lines;
     private final CsvColumns columns = new CsvColumns(COLUMNS);
-    private long skipped;
 
     /** Opens a file. */
     public RmmCsvReader(Path file) throws IOException {
@@ -63,11 +62,6 @@ public final class RmmCsvReader implements TraceReader {
         return TraceFormat.RMM_CSV;
     }
 
-    /** The {@code allocate failure} rows read so far (checked, no event). */
-    public long skipped() {
-        return skipped;
-    }
-
     @Override
     public TraceEvent next() throws IOException {
         String line;
@@ -85,17 +79,13 @@ public final class RmmCsvReader implements TraceReader {
             Kind kind = switch (action) {
                 case "allocate" -> Kind.ALLOC;
                 case "free" -> Kind.FREE;
-                case "allocate failure" -> null;
+                case "allocate failure" -> Kind.OOM;
                 default -> throw lines.error("unknown Action '" + action
                         + "': expected allocate, free or allocate failure");
             };
             long pointer = pointer(line, columns.start(3), columns.end(3), "Pointer");
             long size = lines.size(line, columns.start(4), columns.end(4), "Size");
             long stream = pointer(line, columns.start(5), columns.end(5), "Stream");
-            if (kind == null) {
-                skipped++;
-                continue;
-            }
             return new TraceEvent(kind, pointer, size, stream, thread, lines.lineNumber());
         }
         return null;

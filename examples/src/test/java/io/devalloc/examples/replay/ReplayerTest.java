@@ -156,6 +156,18 @@ class ReplayerTest {
                 () -> assertEquals(2, caching.result().allocs()),
                 () -> assertEquals(2, caching.result().frees()),
                 () -> assertEquals(42 * MiB, caching.result().peakReservedBytes()));
+
+        // The trace's own failures (an RMM allocate failure, a PyTorch oom row) are noted, not replayed.
+        ReplayOutcome recorded = replay(options("caching", "sim:64MiB"), TestTraces.of(TraceFormat.RMM_CSV)
+                .alloc(1, 40 * MiB)
+                .oom(40 * MiB)
+                .alloc(2, 40 * MiB)
+                .free(1));
+        assertAll(
+                () -> assertEquals(4, recorded.result().events()),
+                () -> assertEquals(1, recorded.result().ooms()),
+                () -> assertTrue(recorded.notes().contains("the trace records 1 out-of-memory failures of the"
+                        + " recorded allocator (compared, not replayed); this replay had 1"), recorded.notes()::toString));
     }
 
     @Test
