@@ -140,4 +140,55 @@ class RmmCsvTest {
             assertTrue(e.getMessage().contains(expected), () -> "expected '" + expected + "' in: " + e.getMessage());
         }
     }
+
+    /**
+     * A large log of rows of every shape (both time forms, (nil), pointers and streams with and without 0x, upper
+     * case, 1 to 20 digit threads, failures, CRLF, blank lines), long enough to cross buffer refills: the fused fast
+     * path and the general path together give exactly the events written.
+     */
+    @Test
+    void rowsOfEveryShapeReadTheSameOnEveryPath() throws IOException {
+        java.util.SplittableRandom random = new java.util.SplittableRandom(11);
+        StringBuilder text = new StringBuilder(RmmCsvReader.HEADER).append('\n');
+        List<TraceEvent> expected = new java.util.ArrayList<>();
+        long line = 1;
+        for (int row = 0; row < 50_000; row++) {
+            line++;
+            if (random.nextInt(60) == 0) {
+                text.append(random.nextBoolean() ? "\n" : " \r\n");
+                continue;
+            }
+            long thread = random.nextInt(8) == 0 ? random.nextLong() >>> random.nextInt(64) : random.nextInt(5_000_000);
+            String time = random.nextInt(10) == 0 ? (random.nextInt(2_000_000_000) + "." + random.nextInt(1000))
+                    : String.format("%02d:%02d:%02d.%0" + (1 + random.nextInt(9)) + "d", random.nextInt(24),
+                            random.nextInt(60), random.nextInt(61), random.nextInt(10));
+            int pick = random.nextInt(20);
+            String action = pick == 0 ? "allocate failure" : pick % 2 == 0 ? "allocate" : "free";
+            long pointer = random.nextInt(30) == 0 ? 0 : random.nextLong() >>> random.nextInt(40);
+            String pointerText = pointer == 0 && random.nextBoolean() ? "(nil)" : hexText(random, pointer);
+            long size = random.nextLong() >>> (1 + random.nextInt(63));
+            long stream = random.nextInt(3) == 0 ? random.nextLong() >>> random.nextInt(64) : 0;
+            String streamText = stream == 0 ? (random.nextInt(5) == 0 ? "(nil)" : "0") : hexText(random, stream);
+            text.append(Long.toUnsignedString(thread)).append(',').append(time).append(',').append(action)
+                    .append(',').append(pointerText).append(',').append(size).append(',').append(streamText)
+                    .append(random.nextInt(20) == 0 ? "\r\n" : "\n");
+            Kind kind = action.equals("allocate") ? Kind.ALLOC : action.equals("free") ? Kind.FREE : Kind.OOM;
+            expected.add(new TraceEvent(kind, pointer, size, stream, thread, line));
+        }
+        Path file = dir.resolve("shapes.csv");
+        Files.writeString(file, text, StandardCharsets.UTF_8);
+        assertTrue(Files.size(file) > 8 * (1 << 17), "crosses buffer refills");
+        assertEquals(expected, Events.readAll(new RmmCsvReader(file)));
+    }
+
+    /** {@code v} in hexadecimal: mostly 0x and lower case, sometimes upper case or no prefix. */
+    private static String hexText(java.util.SplittableRandom random, long v) {
+        String digits = Long.toHexString(v);
+        return switch (random.nextInt(8)) {
+            case 0 -> digits;
+            case 1 -> "0x" + digits.toUpperCase(java.util.Locale.ROOT);
+            case 2 -> "0X" + digits;
+            default -> "0x" + digits;
+        };
+    }
 }
