@@ -26,12 +26,12 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * {@code ./devalloc replay} end to end: the real {@link Replayer} (both passes over the file, the PyTorch CSV
- * reader, the allocator on a fresh simulated 80 GiB device, peaks, timeline and snapshots) on a PyTorch CSV of about
- * {@value #EVENTS} events, written to a temporary file once per trial. Each invocation is one cold replay of the whole
- * file (the file is in the page cache after the first). {@link OperationsPerInvocation} is the event count, so the
- * score (ops/s) is trace events per second of the whole replay, first pass included — stricter than the
- * {@code events_per_second} that {@code replay} reports, which times the replay pass only.
+ * {@code ./devalloc replay} end to end: the real {@link Replayer} (opening the file, the PyTorch CSV reader on its
+ * read-ahead thread, the allocator on a fresh simulated 80 GiB device, ground truth, peaks, timeline and snapshots)
+ * on a PyTorch CSV of {@value #EVENTS} events, written to a temporary file once per trial. Each invocation is one
+ * cold replay of the whole file (the file is in the page cache after the first). {@link OperationsPerInvocation} is
+ * the event count, so the score (ops/s) is trace events per second of the whole replay, from opening the device to
+ * the result.
  *
  * <p>Two workloads:
  * <ul>

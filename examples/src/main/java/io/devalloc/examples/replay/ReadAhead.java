@@ -7,8 +7,6 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The replay pass's reader: a thread of its own reads and parses the trace ahead of the replay and hands the events
@@ -23,8 +21,6 @@ import org.slf4j.LoggerFactory;
  * {@link #close()} stops the reading thread, closes the reader and waits for both, also when the replay stops early.
  */
 final class ReadAhead implements AutoCloseable {
-
-    private static final Logger LOG = LoggerFactory.getLogger(ReadAhead.class);
 
     static final int BATCH_EVENTS = 4096;
     static final int BATCHES = 4;
@@ -73,9 +69,11 @@ final class ReadAhead implements AutoCloseable {
     /** Read by the reading thread only, once started. */
     private final TraceReader reader;
     private final long sourceBytes;
-    /** Events read and the reader's position after them, published after each batch for the progress estimate. */
-    private volatile long eventsRead;
-    private volatile long bytesRead = -1;
+    /** Events read and the reader's position after them, published together after each batch for progress. */
+    private record Progress(long events, long bytes) {
+    }
+
+    private volatile Progress progress = new Progress(0, -1);
     private final BlockingQueue<Batch> filled = new ArrayBlockingQueue<>(BATCHES + 1);
     private final BlockingQueue<Batch> free = new ArrayBlockingQueue<>(BATCHES);
     private final Thread thread;
@@ -143,19 +141,23 @@ final class ReadAhead implements AutoCloseable {
      * reader cannot tell sizes.
      */
     long estimatedEvents(long done) {
-        long bytes = bytesRead;
-        long read = eventsRead;
-        if (sourceBytes <= 0 || bytes <= 0) {
+        Progress p = progress;
+        if (sourceBytes <= 0 || p.bytes() <= 0) {
             return -1;
         }
-        return Math.max(done, (long) ((double) read * sourceBytes / bytes));
+        return Math.max(done, (long) ((double) p.events() * sourceBytes / p.bytes()));
     }
 
-    /** The reading thread: fills batches until the trace ends, reading fails, or the consumer stops it. */
+    /**
+     * The reading thread: fills batches until the trace ends, reading fails, or the consumer stops it. The reader is
+     * closed before the last batch is handed over, so that a failure to close it follows the last events as any
+     * reading failure does.
+     */
     private void read() {
         Batch batch = null;
-        boolean lastHandedOver = false;
-        try (TraceReader reader = this.reader) {
+        boolean closed = false;
+        long events = 0;
+        try {
             while (!stopped) {
                 batch = free.take();
                 batch.count = 0;
@@ -170,12 +172,15 @@ final class ReadAhead implements AutoCloseable {
                     batch.stream[n] = e.stream();
                     batch.count = n + 1;
                 }
-                batch.last = e == null;
-                eventsRead += batch.count;
-                bytesRead = reader.bytesRead();
+                events += batch.count;
+                progress = new Progress(events, reader.bytesRead());
+                if (e == null) {
+                    batch.last = true;
+                    closed = true;
+                    reader.close();
+                }
                 Batch done = batch;
                 batch = null;
-                lastHandedOver = done.last;
                 filled.put(done);
                 if (done.last) {
                     return;
@@ -187,10 +192,9 @@ final class ReadAhead implements AutoCloseable {
             if (stopped) {
                 return; // after close(): nobody waits
             }
-            if (batch == null && lastHandedOver) {
-                // The trace was read whole and handed over; only closing the reader failed.
-                LOG.warn("closing the trace reader failed after the last event was read", t);
-                return;
+            if (!closed) {
+                closed = true;
+                closeQuietly(t);
             }
             // The events read before the failure go first; the failure follows them (filled has room for every
             // batch, so this never waits).
@@ -198,6 +202,21 @@ final class ReadAhead implements AutoCloseable {
             failed.last = true;
             failed.failure = t;
             filled.add(failed);
+        } finally {
+            if (!closed) {
+                closeQuietly(null);
+            }
+        }
+    }
+
+    /** Closes the reader on a path that already fails or was stopped: a failure here is added to {@code cause}. */
+    private void closeQuietly(Throwable cause) {
+        try {
+            reader.close();
+        } catch (IOException | RuntimeException e) {
+            if (cause != null) {
+                cause.addSuppressed(e);
+            }
         }
     }
 

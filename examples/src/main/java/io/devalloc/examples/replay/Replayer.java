@@ -40,6 +40,11 @@ public final class Replayer {
      */
     static final int SNAPSHOT_SAMPLES = 20;
     /**
+     * Allocated and requested bytes at the reserved peak are read every this many events (a power of two), besides
+     * after every device malloc: the fragmentation figures are sampled, the same way in one pass and in two.
+     */
+    static final int OBSERVE_INTERVAL = 32;
+    /**
      * And no sooner after the last one than this many times as long as it took: snapshots cost at most about
      * 1/(1 + this) of the replay's time, whatever the allocator's snapshot costs.
      */
@@ -170,17 +175,14 @@ public final class Replayer {
             open(devices.open(options.device()));
             // With --warm the state to restore must be known before the replay: a first pass. Otherwise one pass,
             // which collects the ground truth as it goes.
-            boolean twoPasses = options.warm();
-            ReadAhead oneStream = null;
-            TraceScan scan;
-            if (twoPasses) {
-                scan = TraceScan.of(trace, source, true);
-            } else {
-                oneStream = new ReadAhead(source, trace);
-                scan = TraceScan.streaming(trace, oneStream.format());
+            if (options.warm()) {
+                TraceScan scan = TraceScan.of(trace, source);
+                try (ReadAhead events = new ReadAhead(source, trace)) {
+                    return replay(scan, events, true);
+                }
             }
-            try (ReadAhead events = oneStream != null ? oneStream : new ReadAhead(source, trace)) {
-                return replay(scan, events, twoPasses);
+            try (ReadAhead events = new ReadAhead(source, trace)) {
+                return replay(TraceScan.streaming(trace, events.format()), events, false);
             }
         }
 
@@ -241,7 +243,9 @@ public final class Replayer {
             sampleReserved = new long[MAX_TIMELINE_POINTS];
             nextSample = sampleStride;
 
-            sample(0);
+            AllocatorStats initial = allocator.stats();
+            observe(initial);
+            record(0, initial);
             maybeSnapshot(0);
             boolean emptyCache = options.emptyCacheAtSegmentFree();
             boolean seeded = warm == WarmStartKind.RESTORED;
@@ -503,6 +507,8 @@ public final class Replayer {
             if (device.grows() != seenGrows) {
                 seenGrows = device.grows();
                 observe(allocator.stats());
+            } else if ((i & (OBSERVE_INTERVAL - 1)) == 0) {
+                observe(allocator.stats());
             }
             maybeSnapshot(i);
             if (i == nextSample) {
@@ -522,8 +528,9 @@ public final class Replayer {
         }
 
         /**
-         * Called with fresh stats whenever reserved bytes may have grown (a new peak, or back at the peak) and at every
-         * timeline sample: keeps the peak, and the highest allocated and requested bytes seen at it.
+         * Called with fresh stats whenever reserved bytes may have grown (a new peak, or back at the peak), every
+         * {@link #OBSERVE_INTERVAL} events, at the start and at the end (the same events whether the replay makes one
+         * pass or two): keeps the peak, and the highest allocated and requested bytes seen at it.
          */
         private void observe(AllocatorStats s) {
             long reserved = s.reservedBytes();
@@ -561,9 +568,7 @@ public final class Replayer {
         }
 
         private void sample(long i) {
-            AllocatorStats s = allocator.stats();
-            observe(s);
-            record(i, s);
+            record(i, allocator.stats());
         }
 
         private void record(long i, AllocatorStats s) {

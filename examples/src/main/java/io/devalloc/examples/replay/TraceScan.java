@@ -81,19 +81,12 @@ final class TraceScan {
     }
 
     /** Reads {@code source} once from start to end. */
-    static TraceScan of(String trace, TraceSource source, boolean collectWarm) throws IOException {
-        TraceScan scan = new TraceScan(trace, collectWarm);
+    static TraceScan of(String trace, TraceSource source) throws IOException {
+        TraceScan scan = new TraceScan(trace, true);
         try (TraceReader reader = source.open()) {
             scan.format = reader.format();
-            if (collectWarm) {
-                for (TraceEvent e = reader.next(); e != null; e = reader.next()) {
-                    scan.accept(e);
-                }
-            } else {
-                // Without a warm start, alloc and free rows are only counted: their details are the replay's.
-                for (TraceEvent e = reader.nextSkimming(); e != null; e = reader.nextSkimming()) {
-                    scan.accept(e);
-                }
+            for (TraceEvent e = reader.next(); e != null; e = reader.next()) {
+                scan.accept(e);
             }
         }
         scan.endOfRows();

@@ -25,8 +25,8 @@
  * <p>The replaying pass is read ahead ({@code ReadAhead}): a thread of its own reads and parses the trace and hands
  * the events over in batches of primitive arrays, so that parsing runs on one core while the allocator runs on
  * another; the events and any reading error arrive in the file's order. Both results are the same whichever way
- * the trace was read, except the timeline's sampling and the moment of the peak snapshot, which depend on whether
- * the event count is known in advance (below).
+ * the trace was read, except the timeline's sampling and the moment of the peak snapshot (so the blocks it
+ * shows), which depend on whether the event count is known in advance (below).
  *
  * <h2>Replay rules</h2>
  * <ul>
@@ -78,14 +78,16 @@
  * <ul>
  *   <li>{@code allocs}: successful allocations; {@code frees}: frees replayed; {@code ooms}: allocations that failed
  *       with out of memory; {@code alloc_retries}: the allocator's own count.</li>
- *   <li>Device mallocs and frees: what the decorator saw during the second pass (a warm start's restored segments
+ *   <li>Device mallocs and frees: what the decorator saw during the replaying pass (a warm start's restored segments
  *       are not counted), mallocs and virtual-memory maps together, frees and unmaps together.</li>
  *   <li>Peaks: peak allocated and peak requested are the allocator's own peak figures (which it updates at every
  *       call, warm start included). Peak reserved is the higher of the allocator's peak and the reserved bytes read
  *       from its stats after every event in which the device gave it memory (reserved bytes can only grow then).</li>
  *   <li>Fragmentation at the reserved peak: 1 &minus; allocated / reserved and 1 &minus; requested / reserved, with
  *       the highest allocated and requested bytes read while the reserved bytes stood at their peak (stats are read
- *       after every event in which the device gave memory, at every timeline sample and at the end). A caching
+ *       after every event in which the device gave memory, every
+ *       {@value io.devalloc.examples.replay.Replayer#OBSERVE_INTERVAL} events, at the start and at the end: the same
+ *       events in one pass and in two). A caching
  *       allocator's peak is first reached right after a segment malloc, when the new segment is nearly empty; its
  *       fragmentation is what remains unused once the segments have filled.</li>
  *   <li>Timeline: allocated and reserved bytes sampled at event 0 (after a warm start), then every

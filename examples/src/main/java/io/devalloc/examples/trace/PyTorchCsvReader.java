@@ -121,50 +121,6 @@ public final class PyTorchCsvReader implements TraceReader {
         }
     }
 
-    /**
-     * Recognises {@code alloc} and {@code free_completed} rows of the common shape by their action alone and moves
-     * past them (the line's end found eight bytes at a time), and passes over {@code free_requested} rows (no event)
-     * the same way; everything else is {@link #next()}.
-     */
-    @Override
-    public TraceEvent nextSkimming() throws IOException {
-        while (true) {
-            int p = lines.peek(FUSED_SLACK);
-            if (p < 0) {
-                return next();
-            }
-            byte[] b = lines.buffer();
-            int i = SwarDigits.skip(b, p);
-            if (i < 0 || b[i] != ',') {
-                return next();
-            }
-            i++;
-            long word = (long) LONGS.get(b, i);
-            TraceEvent skimmed;
-            if ((word & 0xFFFFFFFFFFFFL) == ALLOC_COMMA) {
-                skimmed = TraceEvent.SKIMMED_ALLOC;
-                i += 6;
-            } else if (word == FREE_COM && ((long) LONGS.get(b, i + 8) & 0xFFFFFFFFFFFFFFL) == PLETED_COMMA) {
-                skimmed = TraceEvent.SKIMMED_FREE;
-                i += 15;
-            } else if (word == FREE_REQ && ((long) LONGS.get(b, i + 8) & 0xFFFFFFFFFFFFFFL) == UESTED_COMMA) {
-                skimmed = null;
-                i += 15;
-            } else {
-                return next();
-            }
-            int end = lines.lineEnd(i);
-            if (end < 0 || b[end] != '\n') {
-                return next();
-            }
-            lines.consumed(end, end + 1);
-            if (skimmed != null) {
-                return skimmed;
-            }
-            skipped++;
-        }
-    }
-
     // The common row, parsed while its end is looked for: six columns, every number 1 to 18 ASCII digits, a known
     // action, ended by \n or \r\n.
     private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
@@ -176,9 +132,6 @@ public final class PyTorchCsvReader implements TraceReader {
     /** {@code "free_com"} and {@code "pleted,"} (low seven bytes). */
     private static final long FREE_COM = 0x6D6F635F65657266L;
     private static final long PLETED_COMMA = 0x2C646574656C70L;
-    /** {@code "free_req"} and {@code "uested,"} (low seven bytes). */
-    private static final long FREE_REQ = 0x7165725F65657266L;
-    private static final long UESTED_COMMA = 0x2C646574736575L;
 
     private final SwarDigits digits = new SwarDigits();
     private PyTorchAction fastAction;

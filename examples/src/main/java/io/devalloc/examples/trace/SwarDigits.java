@@ -9,9 +9,9 @@ import java.nio.ByteOrder;
  * readers, which parse a row while they look for its end. Each call loads whole 8-byte words, so the caller
  * guarantees at least 24 readable bytes after {@code from} ({@link TextLines#peek(int)} gives that slack).
  *
- * <p>Why: the replay reads a trace twice, and byte-at-a-time digit loops were most of its time. A word of eight
- * bytes is tested for digits with two masks, its first non-digit found with one {@code numberOfTrailingZeros}, and
- * its digits converted with three multiplications (the method of Lemire's fast_float, written here afresh).
+ * <p>Why: parsing is about half of a replay's work on large CSV traces, and byte-at-a-time digit loops were most of
+ * it. A word of eight bytes is tested for digits with two masks, its first non-digit found with one
+ * {@code numberOfTrailingZeros}, and its digits converted with three multiplications (the method of Lemire's fast_float, written here afresh).
  *
  * <p>Not thread-safe: the value read last is kept in the instance, so that a read returns one {@code int} and needs
  * no allocation.

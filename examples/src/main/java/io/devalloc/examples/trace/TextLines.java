@@ -185,14 +185,6 @@ final class TextLines implements AutoCloseable {
         return pos;
     }
 
-    /**
-     * Where the line starting at {@code from} (a {@link #peek(int)} result) ends: the index of its {@code \n} or
-     * {@code \r} in {@link #buffer()}, or -1 when it does not end within the bytes read so far.
-     */
-    int lineEnd(int from) {
-        return terminator(buf, from, limit);
-    }
-
     /** The index of the first {@code \n} or {@code \r} in {@code b[from, to)}, or -1. */
     private static int terminator(byte[] b, int from, int to) {
         int i = from;

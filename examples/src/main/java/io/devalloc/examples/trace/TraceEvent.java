@@ -40,11 +40,6 @@ public record TraceEvent(Kind kind, long key, long size, long stream, long threa
         OOM
     }
 
-    /** An {@link Kind#ALLOC} whose other fields were not read ({@link TraceReader#nextSkimming()}): all 0. */
-    public static final TraceEvent SKIMMED_ALLOC = new TraceEvent(Kind.ALLOC, 0, 0, 0, 0, 0);
-    /** A {@link Kind#FREE} whose other fields were not read ({@link TraceReader#nextSkimming()}): all 0. */
-    public static final TraceEvent SKIMMED_FREE = new TraceEvent(Kind.FREE, 0, 0, 0, 0, 0);
-
     public TraceEvent {
         Objects.requireNonNull(kind, "kind");
     }

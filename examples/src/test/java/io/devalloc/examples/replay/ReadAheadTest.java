@@ -130,6 +130,25 @@ class ReadAheadTest {
     }
 
     @Test
+    void aFailureToCloseTheReaderFollowsTheLastEvents() throws Exception {
+        IOException failure = new IOException("close failed");
+        TraceSource failingClose = () -> new CountingReader(5000, null, closed, readingThread) {
+            @Override
+            public void close() {
+                super.close();
+                throw new java.io.UncheckedIOException(failure);
+            }
+        };
+        List<long[]> events = new ArrayList<>();
+        try (ReadAhead ahead = new ReadAhead(failingClose, "t")) {
+            java.io.UncheckedIOException thrown = assertThrows(java.io.UncheckedIOException.class,
+                    () -> drain(ahead, events));
+            assertSame(failure, thrown.getCause());
+        }
+        assertEvents(5000, events);
+    }
+
+    @Test
     void aRuntimeFailureKeepsItsType() throws Exception {
         IllegalStateException failure = new IllegalStateException("broken reader");
         try (ReadAhead ahead = new ReadAhead(source(3, failure), "t")) {

@@ -217,7 +217,7 @@ class ReplayerTest {
 
     @Test
     void warmStartInfersBlockSizesWithPyTorchsSplitRuleAndTheLookAhead() throws IOException {
-        TraceScan scan = TraceScan.of("t", warmSample().source(), true);
+        TraceScan scan = TraceScan.of("t", warmSample().source());
         try (io.devalloc.sim.SimulatedDevice device = io.devalloc.sim.SimulatedDevice.builder()
                 .topAddress(Replayer.WARM_TOP_ADDRESS).addressSpace(Replayer.WARM_ADDRESS_SPACE)
                 .scriptedAddresses(List.of(A, B)).build();
@@ -413,6 +413,27 @@ class ReplayerTest {
         assertEquals(small.events() + 1, small.timeline().size());
     }
 
+    /**
+     * Fragmentation reads the allocated bytes at the peak at the same events in one pass and in two, whatever the
+     * timeline's sampling: a short-lived large block between two samples counts in both or in neither.
+     */
+    @Test
+    void fragmentationIsTheSameInOnePassAndInTwo() throws IOException {
+        TestTraces.Builder t = TestTraces.pytorch().alloc(1, 512);
+        for (int i = 0; i < 10_000; i++) {
+            if (i == 1500) {
+                t.alloc(2, 1_000_000).free(2);
+            }
+            t.alloc(10 + i, 4096).free(10 + i);
+        }
+        for (String allocator : List.of("caching", "bfc")) {
+            ReplayResult one = replay(options(allocator, "sim:1GiB"), t).result();
+            ReplayResult two = replay(options(allocator, "sim:1GiB").withWarm(true), t).result();
+            assertEquals(two.fragmentation(), one.fragmentation(), allocator);
+            assertEquals(two.requestedFragmentation(), one.requestedFragmentation(), allocator);
+        }
+    }
+
     private static void assertEvenlySpacedFromZeroTo(long last, long stride, ReplayResult.Timeline tl) {
         assertTrue(tl.size() <= Replayer.MAX_TIMELINE_POINTS);
         assertEquals(0, tl.event()[0]);
@@ -541,9 +562,9 @@ class ReplayerTest {
     }
 
     /**
-     * A malformed row deep in a CSV: the first pass only skims alloc rows, so a bad address is found by the replay
-     * pass, on the reading thread, and reported with its line after the rows before it were replayed; a bad
-     * {@code seq} is found by the first pass. Either way the replay fails with the reader's message.
+     * A malformed row deep in a CSV is found on the reading thread and reported with its line, after the rows
+     * before it were replayed; with {@code --warm} the first pass finds it. Either way the replay fails with the
+     * reader's message.
      */
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(strings = {"6000,alloc,12x,512,0,1", "x,alloc,1,512,0,1",
@@ -562,10 +583,12 @@ class ReplayerTest {
         }
         java.nio.file.Path file = dir.resolve("bad.csv");
         java.nio.file.Files.writeString(file, text);
-        for (String allocator : List.of("caching", "bfc")) {
+        for (String allocator : List.of("caching", "bfc", "caching --warm")) {
+            ReplayOptions o = allocator.endsWith("--warm") ? options("caching", "sim:1GiB").withWarm(true)
+                    : options(allocator, "sim:1GiB");
             io.devalloc.examples.trace.TraceFormatException e = assertThrows(
                     io.devalloc.examples.trace.TraceFormatException.class,
-                    () -> new Replayer(options(allocator, "sim:1GiB")).replay("bad.csv", TraceSources.of(file)));
+                    () -> new Replayer(o).replay("bad.csv", TraceSources.of(file)));
             assertEquals(6002, e.line(), e.getMessage());
             assertTrue(e.getMessage().startsWith(file + ":6002: "), e.getMessage());
         }

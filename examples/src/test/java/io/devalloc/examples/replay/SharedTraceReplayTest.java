@@ -75,7 +75,8 @@ class SharedTraceReplayTest {
     /**
      * One pass (the default) and two passes (what {@code --warm} needs; the OPT trace starts empty, so nothing is
      * restored) give the same figures and the same ground-truth comparison, whether it matches or not, for every
-     * built-in allocator; only the timeline's sampling and the moment of the peak snapshot may differ.
+     * built-in allocator, fragmentation included; only the timeline's sampling and the moment of the peak snapshot
+     * may differ.
      */
     @ParameterizedTest
     @ValueSource(strings = {"caching", "caching|expandable_segments:True", "caching|max_split_size_mb:64",
@@ -98,7 +99,9 @@ class SharedTraceReplayTest {
                 () -> assertEquals(two.peakAllocatedBytes(), one.peakAllocatedBytes()),
                 () -> assertEquals(two.peakRequestedBytes(), one.peakRequestedBytes()),
                 () -> assertEquals(two.endReservedBytes(), one.endReservedBytes()),
-                () -> assertEquals(two.ooms(), one.ooms()));
+                () -> assertEquals(two.ooms(), one.ooms()),
+                () -> assertEquals(two.fragmentation(), one.fragmentation()),
+                () -> assertEquals(two.requestedFragmentation(), one.requestedFragmentation()));
     }
 
     @ParameterizedTest
