@@ -2,9 +2,6 @@ package io.devalloc.examples.trace;
 
 import java.io.IOException;
 import java.io.Reader;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -123,10 +120,7 @@ public final class PyTorchCsvReader implements TraceReader {
 
     // The common row, parsed while its end is looked for: six columns, every number 1 to 18 ASCII digits, a known
     // action, ended by \n or \r\n.
-    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-    /** Room {@link #fusedRow} may read: the longest row it takes (five 18-digit numbers, an action of 14, commas)
-     * is 111 bytes, and a number read looks 24 bytes ahead. */
-    private static final int FUSED_SLACK = 160;
+
     /** {@code "alloc,"} as the low six bytes of a little-endian word. */
     private static final long ALLOC_COMMA = 0x2C636F6C6C61L;
     /** {@code "free_com"} and {@code "pleted,"} (low seven bytes). */
@@ -145,7 +139,7 @@ public final class PyTorchCsvReader implements TraceReader {
      * both accept a row, both give the same values.
      */
     private boolean fusedRow() throws IOException {
-        int p = lines.peek(FUSED_SLACK);
+        int p = lines.peek(TextLines.FUSED_SLACK);
         if (p < 0) {
             return false;
         }
@@ -156,12 +150,12 @@ public final class PyTorchCsvReader implements TraceReader {
             return false;
         }
         i++;
-        long word = (long) LONGS.get(b, i);
+        long word = SwarDigits.word(b, i);
         PyTorchAction action;
         if ((word & 0xFFFFFFFFFFFFL) == ALLOC_COMMA) {
             action = PyTorchAction.ALLOC;
             i += 6;
-        } else if (word == FREE_COM && ((long) LONGS.get(b, i + 8) & 0xFFFFFFFFFFFFFFL) == PLETED_COMMA) {
+        } else if (word == FREE_COM && (SwarDigits.word(b, i + 8) & 0xFFFFFFFFFFFFFFL) == PLETED_COMMA) {
             action = PyTorchAction.FREE_COMPLETED;
             i += 15;
         } else {
@@ -194,11 +188,7 @@ public final class PyTorchCsvReader implements TraceReader {
         if (i < 0) {
             return false;
         }
-        if (b[i] == '\n') {
-            lines.consumed(i, i + 1);
-        } else if (b[i] == '\r' && b[i + 1] == '\n') {
-            lines.consumed(i, i + 2);
-        } else {
+        if (!lines.endLineAt(i)) {
             return false;
         }
         fastAction = action;

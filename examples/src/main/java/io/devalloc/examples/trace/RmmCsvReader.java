@@ -3,9 +3,6 @@ package io.devalloc.examples.trace;
 import io.devalloc.examples.trace.TraceEvent.Kind;
 import java.io.IOException;
 import java.io.Reader;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -101,9 +98,7 @@ public final class RmmCsvReader implements TraceReader {
 
     // The common row, as the logging adaptor writes it, parsed while its end is looked for:
     // thread,HH:MM:SS.f,allocate|free,0x<hex>,size,0|0x<hex> and \n or \r\n.
-    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-    /** The longest row fusedRow takes is 115 bytes; a number read looks 24 bytes ahead. */
-    private static final int FUSED_SLACK = 160;
+
     /** {@code "allocate"} as a little-endian word, and {@code "free,"} as the low five bytes of one. */
     private static final long ALLOCATE = 0x657461636F6C6C61L;
     private static final long FREE_COMMA = 0x2C65657266L;
@@ -122,7 +117,7 @@ public final class RmmCsvReader implements TraceReader {
      * (nothing read, nothing moved) for any other line. Where both accept a row, both give the same event.
      */
     private boolean fusedRow() throws IOException {
-        int p = lines.peek(FUSED_SLACK);
+        int p = lines.peek(TextLines.FUSED_SLACK);
         if (p < 0) {
             return false;
         }
@@ -139,10 +134,10 @@ public final class RmmCsvReader implements TraceReader {
         }
         i++;
         Kind kind;
-        if ((long) LONGS.get(b, i) == ALLOCATE && b[i + 8] == ',') {
+        if (SwarDigits.word(b, i) == ALLOCATE && b[i + 8] == ',') {
             kind = Kind.ALLOC;
             i += 9;
-        } else if (((long) LONGS.get(b, i) & 0xFFFFFFFFFFL) == FREE_COMMA) {
+        } else if ((SwarDigits.word(b, i) & 0xFFFFFFFFFFL) == FREE_COMMA) {
             kind = Kind.FREE;
             i += 5;
         } else {
@@ -175,11 +170,7 @@ public final class RmmCsvReader implements TraceReader {
         } else {
             return false;
         }
-        if (b[i] == '\n') {
-            lines.consumed(i, i + 1);
-        } else if (b[i] == '\r' && b[i + 1] == '\n') {
-            lines.consumed(i, i + 2);
-        } else {
+        if (!lines.endLineAt(i)) {
             return false;
         }
         fastKind = kind;

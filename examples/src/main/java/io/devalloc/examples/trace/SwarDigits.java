@@ -24,6 +24,11 @@ final class SwarDigits {
     private static final long[] POWERS_OF_TEN = {1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000,
         100_000_000};
 
+    /** The eight bytes at {@code b[i]}, the first one lowest: for matching a column's text against a constant. */
+    static long word(byte[] b, int i) {
+        return (long) LONGS.get(b, i);
+    }
+
     /** The most digits {@link #read} takes: 18 cannot overflow a signed {@code long}. */
     static final int MAX_DIGITS = 18;
 

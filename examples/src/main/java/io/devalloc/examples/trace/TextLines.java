@@ -208,10 +208,33 @@ final class TextLines implements AutoCloseable {
     }
 
     /**
+     * The slack a reader's fused fast path asks {@link #peek(int)} for: its longest row (about 115 bytes) plus the
+     * 24 bytes a number read looks ahead ({@link SwarDigits}).
+     */
+    static final int FUSED_SLACK = 160;
+
+    /**
+     * Ends a line that the reader parsed from {@link #peek(int)} if its terminator ({@code \n} or {@code \r\n})
+     * is at {@code i}; false (nothing moved) for anything else there, which the general path then reads.
+     */
+    boolean endLineAt(int i) {
+        byte[] b = buf;
+        if (b[i] == '\n') {
+            consumed(i, i + 1);
+            return true;
+        }
+        if (b[i] == '\r' && b[i + 1] == '\n') {
+            consumed(i, i + 2);
+            return true;
+        }
+        return false;
+    }
+
+    /**
      * Ends a line that the reader parsed from {@link #peek(int)}: the line is {@code buffer()[peek, lineEnd)} and
      * the next one starts at {@code next} (after the line's terminator, which the reader checked).
      */
-    void consumed(int lineEnd, int next) {
+    private void consumed(int lineEnd, int next) {
         start = pos;
         end = lineEnd;
         pos = next;
