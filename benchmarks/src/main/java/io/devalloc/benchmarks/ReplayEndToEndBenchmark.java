@@ -5,6 +5,8 @@ import io.devalloc.examples.replay.ReplayOutcome;
 import io.devalloc.examples.replay.Replayer;
 import io.devalloc.examples.replay.TraceSources;
 import io.devalloc.examples.trace.PyTorchCsvReader;
+import io.devalloc.examples.trace.RmmCsvWriter;
+import io.devalloc.examples.trace.TraceEvent;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -43,7 +45,9 @@ import org.openjdk.jmh.annotations.TearDown;
  *       rows of the first repetition only;</li>
  *   <li>{@code random}: a stress pattern, seeded, alternately allocating (sizes 512 B to 20 MiB, stream 0,
  *       addresses that never repeat) and freeing a random live allocation, with at most 2,000 live: far more
- *       fragmented than real programs, so the caching allocator's pools stay large.</li>
+ *       fragmented than real programs, so the caching allocator's pools stay large;</li>
+ *   <li>{@code random-rmm}: the same events as RMM's replay log ({@code Thread,Time,Action,Pointer,Size,Stream}), as
+ *       the recording decorator or RMM's logging adaptor writes it.</li>
  * </ul>
  */
 @State(Scope.Benchmark)
@@ -59,7 +63,7 @@ public class ReplayEndToEndBenchmark {
     @Param({"caching", "bfc"})
     public String allocator;
 
-    @Param({"opt-repeated", "random"})
+    @Param({"opt-repeated", "random", "random-rmm"})
     public String workload;
 
     private Path trace;
@@ -70,6 +74,7 @@ public class ReplayEndToEndBenchmark {
         trace = Files.createTempFile("devalloc-replay-bench", ".csv");
         switch (workload) {
             case "random" -> write(trace, EVENTS, 1);
+            case "random-rmm" -> writeRmm(trace, EVENTS, 1);
             case "opt-repeated" -> writeRepeated(trace, optTrace(), EVENTS);
             default -> throw new IllegalArgumentException("unknown workload " + workload);
         }
@@ -185,6 +190,21 @@ public class ReplayEndToEndBenchmark {
                     written++;
                 }
             }
+        }
+    }
+
+    /** The {@link #write random} trace's events as RMM's replay log. */
+    static void writeRmm(Path file, int events, long seed) throws IOException {
+        Path csv = Files.createTempFile("devalloc-replay-bench", ".pytorch.csv");
+        try {
+            write(csv, events, seed);
+            try (PyTorchCsvReader in = new PyTorchCsvReader(csv); RmmCsvWriter out = new RmmCsvWriter(file)) {
+                for (TraceEvent e = in.next(); e != null; e = in.next()) {
+                    out.write(e);
+                }
+            }
+        } finally {
+            Files.deleteIfExists(csv);
         }
     }
 }

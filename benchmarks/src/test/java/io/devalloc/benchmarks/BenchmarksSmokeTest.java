@@ -84,7 +84,9 @@ class BenchmarksSmokeTest {
         ReplayEndToEndBenchmark.writeRepeated(longer, rows, 3 * oneRepetition - 1000);
         java.nio.file.Path random = dir.resolve("random.csv");
         ReplayEndToEndBenchmark.write(random, 20_000, 1);
-        for (var file : java.util.Map.of(longer, 3 * oneRepetition - 1000, random, 20_000).entrySet()) {
+        java.nio.file.Path rmm = dir.resolve("random-rmm.csv");
+        ReplayEndToEndBenchmark.writeRmm(rmm, 20_000, 1);
+        for (var file : java.util.Map.of(longer, 3 * oneRepetition - 1000, random, 20_000, rmm, 20_000).entrySet()) {
             for (String allocator : java.util.List.of("caching", "bfc")) {
                 io.devalloc.examples.replay.ReplayResult result = new io.devalloc.examples.replay.Replayer(
                         io.devalloc.examples.replay.ReplayOptions.defaults().withAllocator(allocator))
