@@ -66,7 +66,7 @@ final class ReadAhead implements AutoCloseable {
         }
     }
 
-    /** Read by the reading thread only, once started. */
+    /** Read by the reading thread only, once started ({@link #format()} excepted: a constant of the reader). */
     private final TraceReader reader;
     private final long sourceBytes;
     /** Events read and the reader's position after them, published together after each batch for progress. */
@@ -209,12 +209,15 @@ final class ReadAhead implements AutoCloseable {
         }
     }
 
-    /** Closes the reader on a path that already fails or was stopped: a failure here is added to {@code cause}. */
+    /**
+     * Closes the reader on a path that already fails or was stopped: anything thrown here (an {@link Error} too) is
+     * added to {@code cause}, so that the failure is still handed over; after a stop there is nobody to tell.
+     */
     private void closeQuietly(Throwable cause) {
         try {
             reader.close();
-        } catch (IOException | RuntimeException e) {
-            if (cause != null) {
+        } catch (Throwable e) {
+            if (cause != null && cause != e) {
                 cause.addSuppressed(e);
             }
         }

@@ -316,7 +316,7 @@ public final class Replayer {
             }
             if (traceOoms > 0) {
                 notes.add("the trace records " + traceOoms + " out-of-memory failures of the recorded allocator"
-                        + " (compared, not replayed); this replay had " + ooms);
+                        + " (not replayed); this replay had " + ooms);
             }
             if (unknownFrees > 0) {
                 notes.add(unknownFrees + " frees of keys that were not live were skipped");

@@ -11,11 +11,14 @@ import java.util.List;
 import java.util.TreeMap;
 
 /**
- * The replay's first, streaming pass over a trace: what must be known before the replay starts, in memory that grows
- * with the trace's warm state and its segment rows, never with its length.
+ * What a trace says beyond its allocations, in memory that grows with the trace's warm state and its segment rows,
+ * never with its length: with {@code --warm}, the first, streaming pass over the trace ({@link #of}), which must
+ * know before the replay starts; otherwise fed by the one replaying pass ({@link #streaming}) with every event that
+ * is not an alloc or a free.
  *
  * <ul>
- *   <li>the number of events (for the progress bar, the timeline's sampling and the snapshot rule);</li>
+ *   <li>the number of events (in the first pass: for the progress bar, the timeline's sampling and the snapshot
+ *       rule);</li>
  *   <li>the ground truth of a PyTorch trace: its {@code segment_*} rows counted, the reserved bytes they imply
  *       (starting from the sum of the presegments), and the sizes of its segment allocations and maps, in order;</li>
  *   <li>with a warm start: the {@code presegment} and {@code prealloc} rows, and the one look-ahead of the block-size
@@ -72,7 +75,7 @@ final class TraceScan {
 
     /**
      * A scan fed by the replay itself ({@link #accept}), for a replay in one pass: no warm state is collected, and
-     * alloc and free events need only be counted.
+     * alloc and free events are not passed to it (so {@link #events} is not the trace's count).
      */
     static TraceScan streaming(String trace, TraceFormat format) {
         TraceScan scan = new TraceScan(trace, false);

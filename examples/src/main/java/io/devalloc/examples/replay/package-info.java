@@ -40,7 +40,8 @@
  *   <li>{@code PREALLOC}: allocates like {@code ALLOC}, except after a warm start that restored it.
  *       {@code PRESEGMENT}: used only by the warm start.</li>
  *   <li>{@code SEGMENT_ALLOC}, {@code SEGMENT_MAP}, {@code SEGMENT_FREE}, {@code SEGMENT_UNMAP}, {@code OOM}: what the
- *       recorded allocator did, compared with, never replayed; with {@code --empty-cache-at-segment-free} the first
+ *       recorded allocator did, never replayed (segment rows are the ground truth; the trace's OOMs are counted in
+ *       a note beside the replay's own); with {@code --empty-cache-at-segment-free} the first
  *       {@code SEGMENT_FREE} of each run of consecutive ones calls {@code releaseCachedMemory()} (where the program
  *       called {@code torch.cuda.empty_cache()}).</li>
  *   <li>Streams: trace stream 0 is the device's default stream; any other value gets a stream created on the device

@@ -17,12 +17,12 @@ import java.util.Objects;
  * default stream, {@code 0x...} otherwise), the time of day from the writer's clock.
  *
  * <p>{@link Kind#ALLOC} and {@link Kind#PREALLOC} events are written as {@code allocate}, {@link Kind#FREE} as
- * {@code free}, {@link Kind#OOM} as {@code allocate failure} (with the event's size: the size that could not be
- * served for an RMM trace, the device's free bytes for a PyTorch one); segment events (what an allocator did, not
- * what was asked of it) have no row in RMM's log and are not written. An allocation that failed can also be written
- * with {@link #allocateFailure(long, long, long)}. The rows are formatted by {@link RmmCsvRecorder}, the recording
+ * {@code free}; segment and {@link Kind#OOM} events (what an allocator did, not what was asked of it) are not
+ * written by {@link #write}: a PyTorch {@code oom} row's size is the device's free bytes, not a request. A request
+ * that failed is written with {@link #allocateFailure(long, long, long)} (an RMM trace's {@code allocate failure}
+ * rows come back as {@code OOM} events with that size). The rows are formatted by {@link RmmCsvRecorder}, the recording
  * decorator's writer, so a written log and a recorded one are the same format byte for byte. Reading the file back with {@link RmmCsvReader} gives the written
- * events with the file's line numbers ({@code PREALLOC} comes back as {@code ALLOC}, an {@code OOM} with key 0). Not thread-safe.
+ * events with the file's line numbers ({@code PREALLOC} comes back as {@code ALLOC}). Not thread-safe.
  */
 public final class RmmCsvWriter implements AutoCloseable {
 
@@ -53,7 +53,7 @@ public final class RmmCsvWriter implements AutoCloseable {
 
     /**
      * Writes one event: {@code allocate} for {@link Kind#ALLOC} and {@link Kind#PREALLOC}, {@code free} for
-     * {@link Kind#FREE}, {@code allocate failure} for {@link Kind#OOM}.
+     * {@link Kind#FREE}.
      *
      * @return true when written; false for a kind that RMM's log has no row for
      */
@@ -67,10 +67,6 @@ public final class RmmCsvWriter implements AutoCloseable {
             case FREE -> {
                 checkSize(event.size());
                 recorder.free(event.thread(), now(), event.key(), event.size(), event.stream());
-                return true;
-            }
-            case OOM -> {
-                allocateFailure(event.size(), event.stream(), event.thread());
                 return true;
             }
             default -> {

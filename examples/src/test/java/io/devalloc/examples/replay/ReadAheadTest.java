@@ -149,6 +149,26 @@ class ReadAheadTest {
     }
 
     @Test
+    void anErrorClosingTheReaderAfterAFailureIsAddedToIt() {
+        IOException failure = new IOException("bad line");
+        AssertionError closing = new AssertionError("close broke");
+        TraceSource broken = () -> new CountingReader(10, failure, closed, readingThread) {
+            @Override
+            public void close() {
+                super.close();
+                throw closing;
+            }
+        };
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(20), () -> {
+            try (ReadAhead ahead = new ReadAhead(broken, "t")) {
+                IOException thrown = assertThrows(IOException.class, () -> drain(ahead, new ArrayList<>()));
+                assertSame(failure, thrown);
+                assertSame(closing, thrown.getSuppressed()[0]);
+            }
+        });
+    }
+
+    @Test
     void aRuntimeFailureKeepsItsType() throws Exception {
         IllegalStateException failure = new IllegalStateException("broken reader");
         try (ReadAhead ahead = new ReadAhead(source(3, failure), "t")) {

@@ -62,7 +62,7 @@ class RmmCsvTest {
             assertTrue(writer.write(new TraceEvent(Kind.FREE, 0x10012400000L, 1048576, 0, 2342727, 2)));
             assertTrue(writer.write(new TraceEvent(Kind.PREALLOC, 0x20000, 512, 0x5617a0c0L, 9, 3)));
             assertFalse(writer.write(new TraceEvent(Kind.SEGMENT_ALLOC, 0x20000, 2 << 20, 0, 0, 4)));
-            assertTrue(writer.write(new TraceEvent(Kind.OOM, 0, 12345, 0, 0, 5)));
+            assertFalse(writer.write(new TraceEvent(Kind.OOM, 0, 12345, 0, 0, 5)));
         }
         assertEquals("""
                 Thread,Time,Action,Pointer,Size,Stream
@@ -70,7 +70,6 @@ class RmmCsvTest {
                 2342727,15:47:02.841961,allocate failure,0x0,1099511627776,0x5617a0c0
                 2342727,15:47:02.841961,free,0x10012400000,1048576,0
                 9,15:47:02.841961,allocate,0x20000,512,0x5617a0c0
-                0,15:47:02.841961,allocate failure,0x0,12345,0
                 """, out.toString());
     }
 
@@ -87,13 +86,16 @@ class RmmCsvTest {
                 events.add(new TraceEvent(Kind.FREE, address, 1 + 37L * i, stream, thread, line++));
             }
         }
-        events.add(new TraceEvent(Kind.ALLOC, -1L, Long.MAX_VALUE, -1L, -1L, line));
+        events.add(new TraceEvent(Kind.ALLOC, -1L, Long.MAX_VALUE, -1L, -1L, line++));
         Path file = dir.resolve("round.csv");
         try (RmmCsvWriter writer = new RmmCsvWriter(file)) {
             for (TraceEvent e : events) {
                 assertTrue(writer.write(e));
             }
+            // A request that failed comes back as the trace's OOM event, with its size.
+            writer.allocateFailure(1L << 40, 0x7f00_0000_0001L, 1000);
         }
+        events.add(new TraceEvent(Kind.OOM, 0, 1L << 40, 0x7f00_0000_0001L, 1000, line));
         assertEquals(TraceFormat.RMM_CSV, TraceFormats.detect(file));
         List<TraceEvent> read = Events.readAll(TraceFormats.open(file));
         assertEquals(Events.withoutLines(events), Events.withoutLines(read));
@@ -189,6 +191,97 @@ class RmmCsvTest {
             case 1 -> "0x" + digits.toUpperCase(java.util.Locale.ROOT);
             case 2 -> "0X" + digits;
             default -> "0x" + digits;
+        };
+    }
+
+    /**
+     * Random RMM logs with an odd value in one column of some rows (the other time form, 60 seconds, hour 24, no or
+     * ten fraction digits, (nil), 0X, no prefix, 17 hex digits, 19 and 20 digit numbers, sizes from 2^63) and random
+     * damage, each read from the file (the fused fast path takes the rows it can) and through a reader that hands
+     * over one character at a time (the general path only): the same events, line numbers and error, every time.
+     */
+    @Test
+    void damagedLogsReadTheSameOnTheFastAndTheGeneralPath() throws IOException {
+        java.util.SplittableRandom random = new java.util.SplittableRandom(5);
+        String[][] odd = {
+            {"1634567890.345678", "15:47:60.1", "24:00:00.5", "15:47:02.", "15:47:02.1234567890", "5:47:02.1"},
+            {"(nil)", "0X1F", "7f2a", "0x12345678901234567", "0x", "0xFFFFFFFFFFFFFFFF", "0xg1"},
+            {"9223372036854775808", "99999999999999999999", "1234567890123456789", "", "-1"},
+            {"(nil)", "0X5", "5617a0c0", "00", "0x12345678901234567"},
+            {"12345678901234567890", "1234567890123456789", "007", ""}};
+        String[] damage = {"\r", "\n", ",", "", "x", "\u00e9", "\r\n", "0", " ", ":"};
+        for (int round = 0; round < 300; round++) {
+            StringBuilder text = new StringBuilder(RmmCsvReader.HEADER).append('\n');
+            int rows = 1 + random.nextInt(random.nextBoolean() ? 40 : 3000);
+            for (int row = 0; row < rows; row++) {
+                String[] cols = {
+                    Long.toString(random.nextInt(3_000_000)),
+                    String.format("%02d:%02d:%02d.%06d", random.nextInt(24), random.nextInt(60), random.nextInt(60),
+                            random.nextInt(1_000_000)),
+                    random.nextInt(15) == 0 ? "allocate failure" : random.nextBoolean() ? "allocate" : "free",
+                    "0x" + Long.toHexString(random.nextLong() >>> random.nextInt(48)),
+                    Long.toString(random.nextLong() >>> (1 + random.nextInt(63))),
+                    random.nextInt(3) == 0 ? "0x" + Long.toHexString(random.nextLong() >>> 16) : "0"};
+                if (random.nextInt(8) == 0) {
+                    // One odd column: the thread (4), the time (0), the pointer (1), the size (2) or the stream (3).
+                    int kind = random.nextInt(5);
+                    int column = new int[] {1, 3, 4, 5, 0}[kind];
+                    cols[column] = odd[kind][random.nextInt(odd[kind].length)];
+                }
+                int end = random.nextInt(30);
+                text.append(String.join(",", cols)).append(end == 0 ? "\r\n" : end == 1 ? "\r" : "\n");
+            }
+            for (int d = random.nextInt(4); d > 0; d--) {
+                int at = random.nextInt(text.length());
+                text.replace(at, Math.min(text.length(), at + random.nextInt(3)), damage[random.nextInt(damage.length)]);
+            }
+            if (random.nextInt(5) == 0) {
+                text.setLength(text.length() - 1);
+            }
+            String content = text.toString();
+            Path file = dir.resolve("d" + round + ".csv");
+            Files.writeString(file, content, StandardCharsets.UTF_8);
+            assertEquals(outcome(() -> new RmmCsvReader(oneCharAtATime(content), file.toString())),
+                    outcome(() -> new RmmCsvReader(file)), "round " + round);
+        }
+    }
+
+    private interface ReaderFactory {
+        RmmCsvReader open() throws IOException;
+    }
+
+    /** Every event read, then the error that stopped the reading, if any (as its message, which has the line). */
+    private static List<String> outcome(ReaderFactory factory) throws IOException {
+        List<String> out = new ArrayList<>();
+        try (RmmCsvReader reader = factory.open()) {
+            for (TraceEvent e = reader.next(); e != null; e = reader.next()) {
+                out.add(e.toString());
+            }
+        } catch (TraceFormatException e) {
+            out.add("error " + e.getMessage());
+        }
+        return out;
+    }
+
+    private static java.io.Reader oneCharAtATime(String text) {
+        return new java.io.Reader() {
+            private int next;
+
+            @Override
+            public int read(char[] buffer, int offset, int length) {
+                if (next == text.length()) {
+                    return -1;
+                }
+                if (length == 0) {
+                    return 0;
+                }
+                buffer[offset] = text.charAt(next++);
+                return 1;
+            }
+
+            @Override
+            public void close() {
+            }
         };
     }
 }
