@@ -17,6 +17,8 @@ class ProgressBarTest {
         assertEquals("replaying t.csv [###############...............]  50%  1,000/2,000 events",
                 ProgressBar.line("t.csv", 1000, 2000));
         assertEquals("replaying t [##############################] 100%  0/0 events", ProgressBar.line("t", 0, 0));
+        // A one-pass replay that cannot estimate its total: the count alone.
+        assertEquals("replaying t.csv  1,234,567 events", ProgressBar.line("t.csv", 1_234_567, -1));
     }
 
     @Test

@@ -526,6 +526,37 @@ class ReplayerTest {
     }
 
     @Test
+    void aOnePassReplayOfAFileEstimatesItsTotalFromTheBytesRead(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws IOException {
+        StringBuilder text = new StringBuilder(io.devalloc.examples.trace.PyTorchCsvReader.HEADER).append('\n');
+        for (int i = 0; i < 100_000; i++) {
+            text.append(2 * i).append(",alloc,").append(139_800_000_000_000L + 4096L * i).append(",4096,0,1\n");
+            text.append(2 * i + 1).append(",free_completed,").append(139_800_000_000_000L + 4096L * i)
+                    .append(",4096,0,2\n");
+        }
+        java.nio.file.Path file = dir.resolve("t.csv");
+        java.nio.file.Files.writeString(file, text);
+        List<long[]> updates = new ArrayList<>();
+        ReplayProgress listener = new ReplayProgress() {
+            @Override
+            public void update(long done, long total) {
+                updates.add(new long[] {done, total});
+            }
+
+            @Override
+            public void finish() {
+            }
+        };
+        new Replayer(options("caching", "sim:1GiB"), AllocatorRegistry.load(), DeviceRegistry.load(), listener)
+                .replay("t.csv", TraceSources.of(file));
+        assertEquals(4, updates.size(), "every 65,536 events and at the end");
+        for (long[] u : updates) {
+            assertTrue(u[1] >= u[0] && u[1] > 180_000 && u[1] < 220_000, () -> u[0] + " of " + u[1]);
+        }
+        assertEquals(200_000, updates.getLast()[1]);
+    }
+
+    @Test
     void badAllocatorsDevicesAndConfigurationsFailBeforeTheTraceIsRead() {
         TraceSource unread = () -> {
             throw new AssertionError("the trace must not be read");
