@@ -40,8 +40,10 @@ public final class Replayer {
      */
     static final int SNAPSHOT_SAMPLES = 20;
     /**
-     * Allocated and requested bytes at the reserved peak are read every this many events (a power of two), besides
-     * after every device malloc: the fragmentation figures are sampled, the same way in one pass and in two.
+     * Allocated and requested bytes at the reserved peak are read every this many events (a power of two) in the
+     * first 32,768 events, then every 1/1024 of the events replayed so far (rounded down to a power of two), besides
+     * after every device malloc: the fragmentation figures are sampled, the same way in one pass and in two, about a
+     * thousand times per doubling of the events (an allocator's stats can cost time proportional to its free blocks).
      */
     static final int OBSERVE_INTERVAL = 32;
     /**
@@ -507,7 +509,7 @@ public final class Replayer {
             if (device.grows() != seenGrows) {
                 seenGrows = device.grows();
                 observe(allocator.stats());
-            } else if ((i & (OBSERVE_INTERVAL - 1)) == 0) {
+            } else if ((i & (Math.max(OBSERVE_INTERVAL, Long.highestOneBit(i) >>> 10) - 1)) == 0) {
                 observe(allocator.stats());
             }
             maybeSnapshot(i);
@@ -528,8 +530,8 @@ public final class Replayer {
         }
 
         /**
-         * Called with fresh stats whenever reserved bytes may have grown (a new peak, or back at the peak), every
-         * {@link #OBSERVE_INTERVAL} events, at the start and at the end (the same events whether the replay makes one
+         * Called with fresh stats whenever reserved bytes may have grown (a new peak, or back at the peak), at the
+         * {@link #OBSERVE_INTERVAL} stride, at the start and at the end (the same events whether the replay makes one
          * pass or two): keeps the peak, and the highest allocated and requested bytes seen at it.
          */
         private void observe(AllocatorStats s) {

@@ -87,8 +87,9 @@
  *   <li>Fragmentation at the reserved peak: 1 &minus; allocated / reserved and 1 &minus; requested / reserved, with
  *       the highest allocated and requested bytes read while the reserved bytes stood at their peak (stats are read
  *       after every event in which the device gave memory, every
- *       {@value io.devalloc.examples.replay.Replayer#OBSERVE_INTERVAL} events, at the start and at the end: the same
- *       events in one pass and in two). A caching
+ *       {@value io.devalloc.examples.replay.Replayer#OBSERVE_INTERVAL} events for the first 32,768, then every 1/1024
+ *       of the events so far (a power of two), at the start and at the end: the same events in one pass and in
+ *       two). A caching
  *       allocator's peak is first reached right after a segment malloc, when the new segment is nearly empty; its
  *       fragmentation is what remains unused once the segments have filled.</li>
  *   <li>Timeline: allocated and reserved bytes sampled at event 0 (after a warm start), then every
