@@ -25,8 +25,4 @@ final class LongList {
     int size() {
         return size;
     }
-
-    long[] toArray() {
-        return Arrays.copyOf(values, size);
-    }
 }

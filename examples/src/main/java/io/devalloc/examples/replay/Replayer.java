@@ -138,8 +138,8 @@ public final class Replayer {
         /** The trace's own out-of-memory failures (PyTorch {@code oom}, RMM {@code allocate failure} rows). */
         private long traceOoms;
 
-        // Ground truth: the trace's segment sizes, compared with ours as either arrives (PyTorch traces only).
-        private final SegmentComparison segments = new SegmentComparison();
+        // Ground truth: the trace's segment sizes (the scan's), compared with ours as either arrives (PyTorch traces).
+        private SegmentComparison segments;
         private boolean compareSegments;
 
         // Peak tracking.
@@ -154,7 +154,6 @@ public final class Replayer {
         private long snapshotEvent;
         /** Fixed when the event count is known in advance (two passes), else follows the timeline's stride. */
         private long snapshotStride;
-        private boolean snapshotStrideFixed;
         private long snapshotEndNanos;
         private long snapshotCostNanos;
 
@@ -220,11 +219,7 @@ public final class Replayer {
                 notes.add("--warm: the trace has no presegment or prealloc rows (it starts from an empty allocator)");
             }
             compareSegments = scan.isPyTorch();
-            if (twoPasses) {
-                for (int k = 0; k < scan.segmentSizes.size(); k++) {
-                    segments.trace(scan.segmentSizes.get(k));
-                }
-            }
+            segments = scan.segments;
             device.startObserving();
 
             // The event count is known with two passes; in one pass it is estimated for the progress bar, and the
@@ -232,7 +227,6 @@ public final class Replayer {
             total = twoPasses ? scan.events : -1;
             this.events = events;
             if (twoPasses) {
-                snapshotStrideFixed = true;
                 snapshotStride = Math.max(1, total * SNAPSHOT_STRIDE_PERCENT / 100);
                 sampleStride = Math.max(1, (total + MAX_TIMELINE_POINTS - 3) / (MAX_TIMELINE_POINTS - 2));
             } else {
@@ -279,7 +273,8 @@ public final class Replayer {
                         }
                     }
                     if (!twoPasses && kind != TraceEvent.Kind.ALLOC && kind != TraceEvent.Kind.FREE) {
-                        groundTruthEvent(scan, kind, b.key[k], b.size[k], b.stream[k]);
+                        // The ground truth, collected as it goes: the rare rows only (allocs and frees just count).
+                        scan.accept(new TraceEvent(kind, b.key[k], b.size[k], b.stream[k], 0, 0));
                     }
                     inSegmentFreeRun = kind == TraceEvent.Kind.SEGMENT_FREE;
                     afterEvent(i);
@@ -489,17 +484,6 @@ public final class Replayer {
             }
         }
 
-        /**
-         * A one-pass replay's ground-truth bookkeeping for an event that is not an alloc or a free (those only
-         * count): the scan's figures, and the comparison of segment sizes.
-         */
-        private void groundTruthEvent(TraceScan scan, TraceEvent.Kind kind, long key, long size, long stream) {
-            scan.accept(new TraceEvent(kind, key, size, stream, 0, 0));
-            if (kind == TraceEvent.Kind.SEGMENT_ALLOC || kind == TraceEvent.Kind.SEGMENT_MAP) {
-                segments.trace(size);
-            }
-        }
-
         /** The trace's events when known in advance (two passes), else -1. */
         private long total;
         private ReadAhead events;
@@ -598,9 +582,7 @@ public final class Replayer {
             }
             samples = kept;
             sampleStride *= 2;
-            if (!snapshotStrideFixed) {
-                snapshotStride = SNAPSHOT_SAMPLES * sampleStride;
-            }
+            snapshotStride = SNAPSHOT_SAMPLES * sampleStride;
         }
 
         // ------------------------------------------------------------------------------------------ ground truth

@@ -106,11 +106,6 @@ final class SegmentComparison {
         return traceSizes.size();
     }
 
-    /** The trace's n-th segment size. */
-    long traceSize(int n) {
-        return traceSizes.get(n);
-    }
-
     /**
      * The first difference in the sequence, or null when the sizes agree as far as both go (the counts may still
      * differ).

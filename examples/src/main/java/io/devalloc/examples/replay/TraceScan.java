@@ -48,8 +48,11 @@ final class TraceScan {
     long presegmentBytes;
     private long delta;
     private long maxDelta;
-    /** Sizes of segment_alloc and segment_map rows, in order. */
-    final LongList segmentSizes = new LongList();
+    /**
+     * The sizes of the segment_alloc and segment_map rows, in order, as the comparison with the replay's device
+     * mallocs keeps them (the trace's side of it; the replay adds its own).
+     */
+    final SegmentComparison segments = new SegmentComparison();
 
     // Warm state.
     long presegments;
@@ -152,7 +155,7 @@ final class TraceScan {
                 } else {
                     segmentMaps++;
                 }
-                segmentSizes.add(e.size());
+                segments.trace(e.size());
                 delta += e.size();
                 maxDelta = Math.max(maxDelta, delta);
                 recorded(e);
