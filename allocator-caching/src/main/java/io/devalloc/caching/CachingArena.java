@@ -72,9 +72,9 @@ final class CachingArena implements CachingAllocator {
 
     private long totalAllocatedMemory;
     /**
-     * Device-level calls for the common stats: every malloc and every page mapped, every free and every page
-     * unmapped. (PyTorch's {@code num_device_alloc}/{@code num_device_free} count map and unmap calls instead, which
-     * cover several pages each; {@code memoryStats()} keeps those.)
+     * Device-level calls for the common stats: every malloc and every map call, every free and every unmap call,
+     * as PyTorch's {@code num_device_alloc}/{@code num_device_free} count them (a map of several pages is one call),
+     * plus the frees and unmaps made by {@code close()}, which PyTorch never makes.
      */
     private long deviceCalls;
     private long deviceReleases;
@@ -758,37 +758,30 @@ final class CachingArena implements CachingAllocator {
             this.pages = new boolean[(int) (size / pageSize)];
         }
 
-        /** Maps whole pages covering [ptr, ptr + bytes); returns the mapped size, 0 when the device is out. */
+        /**
+         * PyTorch's {@code ExpandableSegment::map}: maps the whole pages covering [ptr, ptr + bytes) in one device
+         * call (PyTorch creates a handle per page and maps them in one go; the port's adapters do the same, so any
+         * whole-granule part can be unmapped later). Returns the mapped size, 0 when the device is out of memory.
+         */
         long map(long ptr, long bytes) {
             int begin = (int) ((ptr - base) / pageSize);
             int end = (int) ((ptr + bytes - base + pageSize - 1) / pageSize);
-            VirtualMemory vm = device.virtualMemory().orElseThrow();
-            int i = begin;
-            try {
-                for (; i < end; i++) {
-                    if (!vm.map(base + i * pageSize, pageSize)) {
-                        rollback(vm, begin, i);
-                        return 0;
-                    }
-                    pages[i] = true;
-                }
-            } catch (RuntimeException e) {
-                // A device error half-way: give back what this call mapped, then report it.
-                rollback(vm, begin, i);
-                throw e;
+            if (begin == end) {
+                return 0;
             }
-            deviceCalls += end - begin;
+            VirtualMemory vm = device.virtualMemory().orElseThrow();
+            if (!vm.map(base + begin * pageSize, (end - begin) * pageSize)) {
+                return 0;
+            }
+            Arrays.fill(pages, begin, end, true);
+            deviceCalls++;
             return (end - begin) * pageSize;
         }
 
-        private void rollback(VirtualMemory vm, int begin, int end) {
-            for (int j = begin; j < end; j++) {
-                vm.unmap(base + j * pageSize, pageSize);
-                pages[j] = false;
-            }
-        }
-
-        /** Unmaps the whole pages inside [ptr, ptr + bytes); returns {start, size} of what was unmapped. */
+        /**
+         * PyTorch's {@code ExpandableSegment::unmap}: unmaps the whole pages inside [ptr, ptr + bytes) in one device
+         * call, after synchronising the segment's stream. Returns {start, size} of what was unmapped.
+         */
         long[] unmap(long ptr, long bytes) {
             long begin = (ptr - base + pageSize - 1) / pageSize;
             long end = (ptr + bytes - base) / pageSize;
@@ -800,13 +793,29 @@ final class CachingArena implements CachingAllocator {
             device.recordEvent(e, new DeviceStream(stream));
             device.synchronizeEvent(e);
             device.destroyEvent(e);
-            VirtualMemory vm = device.virtualMemory().orElseThrow();
-            for (long i = begin; i < end; i++) {
-                vm.unmap(base + i * pageSize, pageSize);
-                pages[(int) i] = false;
-            }
-            deviceReleases += end - begin;
+            device.virtualMemory().orElseThrow().unmap(base + begin * pageSize, (end - begin) * pageSize);
+            Arrays.fill(pages, (int) begin, (int) end, false);
+            deviceReleases++;
             return new long[] {base + begin * pageSize, (end - begin) * pageSize};
+        }
+
+        /** Unmaps every run of mapped pages, one device call per run (for close). */
+        void unmapAll(VirtualMemory vm) {
+            int i = 0;
+            while (i < pages.length) {
+                if (!pages[i]) {
+                    i++;
+                    continue;
+                }
+                int j = i;
+                while (j < pages.length && pages[j]) {
+                    j++;
+                }
+                vm.unmap(base + i * pageSize, (j - i) * pageSize);
+                Arrays.fill(pages, i, j, false);
+                deviceReleases++;
+                i = j;
+            }
         }
     }
 
@@ -1631,12 +1640,7 @@ final class CachingArena implements CachingAllocator {
             VirtualMemory vm = device.virtualMemory().orElse(null);
             for (ExpandableSegment es : expandableSegments) {
                 try {
-                    for (int i = 0; i < es.pages.length; i++) {
-                        if (es.pages[i]) {
-                            vm.unmap(es.base + i * es.pageSize, es.pageSize);
-                            deviceReleases++;
-                        }
-                    }
+                    es.unmapAll(vm);
                     vm.release(es.base);
                 } catch (RuntimeException e) {
                     failure = Failures.chain(failure, e);

@@ -36,9 +36,6 @@
  *       device allocator to hand the work to.</li>
  *   <li>Bad frees throw {@link io.devalloc.api.error.InvalidFreeException} ({@code invalid device pointer} in
  *       PyTorch) and change nothing.</li>
- *   <li>The common {@link io.devalloc.api.stats.AllocatorStats} count device calls (each malloc and each page
- *       mapped; each free and each page unmapped) where PyTorch's {@code num_device_alloc}/{@code num_device_free}
- *       count map calls of several pages; {@code memoryStats()} keeps PyTorch's figures.</li>
  *   <li>Warm traces can be seeded with {@code restoreSegment} and {@code restoreAllocation}, which PyTorch has no
  *       need for.</li>
  * </ul>

@@ -24,7 +24,8 @@ import java.util.Map;
  * @param largestAllocation     the largest single request served
  * @param largestFreeBlock      the largest free cached block (0 when nothing is cached)
  * @param deviceMallocs         calls to the device's malloc (and virtual-memory maps) that succeeded
- * @param deviceFrees           calls to the device's free (and unmaps)
+ * @param deviceFrees           calls to the device's free (and unmaps; a range mapped in one call may be unmapped in
+ *                              several, so with virtual memory frees can outnumber mallocs)
  * @param allocationRetries     allocations that needed a retry (after freeing cache, waiting, ...)
  * @param outOfMemoryErrors     allocations that failed with out-of-memory
  * @param limitBytes            the allocator's byte limit, or {@link Long#MAX_VALUE} when it has none
