@@ -25,9 +25,15 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>{@code allow_retry_on_failure}</td><td>true</td><td>true</td><td>true</td></tr>
  *   <tr><td>{@code retry_timeout_ms}</td><td>10000</td><td>10 s, fixed</td><td>10 s, fixed</td></tr>
  *   <tr><td>{@code timestamped}</td><td>false</td><td>off unless a timing counter is set</td><td>same</td></tr>
- *   <tr><td>{@code virtual_memory}</td><td>auto: on when the device offers it</td><td>VMM sub-allocator on
- *       CUDA ≥ 10.2</td><td>-</td></tr>
+ *   <tr><td>{@code virtual_memory}</td><td>false: plain device mallocs, regions never coalesce</td><td>
+ *       {@code DeviceMemAllocator} (the {@code GpuVirtualMemAllocator} branch of {@code CreateSubAllocator} is
+ *       compiled out with {@code #if 0}, "Observed OOM issues when using the virtual memory allocators")</td>
+ *       <td>-</td></tr>
  * </table>
+ *
+ * <p>{@code virtual_memory:true} is TensorFlow's {@code GpuVirtualMemAllocator} path (one reservation of the whole
+ * limit, regions that coalesce), still useful against region fragmentation with growth; {@code virtual_memory:auto}
+ * turns it on when the device offers virtual memory. Neither is what TensorFlow's GPU BFC does today.
  *
  * @param allowGrowth           start with a 2 MiB region and double, instead of one region of the whole limit
  * @param garbageCollection     on out of memory, free wholly unused regions to make room for a larger one
@@ -79,8 +85,10 @@ public record BfcOptions(boolean allowGrowth, boolean garbageCollection, long me
             "stream-ordered reuse: memory freed on a stream is reused by other streams only after the device"
                     + " finished that stream's earlier work");
     public static final ConfigOption<String> VIRTUAL_MEMORY = new ConfigOption<>("virtual_memory",
-            "auto, true or false", "auto",
-            "build regions from the device's virtual memory so that they coalesce (auto: when the device offers it)",
+            "auto, true or false", "false",
+            "build regions from the device's virtual memory so that they coalesce, as TensorFlow's"
+                    + " GpuVirtualMemAllocator (auto: when the device offers it; default false, as TensorFlow's GPU"
+                    + " BFC, whose regions never coalesce)",
             text -> switch (text.toLowerCase(java.util.Locale.ROOT)) {
                 case "auto", "true", "false" -> text.toLowerCase(java.util.Locale.ROOT);
                 default -> throw new IllegalArgumentException();
@@ -105,7 +113,7 @@ public record BfcOptions(boolean allowGrowth, boolean garbageCollection, long me
 
     /** GPUBFCAllocator's defaults, with no environment applied. */
     public static BfcOptions defaults() {
-        return new BfcOptions(false, true, 0, 0.0, true, 10_000, false, VirtualMemoryUse.AUTO);
+        return new BfcOptions(false, true, 0, 0.0, true, 10_000, false, VirtualMemoryUse.OFF);
     }
 
     public BfcOptions withAllowGrowth(boolean v) {
@@ -157,8 +165,8 @@ public record BfcOptions(boolean allowGrowth, boolean garbageCollection, long me
         Long limitMb = config.get(MEMORY_LIMIT_MB);
         VirtualMemoryUse vm = switch (config.get(VIRTUAL_MEMORY)) {
             case "true" -> VirtualMemoryUse.ON;
-            case "false" -> VirtualMemoryUse.OFF;
-            default -> VirtualMemoryUse.AUTO;
+            case "auto" -> VirtualMemoryUse.AUTO;
+            default -> VirtualMemoryUse.OFF;
         };
         return new BfcOptions(growth, gc, limitMb == null ? 0 : limitMb * ByteSize.MiB,
                 config.get(FRAGMENTATION_FRACTION), config.get(ALLOW_RETRY_ON_FAILURE), config.get(RETRY_TIMEOUT_MS),

@@ -16,8 +16,12 @@
  *       create no Java objects. (Timestamped mode is the exception: each free records a device event and queues a
  *       small record.)</li>
  *   <li><b>Regions</b> come from a {@code RegionSource}: plain device mallocs (regions never coalesce, like
- *       {@code DeviceMemAllocator}) or the device's virtual memory (one reservation of the whole limit, mapped
- *       from its start, so new regions continue the last one and coalesce, like {@code GpuVirtualMemAllocator}).</li>
+ *       {@code DeviceMemAllocator}: the default, because TensorFlow's GPU BFC always runs over it; the
+ *       {@code GpuVirtualMemAllocator} branch of {@code gpu_process_state.cc}'s {@code CreateSubAllocator} is
+ *       compiled out with {@code #if 0}, "Observed OOM issues when using the virtual memory allocators") or, with
+ *       {@code virtual_memory:true} (or {@code auto} on a device that offers it), the device's virtual memory (one
+ *       reservation of the whole limit, mapped from its start, so new regions continue the last one and coalesce,
+ *       like {@code GpuVirtualMemAllocator}).</li>
  *   <li><b>Threads.</b> One lock guards the arena and the device calls run under it, as upstream. Retry waits
  *       happen outside it on a separate condition that every free and every frontier advance signals.</li>
  * </ul>
@@ -45,6 +49,8 @@
  *   <li>{@link io.devalloc.bfc.BfcAllocator#clearStats()} is upstream's {@code ClearStats};
  *       {@link io.devalloc.api.DeviceAllocator#resetPeakStats()} also resets the pool peak, as the common contract
  *       asks. {@code largestFreeBlockBytes} follows current XLA (classic left it 0).</li>
+ *   <li>{@code virtual_memory:true} and {@code auto} offer TensorFlow's compiled-out {@code GpuVirtualMemAllocator}
+ *       path (coalescing regions) as an opt-in; the default, {@code false}, is what TensorFlow runs.</li>
  *   <li>The default memory limit is the device's total; TensorFlow takes the available memory minus a reserve
  *       (225 MiB to 1.8 GiB depending on the GPU), which an application can give as {@code memory_limit_mb}.</li>
  *   <li>The out-of-memory exception says whether the failure is fragmentation (enough free bytes in total, no

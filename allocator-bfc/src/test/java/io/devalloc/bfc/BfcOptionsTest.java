@@ -59,7 +59,7 @@ class BfcOptionsTest {
         assertTrue(o.allowRetryOnFailure());
         assertEquals(10_000, o.retryTimeoutMillis(), "TensorFlow's 10 s");
         assertFalse(o.timestamped());
-        assertEquals(BfcOptions.VirtualMemoryUse.AUTO, o.virtualMemory());
+        assertEquals(BfcOptions.VirtualMemoryUse.OFF, o.virtualMemory(), "GPU BFC runs over DeviceMemAllocator");
         assertEquals(BfcOptions.defaults(), o);
         assertEquals(o, options(Map.of(), "   "));
     }
@@ -236,6 +236,21 @@ class BfcOptionsTest {
                 a.free(p1);
                 a.free(p2);
             }
+        }
+    }
+
+    /** TensorFlow's GPU BFC never uses virtual memory: by default regions never coalesce, even on a VMM device. */
+    @Test
+    void byDefaultRegionsAreDeviceMallocsThatNeverCoalesce() {
+        assertTrue(device.virtualMemory().isPresent());
+        try (BfcArena a = (BfcArena) new BfcAllocatorProvider(Map.of()).create(device, "allow_growth:true")) {
+            long p1 = a.malloc(2 * MiB);
+            long p2 = a.malloc(2 * MiB);
+            assertEquals(2, a.regionCount(), "two regions, side by side or not, stay two");
+            assertEquals(2, device.counters().mallocs());
+            assertEquals(0, device.counters().maps());
+            a.free(p1);
+            a.free(p2);
         }
     }
 
