@@ -72,6 +72,23 @@ public interface CachingAllocator extends DeviceAllocator {
     /** Called on every out-of-memory error, before the exception is thrown (PyTorch's OOM observers). */
     void registerOutOfMemoryObserver(OutOfMemoryObserver observer);
 
+    /**
+     * Called when {@code throw_on_cudamalloc_oom} refuses an allocation (PyTorch's {@code OomRejectionObserver}),
+     * on a thread of its own after the allocator's lock is released, as upstream dispatches them; an observer that
+     * throws is logged and, as upstream, the observers after it are not called.
+     */
+    void registerOomRejectionObserver(OomRejectionObserver observer);
+
+    /**
+     * Tags {@code stream} with a reserve class for {@code expandable_segments_reserve_by_class} (PyTorch's
+     * {@code setExpandableSegmentReserveClassForStream}); {@code ""} removes the tag. Applies to expandable
+     * segments created afterwards.
+     */
+    void setExpandableSegmentReserveClass(DeviceStream stream, String reserveClass);
+
+    /** The reserve class of {@code stream}, {@code ""} when untagged. */
+    String expandableSegmentReserveClass(DeviceStream stream);
+
     /** The options in force. */
     CachingOptions options();
 
@@ -92,6 +109,18 @@ public interface CachingAllocator extends DeviceAllocator {
      * @throws IllegalArgumentException if the range is not inside one free block of this allocator
      */
     void restoreAllocation(long address, long blockSize, long requested, DeviceStream stream);
+
+    /** Observer of allocations refused by {@code throw_on_cudamalloc_oom}. */
+    @FunctionalInterface
+    interface OomRejectionObserver {
+        /**
+         * @param device         the device index
+         * @param allocationSize the segment size that was refused
+         * @param totalAllocated the bytes the allocator held from the device before the request
+         * @param deviceTotal    the device's total memory
+         */
+        void onRejection(int device, long allocationSize, long totalAllocated, long deviceTotal);
+    }
 
     /** Observer of out-of-memory errors. */
     @FunctionalInterface

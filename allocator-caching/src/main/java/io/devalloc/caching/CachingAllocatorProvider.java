@@ -22,6 +22,8 @@ public final class CachingAllocatorProvider implements AllocatorProvider {
     private final Map<String, String> environment;
 
     /** The provider that {@link java.util.ServiceLoader} creates: reads the process environment. */
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CachingAllocatorProvider.class);
+
     public CachingAllocatorProvider() {
         this(System.getenv());
     }
@@ -35,6 +37,8 @@ public final class CachingAllocatorProvider implements AllocatorProvider {
         if (config.explicitValues().isEmpty()) {
             String fromEnv = CachingOptions.fromEnvironment(environment);
             if (!fromEnv.isBlank()) {
+                String variable = CachingOptions.environmentVariable(environment);
+                LOG.info("allocator 'caching': no configuration given; using {}={}", variable, fromEnv);
                 return CachingOptions.parse(fromEnv);
             }
         }

@@ -69,6 +69,16 @@ final class CachingArena implements CachingAllocator {
     private final List<ExpandableSegment> expandableSegments = new ArrayList<>();
     private final List<BooleanSupplier> freeMemoryCallbacks = new CopyOnWriteArrayList<>();
     private final List<OutOfMemoryObserver> oomObservers = new CopyOnWriteArrayList<>();
+    private final List<OomRejectionObserver> oomRejectionObservers = new CopyOnWriteArrayList<>();
+    /** Reserve classes of tagged streams (PyTorch's per-stream map); untagged streams have class "". */
+    private final Map<Long, String> reserveClasses = new HashMap<>();
+    /** Reserve classes already warned about (no entry of their own in the by-class list), as upstream warns once. */
+    private final java.util.Set<String> warnedReserveClasses = new java.util.HashSet<>();
+    /** Set by allocBlock when throw_on_cudamalloc_oom refused this malloc: the ladder is skipped. */
+    private boolean rejected;
+    private long rejectedSize;
+    private long rejectedTotal;
+    private long lastRejectionWarningNanos = Long.MIN_VALUE;
 
     private long totalAllocatedMemory;
     /**
@@ -100,12 +110,7 @@ final class CachingArena implements CachingAllocator {
             // PyTorch without the driver's virtual memory API warns and carries on without expandable segments.
             LOG.warn("expandable_segments not supported on this platform ({} has no virtual memory); continuing"
                     + " without expandable segments", device.descriptor().id());
-            options = new CachingOptions(options.backend(), options.largeSegmentSize(), options.maxSplitSize(),
-                    options.maxNonSplitRounding(), options.garbageCollectionThreshold(), options.roundupPower2Divisions(),
-                    false, options.releaseLockOnCudamalloc(), options.pinnedUseCudaHostRegister(),
-                    options.pinnedNumRegisterThreads(), options.pinnedUseBackgroundThreads(),
-                    options.pinnedReserveSegmentSize(), options.graphCaptureRecordStreamReuse(),
-                    options.perProcessMemoryFraction(), options.configText());
+            options = options.withExpandableSegments(false);
         }
         this.options = options;
         if (options.backend() != CachingOptions.Backend.NATIVE) {
@@ -116,7 +121,7 @@ final class CachingArena implements CachingAllocator {
         this.deviceTotal = device.descriptor().totalBytes();
         if (options.perProcessMemoryFraction() < 1.0) {
             setFraction = true;
-            allowedMemoryMaximum = (long) (options.perProcessMemoryFraction() * deviceTotal);
+            allowedMemoryMaximum = Math.round(options.perProcessMemoryFraction() * deviceTotal);
         }
     }
 
@@ -156,6 +161,7 @@ final class CachingArena implements CachingAllocator {
         }
         OutOfMemoryException oom = null;
         long oomSegmentSize = 0;
+        long[] rejection = null;
         lock.lock();
         try {
             ensureOpen();
@@ -173,26 +179,43 @@ final class CachingArena implements CachingAllocator {
                 block = getFreeBlock(pool, st, s);
             }
             ensureOpen();
+            rejected = false;
             if (block == NONE) {
                 if (setFraction && options.garbageCollectionThreshold() > 0.0) {
                     garbageCollectCachedBlocks();
                 }
                 block = allocBlock(pool, st, s, a, false);
-                if (block == NONE && releaseAvailableCachedBlocks(pool, st, s)) {
+                // A refusal by throw_on_cudamalloc_oom skips the rest of the ladder, as upstream.
+                if (block == NONE && !rejected && releaseAvailableCachedBlocks(pool, st, s)) {
                     block = allocBlock(pool, st, s, a, false);
                 }
-                if (block == NONE) {
+                if (block == NONE && !rejected) {
                     releaseCachedBlocks();
-                    block = allocBlock(pool, st, s, a, true);
+                    if (options.searchPoolAfterRelease()) {
+                        // pytorch#191302: blocks whose frees waited on events are back in the pool now.
+                        block = getFreeBlock(pool, st, s);
+                    }
+                    if (block == NONE) {
+                        block = allocBlock(pool, st, s, a, true);
+                    }
                 }
             }
             if (block != NONE) {
                 return allocFoundBlock(block, pool, st, s, size);
             }
-            oom = outOfMemory(size, s, a, st);
-            oomSegmentSize = a;
-            } finally {
+            if (rejected) {
+                oom = rejection(size);
+                rejection = new long[] {rejectedSize, rejectedTotal};
+            } else {
+                oom = outOfMemory(size, s, a, st);
+                oomSegmentSize = a;
+            }
+        } finally {
             lock.unlock();
+        }
+        if (rejection != null) {
+            notifyRejection(rejection[0], rejection[1]);
+            throw oom;
         }
         // As upstream, observers run after the lock is released: they may use the allocator.
         long allowed = oom.limitBytes() == Long.MAX_VALUE ? oom.deviceTotalBytes() : oom.limitBytes();
@@ -263,6 +286,19 @@ final class CachingArena implements CachingAllocator {
         }
         if (setFraction && totalAllocatedMemory + a > allowedMemoryMaximum) {
             return NONE;
+        }
+        if (options.throwOnCudamallocOom()) {
+            // Upstream reads the configured fraction here (1.0 when none), not the runtime limit, and truncates
+            // where setMemoryFraction rounds; with a configured fraction below 1 the check above answers first.
+            long maxAllowed = (long) (options.perProcessMemoryFraction() * (double) deviceTotal);
+            if (totalAllocatedMemory + a > maxAllowed) {
+                stats.numOomRejections++;
+                rejected = true;
+                rejectedSize = a;
+                rejectedTotal = totalAllocatedMemory;
+                warnRejection(a, maxAllowed);
+                return NONE;
+            }
         }
         if (options.expandableSegments()) {
             return tryAllocateExpandableBlock(pool, stream, s);
@@ -849,8 +885,12 @@ final class CachingArena implements CachingAllocator {
             }
         }
         long pageSize = pool.small ? SMALL_BUFFER : options.largeSegmentSize();
-        long addressSpace = deviceTotal + deviceTotal / 8;
-        long pagesNeeded = (addressSpace + pageSize - 1) / pageSize;
+        long pagesNeeded = (segmentReserve(stream) + pageSize - 1) / pageSize;
+        if (pagesNeeded * pageSize < size) {
+            // One allocation cannot span segments. Upstream creates the segment and deletes it at once; devalloc
+            // does not reserve the address space it would give back (nothing else observable differs).
+            return NONE;
+        }
         long reservation = pagesNeeded * pageSize;
         long granule = device.virtualMemory().orElseThrow().granularity();
         reservation = (reservation + granule - 1) / granule * granule;
@@ -866,6 +906,23 @@ final class CachingArena implements CachingAllocator {
         blocks.expandable[c] = es.id;
         pool.insertUnmapped(c);
         return c;
+    }
+
+    /**
+     * The address space a new expandable segment of {@code stream} reserves: 9/8 of the device's memory, or the
+     * configured reserve of the stream's class, clamped to that (upstream's {@code ExpandableSegment} constructor).
+     * At least one byte, so that a reserve that resolves to 0 still gives one page.
+     */
+    private long segmentReserve(long stream) {
+        long full = deviceTotal + deviceTotal / 8;
+        String reserveClass = reserveClasses.getOrDefault(stream, "");
+        ExpandableSegmentReserve.Decision d = options.expandableSegmentsReserve().decision(reserveClass, deviceTotal);
+        if (d.reserveBytes() >= 0 && !reserveClass.isEmpty() && !d.classKnown()
+                && warnedReserveClasses.add(reserveClass)) {
+            LOG.warn("expandable_segments reserve class '{}' has no configured reserve in"
+                    + " expandable_segments_reserve_by_class; using the default reserve.", reserveClass);
+        }
+        return Math.max(1, ExpandableSegmentReserve.clamp(d, full));
     }
 
     /** PyTorch's {@code try_allocate_expandable_block}. */
@@ -978,6 +1035,59 @@ final class CachingArena implements CachingAllocator {
 
     // ================================================================================================ OOM
 
+    /** Upstream logs a refusal at most once a minute ({@code C10_LOG_EVERY_MS(WARNING, 60000)}). */
+    private void warnRejection(long size, long maxAllowed) {
+        long now = System.nanoTime();
+        if (lastRejectionWarningNanos != Long.MIN_VALUE && now - lastRejectionWarningNanos < 60_000_000_000L) {
+            return;
+        }
+        lastRejectionWarningNanos = now;
+        LOG.warn("Preemptively rejecting allocation: requested {} but total_allocated_memory ({}) + requested size"
+                        + " would exceed memory limit ({} = {}% of {}). Set throw_on_cudamalloc_oom:false to disable.",
+                formatSize(size), formatSize(totalAllocatedMemory), formatSize(maxAllowed),
+                options.perProcessMemoryFraction() * 100, formatSize(deviceTotal));
+    }
+
+    /**
+     * The exception of a malloc refused by {@code throw_on_cudamalloc_oom}: upstream's text, with the caller's
+     * request; no {@code oom} trace entry and no {@code num_ooms}, as upstream.
+     */
+    private OutOfMemoryException rejection(long size) {
+        MemoryInfo info = device.memoryInfo();
+        long allocated = stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
+        long reserved = stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
+        return new OutOfMemoryException(OutOfMemoryException.Reason.LIMIT_REACHED, device.descriptor().id(), size,
+                info.freeBytes(), info.totalBytes(), reserved, allocated, limit(),
+                "CUDA out of memory. Allocation was preemptively rejected because it would exceed"
+                        + " per_process_memory_fraction limit. Requested size: " + formatSize(size));
+    }
+
+    /** Upstream runs the rejection observers on a thread of their own, after the lock is released. */
+    private void notifyRejection(long size, long total) {
+        if (oomRejectionObservers.isEmpty()) {
+            return;
+        }
+        List<OomRejectionObserver> observers = List.copyOf(oomRejectionObservers);
+        int index = device.descriptor().index();
+        Thread.ofVirtual().name("devalloc-oom-rejection")
+                .start(() -> dispatchRejection(observers, index, size, total, deviceTotal));
+    }
+
+    /**
+     * Calls the observers in order, as upstream's dispatch thread does: one try around the loop, so an observer that
+     * throws is logged ("Exception in OOM rejection observer: ...") and the ones after it are not called.
+     */
+    static void dispatchRejection(List<OomRejectionObserver> observers, int device, long size, long totalAllocated,
+                                  long deviceTotal) {
+        try {
+            for (OomRejectionObserver o : observers) {
+                o.onRejection(device, size, totalAllocated, deviceTotal);
+            }
+        } catch (RuntimeException e) {
+            LOG.error("Exception in OOM rejection observer: {}", e.getMessage(), e);
+        }
+    }
+
     private OutOfMemoryException outOfMemory(long size, long rounded, long a, long stream) {
         MemoryInfo info = device.memoryInfo();
         trace.record(TraceAction.OOM, info.freeBytes(), rounded, stream);
@@ -988,10 +1098,8 @@ final class CachingArena implements CachingAllocator {
                 + " has a total capacity of " + formatSize(info.totalBytes()) + " of which " + formatSize(info.freeBytes())
                 + " is free. " + (setFraction ? formatSize(allowedMemoryMaximum) + " allowed; " : "")
                 + "Of the allocated memory " + formatSize(allocated) + " is allocated by PyTorch, and "
-                + formatSize(reserved - allocated) + " is reserved by PyTorch but unallocated. If reserved but"
-                + " unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid"
-                + " fragmentation.  See documentation for Memory Management "
-                + " (https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)";
+                + formatSize(reserved - allocated) + " is reserved by PyTorch but unallocated."
+                + expandableHints(a, stream);
         OutOfMemoryException.Reason reason;
         if (setFraction && totalAllocatedMemory + a > allowedMemoryMaximum) {
             reason = OutOfMemoryException.Reason.LIMIT_REACHED;
@@ -1004,6 +1112,41 @@ final class CachingArena implements CachingAllocator {
         }
         return new OutOfMemoryException(reason, device.descriptor().id(), size, info.freeBytes(), info.totalBytes(),
                 reserved, allocated, limit(), message);
+    }
+
+    /**
+     * The end of upstream's out-of-memory message. Without expandable segments: the advice to turn them on. With
+     * them: the advice to raise the reserve when the request is larger than its segment's reserve (one allocation
+     * cannot span segments) but would fit the device, otherwise the note that segments may over-reserve address
+     * space.
+     */
+    private String expandableHints(long a, long stream) {
+        if (!options.expandableSegments()) {
+            return " If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF="
+                    + "expandable_segments:True to avoid fragmentation.  See documentation for Memory Management "
+                    + " (https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)";
+        }
+        String reserveHint = "";
+        if (a <= deviceTotal) {
+            String reserveClass = reserveClasses.getOrDefault(stream, "");
+            long reserve = ExpandableSegmentReserve.clamp(
+                    options.expandableSegmentsReserve().decision(reserveClass, deviceTotal),
+                    deviceTotal + deviceTotal / 8);
+            if (reserve < a) {
+                reserveHint = " This allocation exceeds the expandable-segment reserve of " + formatSize(reserve)
+                        + (reserveClass.isEmpty() ? " for this stream" : " for stream reserve class '" + reserveClass
+                        + "'") + ", and a single allocation cannot span expandable segments. Raise"
+                        + " PYTORCH_CUDA_ALLOC_CONF expandable_segments_reserve or expandable_segments_reserve_by_class"
+                        + " (or unset it) so that a segment is at least " + formatSize(a) + ".";
+            }
+        }
+        if (!reserveHint.isEmpty()) {
+            return reserveHint;
+        }
+        return " expandable_segments is enabled. If instead the process is running out of virtual address space"
+                + " (VSZ), expandable segments may be over-reserving VA (each segment reserves ~9/8 of device memory,"
+                + " times the number of streams); reduce it via PYTORCH_CUDA_ALLOC_CONF expandable_segments_reserve /"
+                + " expandable_segments_reserve_by_class.";
     }
 
     /** PyTorch's {@code format_size}. */
@@ -1046,8 +1189,9 @@ final class CachingArena implements CachingAllocator {
         lock.lock();
         try {
             ensureOpen();
-            allowedMemoryMaximum = (long) (fraction * deviceTotal);
-            setFraction = true;
+            // Upstream's setMemoryFraction: rounded, and a fraction of 1 means no limit.
+            allowedMemoryMaximum = Math.round(fraction * deviceTotal);
+            setFraction = fraction < 1.0;
         } finally {
             lock.unlock();
         }
@@ -1071,6 +1215,38 @@ final class CachingArena implements CachingAllocator {
     @Override
     public void registerOutOfMemoryObserver(OutOfMemoryObserver observer) {
         oomObservers.add(Objects.requireNonNull(observer, "observer"));
+    }
+
+    @Override
+    public void registerOomRejectionObserver(OomRejectionObserver observer) {
+        oomRejectionObservers.add(Objects.requireNonNull(observer, "observer"));
+    }
+
+    @Override
+    public void setExpandableSegmentReserveClass(DeviceStream stream, String reserveClass) {
+        Objects.requireNonNull(stream, "stream");
+        Objects.requireNonNull(reserveClass, "reserveClass");
+        lock.lock();
+        try {
+            ensureOpen();
+            if (reserveClass.isEmpty()) {
+                reserveClasses.remove(stream.handle());
+            } else {
+                reserveClasses.put(stream.handle(), reserveClass);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public String expandableSegmentReserveClass(DeviceStream stream) {
+        lock.lock();
+        try {
+            return reserveClasses.getOrDefault(stream.handle(), "");
+        } finally {
+            lock.unlock();
+        }
     }
 
     @Override
@@ -1314,7 +1490,8 @@ final class CachingArena implements CachingAllocator {
                     stats.get(Metric.RESERVED_BYTES, all, DeviceStats.CURRENT),
                     stats.get(Metric.RESERVED_BYTES, all, DeviceStats.PEAK),
                     largestRequest, largestFreeLocked(),
-                    deviceCalls, deviceReleases, stats.numAllocRetries, stats.numOoms, limit());
+                    deviceCalls, deviceReleases, stats.numAllocRetries, stats.numOoms + stats.numOomRejections,
+                    limit());
         } finally {
             lock.unlock();
         }

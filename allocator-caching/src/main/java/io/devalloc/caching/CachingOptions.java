@@ -22,8 +22,14 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Where the text comes from</h2>
  * PyTorch reads the first of {@value #ENV}, {@value #ENV_HIP} and {@value #ENV_GENERIC} that is set (set and
- * empty counts as set); {@link #fromEnvironment(Map)} applies that rule, and
+ * empty counts as set), and only that one; {@link #fromEnvironment(Map)} applies that rule, and
  * {@code CachingOptions.parse(CachingOptions.fromEnvironment(System.getenv()))} reads the process environment.
+ * The order was checked in upstream's source (2026): {@code AcceleratorAllocatorConfig}'s loader in
+ * {@code c10/core/AllocatorConfig.cpp} tries {@code PYTORCH_CUDA_ALLOC_CONF}, {@code PYTORCH_HIP_ALLOC_CONF},
+ * {@code PYTORCH_ALLOC_CONF} in that order and parses the first found, with no deprecation warning, and
+ * {@code CUDAAllocatorConfig::instance()} does the same (the HIP name only in ROCm builds). The comment in
+ * {@code AllocatorConfig.h} that calls {@code PYTORCH_ALLOC_CONF} the primary variable describes the torch 2.9/2.10
+ * order (generic first, the others warned about as deprecated), which newer code reversed.
  *
  * <h2>Syntax</h2>
  * {@code key:value,key:value}, list values in brackets ({@code roundup_power2_divisions:[256:1,512:2,>:8]}),
@@ -89,14 +95,44 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>{@code graph_capture_record_stream_reuse}</td><td>False</td><td>{@code True}/{@code False}</td></tr>
  *   <tr><td>{@code per_process_memory_fraction}</td><td>1.0 (no limit)</td><td>in [0, 1]:
  *       "per_process_memory_fraction is invalid, set it in [0.0, 1.0]". A fraction below 1 limits the allocator to
- *       fraction &times; total device memory.</td></tr>
+ *       fraction &times; total device memory (rounded, as upstream's {@code setMemoryFraction}).</td></tr>
+ *   <tr><td>{@code expandable_segments_reserve}</td><td>9/8 of device memory</td><td>A fraction of device memory
+ *       ({@code 0.5}) or GiB ({@code 40G}), C locale, positive and finite; the address space each new expandable
+ *       segment reserves, clamped to 9/8 of device memory. A bad value is not an error: upstream's warning
+ *       "Ignoring invalid expandable-segment reserve value 'v' in PYTORCH_CUDA_ALLOC_CONF (expected a positive,
+ *       finite fraction like 0.5 or an absolute size like 40G); using default." is logged. One allocation cannot
+ *       span segments: a larger request is out of memory. See {@link ExpandableSegmentReserve}.</td></tr>
+ *   <tr><td>{@code expandable_segments_reserve_by_class}</td><td>none</td><td>{@code [class:value,...]}, values as
+ *       above; the reserve of segments whose stream is tagged with that class
+ *       ({@link CachingAllocator#setExpandableSegmentReserveClass}). A bad entry is warned about and skipped, the
+ *       others apply; a value that is not a bracketed list is refused (upstream's tokenizer would misread it).</td></tr>
+ *   <tr><td>{@code throw_on_cudamalloc_oom}</td><td>False</td><td>{@code True}/{@code False}. Before any device
+ *       allocation (malloc or expandable map) that would take the allocator past the <em>configured</em>
+ *       {@code per_process_memory_fraction} &times; total memory (1.0 when not set), fail at once, skipping the rest
+ *       of the retry ladder: {@code num_oom_rejections} counts it (not {@code num_ooms}), no {@code oom} trace entry
+ *       is recorded, only the rejection observers are called, and the message is upstream's "CUDA out of memory.
+ *       Allocation was preemptively rejected because it would exceed per_process_memory_fraction limit. Requested
+ *       size: ...". As in upstream's {@code alloc_block}, the runtime limit is checked first: with a configured
+ *       fraction below 1 that check answers before this one (an ordinary out of memory), so the refusal acts when
+ *       the fraction is 1 (the whole device) or after {@code setPerProcessMemoryFraction} raised the runtime limit.
+ *       The spec summary "acts only with a fraction" is not what upstream's code does.</td></tr>
+ *   <tr><td>{@code pinned_free_catch_all}</td><td>False</td><td>{@code True}/{@code False}; upstream's pinned
+ *       allocator swallows (and logs) exceptions from its {@code free} instead of rethrowing them. Accepted for
+ *       compatibility; the device allocator ignores it.</td></tr>
+ *   <tr><td>{@code pinned_max_round_threshold_mb}, {@code pinned_max_cached_size_mb}</td><td>unlimited</td><td>
+ *       Whole MiB (clamped as upstream). Keys of the pinned-host allocator ({@code caching-host}), accepted here
+ *       because PyTorch's one configuration string carries them; reported in {@code allocator_settings} as
+ *       {@code max_round_threshold} and {@code max_cached_size} (bytes, -1 when unlimited).</td></tr>
+ *   <tr><td>{@code search_pool_after_release}</td><td>False</td><td>devalloc's key, not PyTorch's: pytorch#191302
+ *       (an open pull request fixing #189504). After the retry ladder waits for every event and releases the
+ *       cache, search the pool again before the last device allocation, so that a block whose free waited on an
+ *       event is found. Off by default, as upstream today (which fails that allocation; the same call made again
+ *       succeeds).</td></tr>
  * </table>
  *
  * <p>An unknown key is refused with PyTorch's "Unrecognized key 'k' in CUDA allocator config." (by {@link #parse};
  * code that parses with {@code AllocatorConfig.parse(text, SCHEMA)} directly gets AllocatorConfig's own "unknown
- * configuration key" message). The newest upstream keys ({@code throw_on_cudamalloc_oom},
- * {@code pinned_free_catch_all}, {@code expandable_segments_reserve}, {@code expandable_segments_reserve_by_class})
- * are not supported and are refused as unknown.
+ * configuration key" message).
  *
  * <p>Every refusal is an {@link InvalidConfigurationException} naming the key and value, whose message contains
  * PyTorch's text in parentheses.
@@ -117,6 +153,17 @@ import org.slf4j.LoggerFactory;
  * @param pinnedReserveSegmentSize      bytes of the pinned reserve segment, 0 for none
  * @param graphCaptureRecordStreamReuse allow reuse of record_stream blocks during graph capture
  * @param perProcessMemoryFraction      the fraction of device memory the allocator may use, 1.0 for no limit
+ * @param expandableSegmentsReserve     the address space an expandable segment reserves
+ *                                      ({@link ExpandableSegmentReserve#HISTORICAL}: 9/8 of the device's memory)
+ * @param throwOnCudamallocOom          refuse a device allocation at once, skipping the retry ladder, when it
+ *                                      would take the allocator past fraction &times; total memory
+ * @param pinnedFreeCatchAll            the value of {@code pinned_free_catch_all} (pinned-host allocator only)
+ * @param pinnedMaxRoundThreshold       bytes; pinned requests above it are not rounded ({@link Long#MAX_VALUE}:
+ *                                      unlimited; pinned-host allocator only)
+ * @param pinnedMaxCachedSize           bytes; freed pinned blocks above it are not cached ({@link Long#MAX_VALUE}:
+ *                                      unlimited; pinned-host allocator only)
+ * @param searchPoolAfterRelease        devalloc's option for pytorch#191302: search the pool again after
+ *                                      releasing cached blocks, before the last device allocation
  * @param configText                    the text these options were parsed from ("" for the defaults); reported as
  *                                      {@code allocator_settings["PYTORCH_CUDA_ALLOC_CONF"]}
  */
@@ -126,7 +173,9 @@ public record CachingOptions(Backend backend, long largeSegmentSize, long maxSpl
                              boolean pinnedUseCudaHostRegister, int pinnedNumRegisterThreads,
                              boolean pinnedUseBackgroundThreads, long pinnedReserveSegmentSize,
                              boolean graphCaptureRecordStreamReuse, double perProcessMemoryFraction,
-                             String configText) {
+                             ExpandableSegmentReserve expandableSegmentsReserve, boolean throwOnCudamallocOom,
+                             boolean pinnedFreeCatchAll, long pinnedMaxRoundThreshold, long pinnedMaxCachedSize,
+                             boolean searchPoolAfterRelease, String configText) {
 
     private static final Logger LOG = LoggerFactory.getLogger(CachingOptions.class);
 
@@ -282,13 +331,48 @@ public record CachingOptions(Backend backend, long largeSegmentSize, long maxSpl
                 return v;
             });
 
+    /**
+     * Its value is the text; bad values are warned about and ignored when the options are built, as upstream's
+     * {@code parseReserveSpec} does.
+     */
+    public static final ConfigOption<String> EXPANDABLE_SEGMENTS_RESERVE = new ConfigOption<>(
+            "expandable_segments_reserve", "a positive fraction of device memory such as 0.5, or GiB such as 40G",
+            null, "address space each expandable segment reserves (default: 9/8 of device memory, also the most)",
+            text -> text);
+    /** Its value is the list's text; a bad entry is warned about and skipped when the options are built. */
+    public static final ConfigOption<String> EXPANDABLE_SEGMENTS_RESERVE_BY_CLASS = new ConfigOption<>(
+            "expandable_segments_reserve_by_class", "a list such as [capture:0.25,workspace:40G]", null,
+            "the reserve of expandable segments whose stream has that reserve class", text -> {
+                ExpandableSegmentReserve.parse(null, text.replace(" ", "")); // structure only; values warn later
+                return text;
+            });
+    public static final ConfigOption<Boolean> THROW_ON_CUDAMALLOC_OOM = bool("throw_on_cudamalloc_oom",
+            "refuse a device allocation that would pass per_process_memory_fraction of the device at once, without"
+                    + " the retry ladder (counted in num_oom_rejections)");
+    public static final ConfigOption<Boolean> PINNED_FREE_CATCH_ALL = bool("pinned_free_catch_all",
+            "pinned-host allocator: swallow (and log) exceptions from free instead of rethrowing them");
+    public static final ConfigOption<Long> PINNED_MAX_ROUND_THRESHOLD_MB = new ConfigOption<>(
+            "pinned_max_round_threshold_mb", "a whole number of MiB", null,
+            "pinned-host allocator: requests above this many MiB are not rounded to a power of two (default: all are)",
+            CachingOptions::nonNegativeInteger);
+    public static final ConfigOption<Long> PINNED_MAX_CACHED_SIZE_MB = new ConfigOption<>(
+            "pinned_max_cached_size_mb", "a whole number of MiB", null,
+            "pinned-host allocator: freed blocks above this many MiB go back to the device instead of the cache"
+                    + " (default: all are cached)", CachingOptions::nonNegativeInteger);
+    /** devalloc's key for pytorch#191302 (an open pull request), off by default as upstream today. */
+    public static final ConfigOption<Boolean> SEARCH_POOL_AFTER_RELEASE = bool("search_pool_after_release",
+            "after the retry ladder waits for events and releases cached blocks, search the pool again before the"
+                    + " last device allocation (pytorch#191302; default False, as upstream today)");
+
     /** The keys of the caching allocator. */
     public static final ConfigSchema SCHEMA = ConfigSchema.of("allocator 'caching'", List.of(BACKEND,
             LARGE_SEGMENT_SIZE_MB, MAX_SPLIT_SIZE_MB, MAX_NON_SPLIT_ROUNDING_MB, GARBAGE_COLLECTION_THRESHOLD,
             ROUNDUP_POWER2_DIVISIONS, EXPANDABLE_SEGMENTS, RELEASE_LOCK_ON_CUDAMALLOC, RELEASE_LOCK_ON_HIPMALLOC,
             PINNED_USE_CUDA_HOST_REGISTER, PINNED_USE_HIP_HOST_REGISTER, PINNED_NUM_REGISTER_THREADS,
             PINNED_USE_BACKGROUND_THREADS, PINNED_RESERVE_SEGMENT_SIZE_MB, GRAPH_CAPTURE_RECORD_STREAM_REUSE,
-            PER_PROCESS_MEMORY_FRACTION));
+            PER_PROCESS_MEMORY_FRACTION, EXPANDABLE_SEGMENTS_RESERVE, EXPANDABLE_SEGMENTS_RESERVE_BY_CLASS,
+            THROW_ON_CUDAMALLOC_OOM, PINNED_FREE_CATCH_ALL, PINNED_MAX_ROUND_THRESHOLD_MB, PINNED_MAX_CACHED_SIZE_MB,
+            SEARCH_POOL_AFTER_RELEASE));
 
     /**
      * Checks the invariants that parsing guarantees, so that hand-built options are as safe as parsed ones.
@@ -338,12 +422,28 @@ public record CachingOptions(Backend backend, long largeSegmentSize, long maxSpl
             throw new IllegalArgumentException("per-process memory fraction must be in [0, 1], got "
                     + perProcessMemoryFraction);
         }
+        Objects.requireNonNull(expandableSegmentsReserve, "expandableSegmentsReserve");
+        if (pinnedMaxRoundThreshold < 0 || pinnedMaxCachedSize < 0) {
+            throw new IllegalArgumentException("pinned thresholds must be >= 0, got " + pinnedMaxRoundThreshold
+                    + " and " + pinnedMaxCachedSize);
+        }
+    }
+
+    /** These options with expandable segments on or off (everything else the same). */
+    public CachingOptions withExpandableSegments(boolean on) {
+        return new CachingOptions(backend, largeSegmentSize, maxSplitSize, maxNonSplitRounding,
+                garbageCollectionThreshold, roundupPower2Divisions, on, releaseLockOnCudamalloc,
+                pinnedUseCudaHostRegister, pinnedNumRegisterThreads, pinnedUseBackgroundThreads,
+                pinnedReserveSegmentSize, graphCaptureRecordStreamReuse, perProcessMemoryFraction,
+                expandableSegmentsReserve, throwOnCudamallocOom, pinnedFreeCatchAll, pinnedMaxRoundThreshold,
+                pinnedMaxCachedSize, searchPoolAfterRelease, configText);
     }
 
     /** PyTorch's defaults, with configuration text "". */
     public static CachingOptions defaults() {
         return new CachingOptions(Backend.NATIVE, LARGE_BUFFER, Long.MAX_VALUE, LARGE_BUFFER, 0.0,
-                new int[ROUNDUP_INTERVALS], false, false, false, 1, false, 0, false, 1.0, "");
+                new int[ROUNDUP_INTERVALS], false, false, false, 1, false, 0, false, 1.0,
+                ExpandableSegmentReserve.HISTORICAL, false, false, Long.MAX_VALUE, Long.MAX_VALUE, false, "");
     }
 
     /**
@@ -359,6 +459,20 @@ public record CachingOptions(Backend backend, long largeSegmentSize, long maxSpl
             }
         }
         return "";
+    }
+
+    /**
+     * The name of the variable {@link #fromEnvironment(Map)} reads in {@code env}: the first of {@value #ENV},
+     * {@value #ENV_HIP} and {@value #ENV_GENERIC} that is set, or null when none is.
+     */
+    public static String environmentVariable(Map<String, String> env) {
+        Objects.requireNonNull(env, "env");
+        for (String name : ENV_VARIABLES) {
+            if (env.get(name) != null) {
+                return name;
+            }
+        }
+        return null;
     }
 
     /**
@@ -422,7 +536,17 @@ public record CachingOptions(Backend backend, long largeSegmentSize, long maxSpl
                 lastGiven(config, PINNED_USE_CUDA_HOST_REGISTER, PINNED_USE_HIP_HOST_REGISTER),
                 config.get(PINNED_NUM_REGISTER_THREADS), config.get(PINNED_USE_BACKGROUND_THREADS),
                 mibToBytes(config.get(PINNED_RESERVE_SEGMENT_SIZE_MB)), config.get(GRAPH_CAPTURE_RECORD_STREAM_REUSE),
-                config.get(PER_PROCESS_MEMORY_FRACTION), text);
+                config.get(PER_PROCESS_MEMORY_FRACTION),
+                ExpandableSegmentReserve.parse(config.get(EXPANDABLE_SEGMENTS_RESERVE),
+                        config.get(EXPANDABLE_SEGMENTS_RESERVE_BY_CLASS)),
+                config.get(THROW_ON_CUDAMALLOC_OOM), config.get(PINNED_FREE_CATCH_ALL),
+                unlimitedMib(config.get(PINNED_MAX_ROUND_THRESHOLD_MB)),
+                unlimitedMib(config.get(PINNED_MAX_CACHED_SIZE_MB)), config.get(SEARCH_POOL_AFTER_RELEASE), text);
+    }
+
+    /** MiB to bytes with upstream's clamp; null (not given) is unlimited. */
+    private static long unlimitedMib(Long mb) {
+        return mb == null ? Long.MAX_VALUE : mibToBytes(mb);
     }
 
     // ------------------------------------------------------------------------------------------------ size rules
@@ -514,8 +638,11 @@ public record CachingOptions(Backend backend, long largeSegmentSize, long maxSpl
      * (String, the configuration text), {@code max_split_size} (Long, -1 when unlimited),
      * {@code garbage_collection_threshold} (Double), {@code expandable_segments} (Boolean),
      * {@code pinned_num_register_threads} (Long), {@code release_lock_on_cudamalloc} (Boolean),
-     * {@code pinned_use_cuda_host_register} (Boolean), {@code graph_capture_record_stream_reuse} (Boolean) and
-     * {@code roundup_power2_divisions} (a Map from "1", "2", "4", ..., "32768" to Long). Unmodifiable.
+     * {@code pinned_use_cuda_host_register} (Boolean), {@code graph_capture_record_stream_reuse} (Boolean),
+     * {@code max_round_threshold} and {@code max_cached_size} (Long bytes of the two pinned limits, -1 when
+     * unlimited, as the newest upstream writes them) and {@code roundup_power2_divisions} (a Map from "1", "2",
+     * "4", ..., "32768" to Long). Upstream writes no key for the fraction, the reserve or
+     * {@code throw_on_cudamalloc_oom}. Unmodifiable.
      */
     public Map<String, Object> allocatorSettings() {
         Map<String, Object> m = new LinkedHashMap<>();
@@ -527,6 +654,8 @@ public record CachingOptions(Backend backend, long largeSegmentSize, long maxSpl
         m.put("release_lock_on_cudamalloc", releaseLockOnCudamalloc);
         m.put("pinned_use_cuda_host_register", pinnedUseCudaHostRegister);
         m.put("graph_capture_record_stream_reuse", graphCaptureRecordStreamReuse);
+        m.put("max_round_threshold", pinnedMaxRoundThreshold == Long.MAX_VALUE ? -1L : pinnedMaxRoundThreshold);
+        m.put("max_cached_size", pinnedMaxCachedSize == Long.MAX_VALUE ? -1L : pinnedMaxCachedSize);
         Map<String, Object> roundup = new LinkedHashMap<>();
         for (int i = 0; i < ROUNDUP_INTERVALS; i++) {
             roundup.put(Long.toString(1L << i), (long) roundupPower2Divisions[i]);
@@ -558,6 +687,12 @@ public record CachingOptions(Backend backend, long largeSegmentSize, long maxSpl
                 && pinnedReserveSegmentSize == c.pinnedReserveSegmentSize
                 && graphCaptureRecordStreamReuse == c.graphCaptureRecordStreamReuse
                 && Double.compare(perProcessMemoryFraction, c.perProcessMemoryFraction) == 0
+                && expandableSegmentsReserve.equals(c.expandableSegmentsReserve)
+                && throwOnCudamallocOom == c.throwOnCudamallocOom
+                && pinnedFreeCatchAll == c.pinnedFreeCatchAll
+                && pinnedMaxRoundThreshold == c.pinnedMaxRoundThreshold
+                && pinnedMaxCachedSize == c.pinnedMaxCachedSize
+                && searchPoolAfterRelease == c.searchPoolAfterRelease
                 && configText.equals(c.configText);
     }
 
@@ -566,7 +701,9 @@ public record CachingOptions(Backend backend, long largeSegmentSize, long maxSpl
         return Objects.hash(backend, largeSegmentSize, maxSplitSize, maxNonSplitRounding, garbageCollectionThreshold,
                 Arrays.hashCode(roundupPower2Divisions), expandableSegments, releaseLockOnCudamalloc,
                 pinnedUseCudaHostRegister, pinnedNumRegisterThreads, pinnedUseBackgroundThreads,
-                pinnedReserveSegmentSize, graphCaptureRecordStreamReuse, perProcessMemoryFraction, configText);
+                pinnedReserveSegmentSize, graphCaptureRecordStreamReuse, perProcessMemoryFraction,
+                expandableSegmentsReserve, throwOnCudamallocOom, pinnedFreeCatchAll, pinnedMaxRoundThreshold,
+                pinnedMaxCachedSize, searchPoolAfterRelease, configText);
     }
 
     @Override
@@ -581,7 +718,12 @@ public record CachingOptions(Backend backend, long largeSegmentSize, long maxSpl
                 + ", pinnedUseBackgroundThreads=" + pinnedUseBackgroundThreads
                 + ", pinnedReserveSegmentSize=" + pinnedReserveSegmentSize
                 + ", graphCaptureRecordStreamReuse=" + graphCaptureRecordStreamReuse
-                + ", perProcessMemoryFraction=" + perProcessMemoryFraction + ", configText='" + configText + "']";
+                + ", perProcessMemoryFraction=" + perProcessMemoryFraction
+                + ", expandableSegmentsReserve=" + expandableSegmentsReserve
+                + ", throwOnCudamallocOom=" + throwOnCudamallocOom + ", pinnedFreeCatchAll=" + pinnedFreeCatchAll
+                + ", pinnedMaxRoundThreshold=" + pinnedMaxRoundThreshold
+                + ", pinnedMaxCachedSize=" + pinnedMaxCachedSize
+                + ", searchPoolAfterRelease=" + searchPoolAfterRelease + ", configText='" + configText + "']";
     }
 
     // ------------------------------------------------------------------------------------------------ parsing

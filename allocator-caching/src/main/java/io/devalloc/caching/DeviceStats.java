@@ -52,6 +52,8 @@ final class DeviceStats {
     long numSyncAllStreams;
     long numDeviceAlloc;
     long numDeviceFree;
+    /** Allocations refused by {@code throw_on_cudamalloc_oom} before any device call. */
+    long numOomRejections;
 
     private static int index(Metric m, int type, int field) {
         return (m.ordinal() * 3 + type) * 4 + field;
@@ -92,7 +94,7 @@ final class DeviceStats {
         oversizeSegments[PEAK] = oversizeSegments[CURRENT];
     }
 
-    /** {@code reset_accumulated_memory_stats}: allocated and freed to 0, and the five counters to 0. */
+    /** {@code reset_accumulated_memory_stats}: allocated and freed to 0, and the six counters to 0. */
     void resetAccumulated() {
         for (int i = 0; i < stats.length; i += 4) {
             stats[i + ALLOCATED] = 0;
@@ -107,6 +109,7 @@ final class DeviceStats {
         numSyncAllStreams = 0;
         numDeviceAlloc = 0;
         numDeviceFree = 0;
+        numOomRejections = 0;
     }
 
     /** {@code memory_stats()}: the flat, sorted map with PyTorch's key names. */
@@ -128,6 +131,7 @@ final class DeviceStats {
         m.put("num_sync_all_streams", numSyncAllStreams);
         m.put("num_device_alloc", numDeviceAlloc);
         m.put("num_device_free", numDeviceFree);
+        m.put("num_oom_rejections", numOomRejections);
         m.put("max_split_size", maxSplitSize == Long.MAX_VALUE ? -1 : maxSplitSize);
         return m;
     }

@@ -24,7 +24,16 @@
  *       {@code io.devalloc.api.snapshot.export} writes it as a protocol-2 pickle (which PyTorch's memory visualiser
  *       loads) or JSON.</li>
  *   <li><b>Threads.</b> One lock guards the arena, and device calls run under it (PyTorch's default). Out-of-memory
- *       observers run after it is released, as upstream.</li>
+ *       observers run after it is released, as upstream; rejection observers ({@code throw_on_cudamalloc_oom}) on a
+ *       thread of their own, as upstream dispatches them.</li>
+ *   <li><b>Expandable segments</b> follow upstream's {@code ExpandableSegment}: one device map of the whole run of
+ *       pages per {@code map_block} and one unmap per {@code unmap_block} (each counted once, one history entry);
+ *       the reserve per segment is 9/8 of device memory or {@code expandable_segments_reserve[_by_class]}
+ *       ({@code ExpandableSegmentReserve}), and streams carry a reserve class.</li>
+ *   <li><b>PyTorch 2.10–2.13 keys</b> ({@code CachingOptions}): {@code throw_on_cudamalloc_oom} with
+ *       {@code num_oom_rejections}, the expandable reserve keys, the pinned keys (acting in {@code caching-host}),
+ *       and devalloc's {@code search_pool_after_release} for the open pytorch#191302. The upstream source these
+ *       follow, and where it differs from the project's spec, is in {@code CachingOptions}' key table.</li>
  * </ul>
  *
  * <h2>Deviations from PyTorch, and why</h2>
@@ -38,6 +47,11 @@
  *       PyTorch) and change nothing.</li>
  *   <li>Warm traces can be seeded with {@code restoreSegment} and {@code restoreAllocation}, which PyTorch has no
  *       need for.</li>
+ *   <li>A request larger than its expandable segment's reserve fails without reserving the address space first
+ *       (upstream reserves a segment and deletes it at once); every other effect is the same.</li>
+ *   <li>The common {@link io.devalloc.api.stats.AllocatorStats#outOfMemoryErrors()} counts every out-of-memory
+ *       error thrown, refusals by {@code throw_on_cudamalloc_oom} included; {@code memoryStats()} keeps upstream's
+ *       split into {@code num_ooms} and {@code num_oom_rejections}.</li>
  * </ul>
  */
 package io.devalloc.caching;

@@ -111,7 +111,10 @@ class CachingOptionsTest {
                 "garbage_collection_threshold", "roundup_power2_divisions", "expandable_segments",
                 "release_lock_on_cudamalloc", "release_lock_on_hipmalloc", "pinned_use_cuda_host_register",
                 "pinned_use_hip_host_register", "pinned_num_register_threads", "pinned_use_background_threads",
-                "pinned_reserve_segment_size_mb", "graph_capture_record_stream_reuse", "per_process_memory_fraction"),
+                "pinned_reserve_segment_size_mb", "graph_capture_record_stream_reuse", "per_process_memory_fraction",
+                "expandable_segments_reserve", "expandable_segments_reserve_by_class", "throw_on_cudamalloc_oom",
+                "pinned_free_catch_all", "pinned_max_round_threshold_mb", "pinned_max_cached_size_mb",
+                "search_pool_after_release"),
                 keys);
         assertEquals("allocator 'caching'", CachingOptions.SCHEMA.owner());
     }
@@ -327,7 +330,13 @@ class CachingOptionsTest {
             "pinned_num_register_threads:256|Number of register threads should be less than or equal to 128, got 256",
             "pinned_reserve_segment_size_mb:0|Pinned reserve segment size has to be greater than 0",
             "per_process_memory_fraction:2.0|per_process_memory_fraction is invalid, set it in [0.0, 1.0]",
-            "throw_on_cudamalloc_oom:True|Unrecognized key 'throw_on_cudamalloc_oom' in CUDA allocator config.",
+            "throw_on_cudamalloc_oom:true|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'true'",
+            "pinned_free_catch_all:1|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got '1'",
+            "pinned_max_round_threshold_mb:-1|Expected a non-negative integer but got '-1'",
+            "pinned_max_cached_size_mb:1.5|Expected a non-negative integer but got '1.5'",
+            "search_pool_after_release:yes|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'yes'",
+            "expandable_segments_reserve_by_class:0.5|expected a list such as [capture:0.25,workspace:40G]",
+            "pinned_max_round_threshold:64|Unrecognized key 'pinned_max_round_threshold' in CUDA allocator config.",
             "max_split_size_mb:40,max_split_size_mb:60|given twice",
             "max_split_size_mb:40,,expandable_segments:True|stray comma",
             "expandable_segments|malformed configuration entry"})
@@ -449,7 +458,8 @@ class CachingOptionsTest {
         Map<String, Object> s = CachingOptions.defaults().allocatorSettings();
         assertEquals(List.of("PYTORCH_CUDA_ALLOC_CONF", "max_split_size", "garbage_collection_threshold",
                 "expandable_segments", "pinned_num_register_threads", "release_lock_on_cudamalloc",
-                "pinned_use_cuda_host_register", "graph_capture_record_stream_reuse", "roundup_power2_divisions"),
+                "pinned_use_cuda_host_register", "graph_capture_record_stream_reuse", "max_round_threshold",
+                "max_cached_size", "roundup_power2_divisions"),
                 new ArrayList<>(s.keySet()));
         assertEquals("", s.get("PYTORCH_CUDA_ALLOC_CONF"));
         assertEquals(-1L, s.get("max_split_size"));
@@ -534,6 +544,10 @@ class CachingOptionsTest {
                 "PYTORCH_ALLOC_CONF", "generic")), "set and empty counts as set");
         assertEquals(40 * MiB, CachingOptions.parse(CachingOptions.fromEnvironment(
                 env("PYTORCH_HIP_ALLOC_CONF", "max_split_size_mb:40"))).maxSplitSize());
+        assertEquals("PYTORCH_CUDA_ALLOC_CONF", CachingOptions.environmentVariable(env("PYTORCH_ALLOC_CONF",
+                "generic", "PYTORCH_CUDA_ALLOC_CONF", "cuda")));
+        assertEquals("PYTORCH_ALLOC_CONF", CachingOptions.environmentVariable(env("PYTORCH_ALLOC_CONF", "generic")));
+        assertEquals(null, CachingOptions.environmentVariable(env("OTHER", "x")));
     }
 
     // ---------------------------------------------------------------------------------------------- from, record
@@ -569,23 +583,32 @@ class CachingOptionsTest {
         three[0] = 3;
         assertThrows(IllegalArgumentException.class, () -> withDivisions(three));
         CachingOptions def = CachingOptions.defaults();
+        ExpandableSegmentReserve R = ExpandableSegmentReserve.HISTORICAL;
+        long U = Long.MAX_VALUE;
+        assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
+                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, 1.0, R, false,
+                false, -1, U, false, ""));
+        assertThrows(NullPointerException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
+                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, 1.0, null, false,
+                false, U, U, false, ""));
         assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 10 * MiB,
                 def.maxSplitSize(), def.maxNonSplitRounding(), 0, new int[16], false, false, false, 1, false, 0,
-                false, 1.0, ""));
+                false, 1.0, R, false, false, U, U, false, ""));
         assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
-                19 * MiB, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, 1.0, ""));
+                19 * MiB, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, 1.0, R, false, false, U, U, false, ""));
         assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
-                Long.MAX_VALUE, 20 * MiB, 1.0, new int[16], false, false, false, 1, false, 0, false, 1.0, ""));
+                Long.MAX_VALUE, 20 * MiB, 1.0, new int[16], false, false, false, 1, false, 0, false, 1.0, R, false, false, U, U, false, ""));
         assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
-                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 3, false, 0, false, 1.0, ""));
+                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 3, false, 0, false, 1.0, R, false, false, U, U, false, ""));
         assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
-                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, 1.5, ""));
+                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, 1.5, R, false, false, U, U, false, ""));
         assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
-                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, Double.NaN, ""));
+                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, Double.NaN, R, false, false, U, U, false, ""));
     }
 
     private static CachingOptions withDivisions(int[] d) {
         return new CachingOptions(CachingOptions.Backend.NATIVE, 20 * MiB, Long.MAX_VALUE, 20 * MiB, 0.0, d, false,
-                false, false, 1, false, 0, false, 1.0, "");
+                false, false, 1, false, 0, false, 1.0, ExpandableSegmentReserve.HISTORICAL, false, false, Long.MAX_VALUE,
+                Long.MAX_VALUE, false, "");
     }
 }
