@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
@@ -194,6 +195,59 @@ public abstract class DeviceMemoryContract {
         v.release(base);
         assertThrows(IllegalArgumentException.class, () -> v.release(base), "released twice");
         assertEquals(freeBefore, device.memoryInfo().freeBytes());
+    }
+
+    /**
+     * Any whole-granule part of a range mapped in one call can be unmapped, and one unmap may span ranges that
+     * different calls mapped: the caching allocator maps a run of pages at once and unmaps parts of it later, as
+     * PyTorch's expandable segments do.
+     */
+    @Test
+    void virtualMemoryUnmapsAnyWholeGranulePartOfAMapping() {
+        Optional<VirtualMemory> vm = device.virtualMemory();
+        if (vm.isEmpty()) {
+            return;
+        }
+        VirtualMemory v = vm.get();
+        long g = v.granularity();
+        long freeBefore = device.memoryInfo().freeBytes();
+        assumeTrue(freeBefore >= 6 * g, () -> "the device has " + freeBefore + " bytes free, fewer than 6 granules of "
+                + g + " bytes");
+        long base = v.reserve(8 * g);
+        assertNotEquals(DeviceMemory.NULL, base);
+        long first = base + g; // granules 1..6 of 8, so that the unmapped space lies on both sides
+
+        assertTrue(v.map(first, 6 * g), "6 granules in one call");
+        assertMapped(v, 6 * g, freeBefore, "after mapping 6 granules");
+
+        v.unmap(first + 2 * g, 2 * g);
+        assertMapped(v, 4 * g, freeBefore, "after unmapping the middle two");
+
+        v.unmap(first, g);
+        assertMapped(v, 3 * g, freeBefore, "after unmapping the first");
+
+        // Now granule 0 is unmapped, 1 mapped, 2 and 3 unmapped, 4 and 5 mapped.
+        assertThrows(IllegalArgumentException.class, () -> v.unmap(first, 2 * g), "the first granule is unmapped");
+        assertThrows(IllegalArgumentException.class, () -> v.unmap(first + g, 3 * g), "a hole after a mapped one");
+        assertThrows(IllegalArgumentException.class, () -> v.unmap(first + 3 * g, 2 * g), "one unmapped, one not");
+        assertThrows(IllegalArgumentException.class, () -> v.unmap(first, 6 * g), "the whole first mapping");
+        assertThrows(IllegalArgumentException.class, () -> v.map(first + g, 2 * g), "overlaps a mapped granule");
+        assertMapped(v, 3 * g, freeBefore, "after the refusals");
+
+        assertTrue(v.map(first + 2 * g, 2 * g), "the middle two again, in one call, between mapped granules");
+        assertMapped(v, 5 * g, freeBefore, "after mapping the middle two again");
+        assertThrows(IllegalArgumentException.class, () -> v.unmap(first, 6 * g), "the first granule is unmapped");
+        assertMapped(v, 5 * g, freeBefore, "after the refusal");
+
+        v.unmap(first + g, 5 * g);
+        assertMapped(v, 0, freeBefore, "after one unmap spanning both calls' granules");
+        v.release(base);
+        assertEquals(freeBefore, device.memoryInfo().freeBytes());
+    }
+
+    private void assertMapped(VirtualMemory v, long mapped, long freeBefore, String when) {
+        assertEquals(mapped, v.mappedBytes(), "mapped bytes " + when);
+        assertEquals(freeBefore - mapped, device.memoryInfo().freeBytes(), "free bytes " + when);
     }
 
     @Test

@@ -672,11 +672,14 @@ public final class CudaDeviceMemory implements DeviceMemory {
     static void attempt(List<RuntimeException> failures, Runnable step) {
         try {
             step.run();
-        } catch (RuntimeException e) {
-            failures.add(e);
-        } catch (LinkageError e) {
-            failures.add(new DeviceException("a CUDA call failed to link: " + e, e));
+        } catch (RuntimeException | LinkageError e) {
+            failures.add(asFailure(e));
         }
+    }
+
+    /** What {@link #attempt} collects for a throwable a CUDA call threw: itself, or a link error wrapped. */
+    static RuntimeException asFailure(Throwable e) {
+        return e instanceof RuntimeException r ? r : new DeviceException("a CUDA call failed to link: " + e, e);
     }
 
     // ---- shared with CudaVirtualMemory
@@ -714,8 +717,13 @@ public final class CudaDeviceMemory implements DeviceMemory {
     /** Throws a {@link DeviceException} unless {@code rc} is success (a driver-API code). */
     void checkDriver(int rc, String call) {
         if (rc != CudaApi.SUCCESS) {
-            throw new DeviceException(call + " on " + descriptor.id() + " failed: " + describeDriver(rc));
+            throw driverFailure(rc, call);
         }
+    }
+
+    /** The {@link DeviceException} for a driver call that answered {@code rc}, naming the call and this device. */
+    DeviceException driverFailure(int rc, String call) {
+        return new DeviceException(call + " on " + descriptor.id() + " failed: " + describeDriver(rc));
     }
 
     /** For the constructor, before the descriptor exists: the call names the device itself. */

@@ -4,6 +4,7 @@ import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.units.ByteSize;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -12,30 +13,46 @@ import java.util.TreeMap;
  * CUDA's virtual-memory management (the driver API) for one {@link CudaDeviceMemory}:
  * <ul>
  *   <li>{@link #reserve} is {@code cuMemAddressReserve} aligned to the granule;</li>
- *   <li>{@link #map} is {@code cuMemCreate} (pinned memory on this device) + {@code cuMemMap} +
- *       {@code cuMemSetAccess} (read-write for this device), undone step by step if a later step fails;</li>
- *   <li>{@link #unmap} is {@code cuMemUnmap} + {@code cuMemRelease} of the handle that {@link #map} created for
- *       that range;</li>
+ *   <li>{@link #map} of n granules is n {@code cuMemCreate} (pinned memory on this device, one granule each), then
+ *       n {@code cuMemMap} (one granule each), then one {@code cuMemSetAccess} over the whole range (read-write for
+ *       this device); if a step fails, exactly what this call did is undone;</li>
+ *   <li>{@link #unmap} of n granules is {@code cuMemUnmap} + {@code cuMemRelease} of each granule's handle;</li>
  *   <li>{@link #release} is {@code cuMemAddressFree}.</li>
  * </ul>
  *
- * <p><b>Bookkeeping.</b> Reservations and mapped ranges are kept here, each mapped range with its physical-memory
- * handle, so that every misuse the {@link VirtualMemory} contract names (misaligned, outside a reservation,
- * overlapping, not mapped, releasing while mapped) is refused with {@link IllegalArgumentException} before the
- * driver is called.
+ * <p><b>One physical handle per granule, as PyTorch has one per page.</b> CUDA cannot unmap part of a range that
+ * one {@code cuMemMap} mapped, nor free part of the memory one {@code cuMemCreate} made. So every granule gets its
+ * own handle and its own {@code cuMemMap}, exactly as PyTorch's {@code ExpandableSegment::map} does per page
+ * ({@code c10/cuda/CUDACachingAllocator.cpp}: a {@code cuMemCreate} of {@code segment_size_} per page, then
+ * {@code mapAndSetAccess}: a {@code cuMemMap} per page and one {@code cuMemSetAccess} over the whole range; the
+ * spec's "cuMemSetAccess per page" is not what the source does, and this class follows the source). Then
+ * {@link #unmap} accepts any granule-aligned range that is wholly mapped, whatever {@link #map} calls mapped it: a
+ * sub-range of one call's range, or a range spanning several calls. The caching allocator relies on that: it maps
+ * a run of pages in one call (one map of 600 MiB, not 30 of 20 MiB) and later unmaps any whole-page part of it.
+ * The cost is driver calls per granule: mapping n granules takes 2n + 1 calls and unmapping them 2n, so a 40 GiB
+ * mapping (20,480 granules of 2 MiB) is 40,961 calls to map and 40,960 to unmap, as in PyTorch, and
+ * {@link JCudaApi} keeps one table entry per live handle.
  *
- * <p><b>One handle per {@link #map} call.</b> CUDA cannot unmap part of a range mapped by one {@code cuMemMap}, nor
- * free part of the physical memory one {@code cuMemCreate} made. So {@link #unmap} accepts any granule-aligned range
- * made of whole mapped ranges (one or several, each unmapped and released on its own), and refuses with
- * {@link IllegalArgumentException} a range that would cut one in two: map in the pieces you will unmap, as
- * PyTorch's expandable segments (one page at a time) and TensorFlow's region allocator (one region at a time) do.
- * Mapping every granule separately would lift that restriction at the cost of three driver calls per granule, which
- * for a 40 GiB arena is 60,000 calls.
+ * <p><b>Bookkeeping.</b> Per reservation, a {@code long[]} of the handle mapped at each granule (0 where nothing
+ * is), grown on demand up to the highest granule mapped (as PyTorch's {@code handles_} vector grows) and dropped
+ * when nothing is mapped, and a count of mapped granules. So every misuse the {@link VirtualMemory} contract names
+ * (misaligned, outside a reservation, overlapping, not wholly mapped, releasing while mapped) is refused with
+ * {@link IllegalArgumentException} before the driver is called, at a cost of one array slot per granule and one
+ * scan of the range's slots per call. A reservation of more granules than one array can index (2<sup>31</sup>
+ * granules, 4 PiB at 2 MiB: more address space than any GPU has) is answered like a driver out of address space,
+ * with 0, without asking the driver.
  *
- * <p><b>Failures.</b> A failed unmap or release still forgets the range (the driver's state is unknown, and
- * keeping it would make {@link CudaDeviceMemory#close()} retry on memory that may be gone) and throws a
- * {@link io.devalloc.api.error.DeviceException}. Running out of physical memory in {@code cuMemCreate}, or of
- * address space in {@code cuMemAddressReserve}, is an answer rather than a failure: {@code false} and 0.
+ * <p><b>Failures.</b> Running out of physical memory in {@code cuMemCreate} (or in {@code cuMemMap} or
+ * {@code cuMemSetAccess}), or of address space in {@code cuMemAddressReserve}, is an answer rather than a failure:
+ * {@code false} and 0. A map that fails partway unmaps the granules it mapped and releases the handles it created,
+ * and nothing else; any other error, or an OOM whose undo failed, is a {@link DeviceException} naming the failed
+ * call, with the undo's failures suppressed. An unmap (and {@link CudaDeviceMemory#close()}) carries on past a
+ * failed {@code cuMemUnmap} or {@code cuMemRelease} to the other granules, forgets every granule of the range all
+ * the same (the driver's state is unknown, and keeping it would make {@code close()} retry on memory that may be
+ * gone), and throws the first failure with the others suppressed; after {@value #LISTED_GRANULE_FAILURES}
+ * failures in one unmap, one undo or one reservation being closed, the rest are only counted, in one last
+ * suppressed exception, so that a driver that fails every call costs a summary rather than an exception per
+ * granule.
  *
  * <p><b>Synchronisation.</b> Unmapping does not wait for the device: callers make sure no queued work still uses
  * the range (PyTorch synchronises the segment's stream first). {@link CudaDeviceMemory#close()} synchronises the
@@ -46,17 +63,66 @@ import java.util.TreeMap;
  */
 final class CudaVirtualMemory implements VirtualMemory {
 
-    /** A reserved range and what is mapped in it (start → mapping). */
-    private record Reservation(long base, long size, TreeMap<Long, Mapping> mappings) {
+    /** How many failed per-granule driver calls one unmap, undo or close lists as exceptions; the rest are counted. */
+    static final int LISTED_GRANULE_FAILURES = 16;
+
+    /** The most granules one reservation may have: what one {@code long[]} can index. */
+    private static final long MAX_GRANULES = Integer.MAX_VALUE - 8;
+
+    private static final long[] NO_HANDLES = new long[0];
+
+    /**
+     * A reserved range and what is mapped in it: {@code handles[i]} is the physical-memory handle mapped at granule
+     * i ({@code base + i * granularity}), 0 where nothing is mapped; granules past the array's end are unmapped.
+     */
+    private static final class Reservation {
+        final long base;
+        final long size;
+        long[] handles = NO_HANDLES;
+        int mappedGranules;
+
+        Reservation(long base, long size) {
+            this.base = base;
+            this.size = size;
+        }
+
         long end() {
             return base + size;
         }
-    }
 
-    /** A mapped range and the physical-memory handle behind it. */
-    private record Mapping(long address, long size, long handle) {
-        long end() {
-            return address + size;
+        /** The first granule in {@code [from, to)} that has a handle, or -1. */
+        int firstMapped(int from, int to) {
+            int end = Math.min(to, handles.length);
+            for (int i = from; i < end; i++) {
+                if (handles[i] != 0) {
+                    return i;
+                }
+            }
+            return -1;
+        }
+
+        /** The first granule in {@code [from, to)} without a handle, or -1. */
+        int firstUnmapped(int from, int to) {
+            for (int i = from; i < to; i++) {
+                if (i >= handles.length || handles[i] == 0) {
+                    return i;
+                }
+            }
+            return -1;
+        }
+
+        /** Grows {@link #handles} to index at least {@code end} granules (doubling, at most {@code granules}). */
+        void cover(int end, int granules) {
+            if (end > handles.length) {
+                handles = Arrays.copyOf(handles, (int) Math.min(granules, Math.max(end, 2L * handles.length)));
+            }
+        }
+
+        /** Drops the handle array once nothing is mapped. */
+        void trim() {
+            if (mappedGranules == 0) {
+                handles = NO_HANDLES;
+            }
         }
     }
 
@@ -89,6 +155,9 @@ final class CudaVirtualMemory implements VirtualMemory {
         owner.enter();
         try {
             synchronized (this) {
+                if (bytes / granularity > MAX_GRANULES) {
+                    return 0; // more address space than any GPU has; see the class comment
+                }
                 owner.setDevice();
                 long[] out = new long[1];
                 int rc = api.memAddressReserve(out, bytes, granularity, 0, 0);
@@ -105,7 +174,7 @@ final class CudaVirtualMemory implements VirtualMemory {
                     throw new DeviceException("cuMemAddressReserve(" + bytes + " bytes) on " + owner.descriptor().id()
                             + " returned " + ByteSize.hex(base) + ", which is not a fresh granule-aligned range");
                 }
-                reservations.put(base, new Reservation(base, bytes, new TreeMap<>()));
+                reservations.put(base, new Reservation(base, bytes));
                 return base;
             }
         } finally {
@@ -123,14 +192,15 @@ final class CudaVirtualMemory implements VirtualMemory {
                     throw new IllegalArgumentException(ByteSize.hex(base) + " is not the base of a reservation of "
                             + owner + " (never reserved, or already released)");
                 }
-                if (!r.mappings().isEmpty()) {
+                if (r.mappedGranules != 0) {
                     throw new IllegalArgumentException("the reservation at " + ByteSize.hex(base) + " of " + owner
-                            + " still has " + r.mappings().size() + " mapped ranges; unmap them first");
+                            + " still has " + r.mappedGranules + " mapped granules (the first at "
+                            + ByteSize.hex(addressOf(r, r.firstMapped(0, r.handles.length))) + "); unmap them first");
                 }
                 owner.setDevice();
                 reservations.remove(base);
-                owner.checkDriver(api.memAddressFree(base, r.size()),
-                        "cuMemAddressFree(" + ByteSize.hex(base) + ", " + r.size() + " bytes)");
+                owner.checkDriver(api.memAddressFree(base, r.size),
+                        "cuMemAddressFree(" + ByteSize.hex(base) + ", " + r.size + " bytes)");
             }
         } finally {
             owner.exit();
@@ -148,49 +218,94 @@ final class CudaVirtualMemory implements VirtualMemory {
         try {
             synchronized (this) {
                 Reservation r = reservationAround(address, bytes);
-                Map.Entry<Long, Mapping> before = r.mappings().floorEntry(address);
-                Map.Entry<Long, Mapping> after = r.mappings().ceilingEntry(address);
-                if ((before != null && before.getValue().end() > address)
-                        || (after != null && after.getKey() < address + bytes)) {
+                int first = granuleOf(r, address);
+                int count = (int) (bytes / granularity);
+                int taken = r.firstMapped(first, first + count);
+                if (taken >= 0) {
                     throw new IllegalArgumentException(range(address, bytes) + " overlaps memory already mapped in "
-                            + owner);
+                            + owner + ": the granule at " + ByteSize.hex(addressOf(r, taken)) + " is mapped");
                 }
                 owner.setDevice();
-                long[] out = new long[1];
-                int rc = api.memCreate(out, bytes, device, 0);
-                if (rc == CudaApi.CU_ERROR_OUT_OF_MEMORY) {
-                    return false;
-                }
-                owner.checkDriver(rc, "cuMemCreate(" + bytes + " bytes)");
-                long handle = out[0];
-                rc = api.memMap(address, bytes, 0, handle, 0);
-                if (rc != CudaApi.SUCCESS) {
-                    int released = api.memRelease(handle);
-                    if (rc == CudaApi.CU_ERROR_OUT_OF_MEMORY && released == CudaApi.SUCCESS) {
-                        return false;
-                    }
-                    owner.checkDriver(rc, "cuMemMap(" + range(address, bytes) + ")");
-                    owner.checkDriver(released, "cuMemRelease after a failed cuMemMap");
-                }
-                rc = api.memSetAccess(address, bytes, device, CudaApi.ACCESS_READ_WRITE);
-                if (rc != CudaApi.SUCCESS) {
-                    int unmapped = api.memUnmap(address, bytes);
-                    int released = api.memRelease(handle);
-                    if (rc == CudaApi.CU_ERROR_OUT_OF_MEMORY && unmapped == CudaApi.SUCCESS
-                            && released == CudaApi.SUCCESS) {
-                        return false;
-                    }
-                    owner.checkDriver(rc, "cuMemSetAccess(" + range(address, bytes) + ", read-write)");
-                    owner.checkDriver(unmapped, "cuMemUnmap after a failed cuMemSetAccess");
-                    owner.checkDriver(released, "cuMemRelease after a failed cuMemSetAccess");
-                }
-                r.mappings().put(address, new Mapping(address, bytes, handle));
-                mappedBytes += bytes;
-                return true;
+                r.cover(first + count, (int) (r.size / granularity));
+                return mapGranules(r, first, count);
             }
         } finally {
             owner.exit();
         }
+    }
+
+    /**
+     * Creates a handle per granule, maps each, then grants access to the whole range, as PyTorch's
+     * {@code ExpandableSegment::map}; on a failure undoes exactly what it did. The granules' slots are free and
+     * the handle array covers them.
+     */
+    private boolean mapGranules(Reservation r, int first, int count) {
+        long[] handles = r.handles;
+        long address = addressOf(r, first);
+        long bytes = count * granularity;
+        long[] out = new long[1];
+        int created = 0;
+        int mapped = 0;
+        int rc = CudaApi.SUCCESS;
+        String failedCall = null;
+        Throwable thrown = null;
+        try {
+            while (created < count) {
+                rc = api.memCreate(out, granularity, device, 0);
+                if (rc != CudaApi.SUCCESS) {
+                    failedCall = "cuMemCreate(" + granularity + " bytes) for the granule at "
+                            + ByteSize.hex(addressOf(r, first + created)) + " of " + range(address, bytes);
+                    break;
+                }
+                handles[first + created] = out[0];
+                created++;
+            }
+            while (rc == CudaApi.SUCCESS && mapped < count) {
+                long at = addressOf(r, first + mapped);
+                rc = api.memMap(at, granularity, 0, handles[first + mapped], 0);
+                if (rc != CudaApi.SUCCESS) {
+                    failedCall = "cuMemMap(" + range(at, granularity) + ") of " + range(address, bytes);
+                    break;
+                }
+                mapped++;
+            }
+            if (rc == CudaApi.SUCCESS) {
+                rc = api.memSetAccess(address, bytes, device, CudaApi.ACCESS_READ_WRITE);
+                if (rc != CudaApi.SUCCESS) {
+                    failedCall = "cuMemSetAccess(" + range(address, bytes) + ", read-write)";
+                }
+            }
+        } catch (RuntimeException | LinkageError e) {
+            thrown = e;
+        }
+        if (rc == CudaApi.SUCCESS && thrown == null) {
+            r.mappedGranules += count;
+            mappedBytes += bytes;
+            return true;
+        }
+        List<RuntimeException> undoFailures = new ArrayList<>();
+        GranuleFailures failures = new GranuleFailures(undoFailures, "undoing a failed map of " + range(address, bytes));
+        for (int i = 0; i < created; i++) {
+            long handle = handles[first + i];
+            handles[first + i] = 0;
+            if (i < mapped) {
+                unmapGranule(addressOf(r, first + i), failures);
+            }
+            releaseHandle(addressOf(r, first + i), handle, failures);
+        }
+        failures.finish();
+        r.trim();
+        if (thrown == null && rc == CudaApi.CU_ERROR_OUT_OF_MEMORY && undoFailures.isEmpty()) {
+            return false;
+        }
+        Throwable failure = thrown != null ? thrown : owner.driverFailure(rc, failedCall);
+        for (RuntimeException u : undoFailures) {
+            failure.addSuppressed(u);
+        }
+        if (failure instanceof RuntimeException e) {
+            throw e;
+        }
+        throw (Error) failure;
     }
 
     @Override
@@ -204,31 +319,26 @@ final class CudaVirtualMemory implements VirtualMemory {
         try {
             synchronized (this) {
                 Reservation r = reservationAround(address, bytes);
-                List<Mapping> pieces = new ArrayList<>();
-                long at = address;
-                long end = address + bytes;
-                while (at < end) {
-                    Map.Entry<Long, Mapping> e = r.mappings().floorEntry(at);
-                    Mapping m = e == null ? null : e.getValue();
-                    if (m == null || m.end() <= at) {
-                        throw new IllegalArgumentException(range(address, bytes) + " is not wholly mapped in " + owner
-                                + ": nothing is mapped at " + ByteSize.hex(at));
-                    }
-                    if (m.address() < address || m.end() > end) {
-                        throw new IllegalArgumentException(range(address, bytes) + " cuts the range "
-                                + range(m.address(), m.size()) + " that one map() call mapped in " + owner
-                                + "; CUDA can only unmap whole cuMemMap ranges, so map in the pieces you will unmap");
-                    }
-                    pieces.add(m);
-                    at = m.end();
+                int first = granuleOf(r, address);
+                int end = first + (int) (bytes / granularity);
+                int hole = r.firstUnmapped(first, end);
+                if (hole >= 0) {
+                    throw new IllegalArgumentException(range(address, bytes) + " is not wholly mapped in " + owner
+                            + ": nothing is mapped at " + ByteSize.hex(addressOf(r, hole)));
                 }
                 List<RuntimeException> failures = new ArrayList<>();
                 CudaDeviceMemory.attempt(failures, owner::setDevice);
-                for (Mapping m : pieces) {
-                    r.mappings().remove(m.address());
-                    mappedBytes -= m.size();
-                    unmapAndRelease(m, failures);
+                GranuleFailures granuleFailures = new GranuleFailures(failures, "unmapping " + range(address, bytes));
+                long[] handles = r.handles;
+                for (int i = first; i < end; i++) {
+                    long handle = handles[i];
+                    handles[i] = 0;
+                    unmapAndRelease(addressOf(r, i), handle, granuleFailures);
                 }
+                r.mappedGranules -= end - first;
+                mappedBytes -= bytes;
+                r.trim();
+                granuleFailures.finish();
                 throwFirst(failures);
             }
         } finally {
@@ -249,28 +359,102 @@ final class CudaVirtualMemory implements VirtualMemory {
     }
 
     /**
-     * Unmaps and releases every mapped range and frees every reservation, for {@link CudaDeviceMemory#close()},
+     * Unmaps and releases every mapped granule and frees every reservation, for {@link CudaDeviceMemory#close()},
      * which has made the device current and holds its exclusive lock. Carries on past failures, collecting them.
      */
     synchronized void releaseAll(List<RuntimeException> failures) {
         for (Reservation r : reservations.values()) {
-            for (Mapping m : r.mappings().values()) {
-                unmapAndRelease(m, failures);
+            GranuleFailures granuleFailures = new GranuleFailures(failures,
+                    "closing, in the reservation at " + ByteSize.hex(r.base));
+            long[] handles = r.handles;
+            for (int i = 0; i < handles.length; i++) {
+                long handle = handles[i];
+                if (handle != 0) {
+                    handles[i] = 0;
+                    unmapAndRelease(addressOf(r, i), handle, granuleFailures);
+                }
             }
-            r.mappings().clear();
-            CudaDeviceMemory.attempt(failures, () -> owner.checkDriver(api.memAddressFree(r.base(), r.size()),
-                    "cuMemAddressFree(" + ByteSize.hex(r.base()) + ", " + r.size() + " bytes) while closing"));
+            granuleFailures.finish();
+            r.mappedGranules = 0;
+            r.trim();
+            CudaDeviceMemory.attempt(failures, () -> owner.checkDriver(api.memAddressFree(r.base, r.size),
+                    "cuMemAddressFree(" + ByteSize.hex(r.base) + ", " + r.size + " bytes) while closing"));
         }
         reservations.clear();
         mappedBytes = 0;
     }
 
-    private void unmapAndRelease(Mapping m, List<RuntimeException> failures) {
-        CudaDeviceMemory.attempt(failures, () -> owner.checkDriver(api.memUnmap(m.address(), m.size()),
-                "cuMemUnmap(" + range(m.address(), m.size()) + ")"));
+    private void unmapAndRelease(long address, long handle, GranuleFailures failures) {
+        unmapGranule(address, failures);
         // Released even when the unmap failed: the driver frees the memory once nothing maps it.
-        CudaDeviceMemory.attempt(failures, () -> owner.checkDriver(api.memRelease(m.handle()),
-                "cuMemRelease of the memory mapped at " + range(m.address(), m.size())));
+        releaseHandle(address, handle, failures);
+    }
+
+    /** {@code cuMemUnmap} of one granule; a failure is collected, its message built only then. */
+    private void unmapGranule(long address, GranuleFailures failures) {
+        try {
+            int rc = api.memUnmap(address, granularity);
+            if (rc != CudaApi.SUCCESS) {
+                failures.driver(rc, "cuMemUnmap(", address, ")");
+            }
+        } catch (RuntimeException | LinkageError e) {
+            failures.thrown(e);
+        }
+    }
+
+    /** {@code cuMemRelease} of the handle of one granule; a failure is collected, its message built only then. */
+    private void releaseHandle(long address, long handle, GranuleFailures failures) {
+        try {
+            int rc = api.memRelease(handle);
+            if (rc != CudaApi.SUCCESS) {
+                failures.driver(rc, "cuMemRelease of the memory mapped at ", address, "");
+            }
+        } catch (RuntimeException | LinkageError e) {
+            failures.thrown(e);
+        }
+    }
+
+    /**
+     * The failed per-granule calls of one operation, collected into a list: the first
+     * {@value #LISTED_GRANULE_FAILURES} as exceptions, the rest counted and summed up by {@link #finish()}.
+     */
+    private final class GranuleFailures {
+        private final List<RuntimeException> failures;
+        private final String operation;
+        private int listed;
+        private int unlisted;
+
+        GranuleFailures(List<RuntimeException> failures, String operation) {
+            this.failures = failures;
+            this.operation = operation;
+        }
+
+        void driver(int rc, String callBefore, long address, String callAfter) {
+            if (listed < LISTED_GRANULE_FAILURES) {
+                listed++;
+                failures.add(owner.driverFailure(rc, callBefore + range(address, granularity) + callAfter));
+            } else {
+                unlisted++;
+            }
+        }
+
+        void thrown(Throwable e) {
+            if (listed < LISTED_GRANULE_FAILURES) {
+                listed++;
+                failures.add(CudaDeviceMemory.asFailure(e));
+            } else {
+                unlisted++;
+            }
+        }
+
+        /** Adds one exception that counts the failures not listed, if any. */
+        void finish() {
+            if (unlisted > 0) {
+                failures.add(new DeviceException(unlisted + " more cuMemUnmap or cuMemRelease calls failed on "
+                        + owner.descriptor().id() + " while " + operation + "; only the first "
+                        + LISTED_GRANULE_FAILURES + " failures are listed"));
+            }
+        }
     }
 
     private static void throwFirst(List<RuntimeException> failures) {
@@ -289,7 +473,7 @@ final class CudaVirtualMemory implements VirtualMemory {
         Reservation r = e == null ? null : e.getValue();
         if (r == null || address >= r.end() || bytes > r.end() - address) {
             throw new IllegalArgumentException(range(address, bytes) + " is not inside one reservation of " + owner
-                    + (r == null || address >= r.end() ? "" : " (the reservation at " + ByteSize.hex(r.base())
+                    + (r == null || address >= r.end() ? "" : " (the reservation at " + ByteSize.hex(r.base)
                     + " ends at " + ByteSize.hex(r.end()) + ")"));
         }
         return r;
@@ -299,6 +483,16 @@ final class CudaVirtualMemory implements VirtualMemory {
         Map.Entry<Long, Reservation> before = reservations.floorEntry(base);
         Map.Entry<Long, Reservation> after = reservations.ceilingEntry(base);
         return (before != null && before.getValue().end() > base) || (after != null && after.getKey() < base + bytes);
+    }
+
+    /** The index of the granule at {@code address} in {@code r}. */
+    private int granuleOf(Reservation r, long address) {
+        return (int) ((address - r.base) / granularity);
+    }
+
+    /** The address of granule {@code i} of {@code r}. */
+    private long addressOf(Reservation r, int i) {
+        return r.base + i * granularity;
     }
 
     private void requireGranules(String what, long value) {

@@ -37,12 +37,15 @@
  *   <li><b>Streams and events.</b> Streams are created non-blocking ({@code cudaStreamNonBlocking}), events with
  *       timing disabled ({@code cudaEventDisableTiming}), the cheap kind that allocators record.</li>
  *   <li><b>Virtual memory.</b> On GPUs that report {@code CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED}:
- *       reserve is {@code cuMemAddressReserve}; map is {@code cuMemCreate} + {@code cuMemMap} +
- *       {@code cuMemSetAccess} (read-write for this device), undone if a step fails; unmap is {@code cuMemUnmap} +
- *       {@code cuMemRelease} of the handle remembered for that range; release is {@code cuMemAddressFree}; the
- *       granule is {@code cuMemGetAllocationGranularity} with the minimum flag. One physical handle per
- *       {@code map} call, so an unmap may cover several mapped ranges but may not cut one (CUDA cannot unmap part
- *       of a {@code cuMemMap} range); the allocators in this project map and unmap in the same pieces.</li>
+ *       reserve is {@code cuMemAddressReserve}; map is, as in PyTorch's {@code ExpandableSegment::map}, one
+ *       {@code cuMemCreate} and one {@code cuMemMap} per granule, then one {@code cuMemSetAccess} (read-write for
+ *       this device) over the whole range, with exactly what the call did undone if a step fails; unmap is
+ *       {@code cuMemUnmap} + {@code cuMemRelease} per granule; release is {@code cuMemAddressFree}; the granule is
+ *       {@code cuMemGetAllocationGranularity} with the minimum flag. Because every granule has its own physical
+ *       handle, an unmap may be any granule-aligned range that is wholly mapped, whether it is part of one
+ *       {@code map} call's range or spans several (CUDA itself cannot unmap part of one {@code cuMemMap} range);
+ *       the cost is driver calls per granule, 2n + 1 to map n granules and 2n to unmap them, as PyTorch's per
+ *       page. The handles are kept in a {@code long[]} per reservation, indexed by granule.</li>
  *   <li><b>Close.</b> Closing synchronises the device, unmaps and releases virtual memory, frees every live
  *       allocation, destroys events and streams, carries on past failures and throws the first one with the others
  *       suppressed. It waits for calls in flight (they hold a shared lock that close takes exclusively); every

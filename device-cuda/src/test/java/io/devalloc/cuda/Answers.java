@@ -36,6 +36,16 @@ final class Answers {
         };
     }
 
+    /** Writes {@code first}, {@code first + 1}, ... into the first argument ({@code long[]}), one per call. */
+    static Answer<Integer> counting(long first) {
+        java.util.concurrent.atomic.AtomicLong next = new java.util.concurrent.atomic.AtomicLong(first);
+        return invocation -> {
+            long[] out = invocation.getArgument(0);
+            out[0] = next.getAndIncrement();
+            return 0;
+        };
+    }
+
     /** Error names and strings as CUDA spells them, for messages. */
     static void errorNames(CudaApi api) {
         lenient().when(api.getErrorName(anyInt())).thenAnswer(inv -> switch ((int) inv.getArgument(0)) {

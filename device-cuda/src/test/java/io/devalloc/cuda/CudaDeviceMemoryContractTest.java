@@ -1,6 +1,7 @@
 package io.devalloc.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.device.DeviceMemory;
@@ -37,6 +38,30 @@ class CudaDeviceMemoryContractTest extends DeviceMemoryContract {
     }
 
     @Test
+    void aMapThatRunsOutHalfwayLeavesNothingOfItInCuda() {
+        var vm = device.virtualMemory().orElseThrow();
+        long g = FakeCuda.GRANULE;
+        long base = vm.reserve(CAPACITY + 4 * g);
+        assertTrue(vm.map(base, 4 * g));
+        assertEquals(1 + 4 + 4, cuda.liveVirtualMemoryObjects(), "a reservation, 4 mappings, 4 handles");
+        // 128 granules, of which 124 fit: cuMemCreate runs out at the 125th.
+        assertFalse(vm.map(base + 4 * g, CAPACITY));
+        assertEquals(1 + 4 + 4, cuda.liveVirtualMemoryObjects());
+        assertEquals(4 * g, cuda.usedBytes(1));
+        assertEquals(4 * g, vm.mappedBytes());
+        vm.unmap(base + g, 2 * g);
+        assertEquals(1 + 2 + 2, cuda.liveVirtualMemoryObjects(), "exactly the two granules went");
+        assertEquals(2 * g, cuda.usedBytes(1));
+        assertTrue(vm.map(base + g, 2 * g), "the hole maps again");
+        assertTrue(vm.map(base + 4 * g, CAPACITY - 4 * g), "the rest of the device fits");
+        assertEquals(CAPACITY, cuda.usedBytes(1));
+        vm.unmap(base, CAPACITY);
+        assertEquals(0, cuda.usedBytes(1));
+        vm.release(base);
+        assertEquals(0, cuda.liveVirtualMemoryObjects());
+    }
+
+    @Test
     void closeLeavesNothingBehindInCuda() {
         device.malloc(4096);
         device.malloc(1 << 20);
@@ -44,7 +69,8 @@ class CudaDeviceMemoryContractTest extends DeviceMemoryContract {
         device.createEvent();
         var vm = device.virtualMemory().orElseThrow();
         long base = vm.reserve(4 * FakeCuda.GRANULE);
-        assertTrue(vm.map(base, FakeCuda.GRANULE));
+        assertTrue(vm.map(base, 3 * FakeCuda.GRANULE));
+        vm.unmap(base + FakeCuda.GRANULE, FakeCuda.GRANULE);
         device.close();
         assertEquals(0, cuda.liveAllocations());
         assertEquals(0, cuda.liveStreamsAndEvents());

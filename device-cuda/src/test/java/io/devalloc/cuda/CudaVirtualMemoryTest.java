@@ -1,7 +1,7 @@
 package io.devalloc.cuda;
 
 import static io.devalloc.cuda.Answers.out;
-import static io.devalloc.cuda.Answers.outs;
+import static io.devalloc.cuda.Answers.counting;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -50,7 +50,7 @@ class CudaVirtualMemoryTest {
         });
         when(api.memGetAllocationGranularity(any(), anyInt(), anyInt())).thenAnswer(out(G, 0));
         when(api.memAddressReserve(any(), anyLong(), anyLong(), anyLong(), anyLong())).thenAnswer(out(BASE, 0));
-        when(api.memCreate(any(), anyLong(), anyInt(), anyLong())).thenAnswer(outs(101, 102, 103));
+        when(api.memCreate(any(), anyLong(), anyInt(), anyLong())).thenAnswer(counting(101));
         device = CudaDeviceMemory.gpu(api, DEVICE, true);
         clearInvocations(api);
     }
@@ -175,16 +175,20 @@ class CudaVirtualMemoryTest {
     // ---- map
 
     @Test
-    void mapCreatesMapsAndGrantsAccessForThisDevice() {
+    void mapCreatesAHandlePerGranuleMapsEachAndGrantsAccessOnceOverTheRange() {
         VirtualMemory vm = vm();
         long base = vm.reserve(8 * G);
-        assertTrue(vm.map(base + 2 * G, 2 * G));
+        clearInvocations(api);
+        assertTrue(vm.map(base + 2 * G, 3 * G));
         InOrder order = inOrder(api);
         order.verify(api).setDevice(DEVICE);
-        order.verify(api).memCreate(any(), eq(2 * G), eq(DEVICE), eq(0L));
-        order.verify(api).memMap(base + 2 * G, 2 * G, 0, 101, 0);
-        order.verify(api).memSetAccess(base + 2 * G, 2 * G, DEVICE, CudaApi.ACCESS_READ_WRITE);
-        assertEquals(2 * G, vm.mappedBytes());
+        order.verify(api, times(3)).memCreate(any(), eq(G), eq(DEVICE), eq(0L));
+        order.verify(api).memMap(base + 2 * G, G, 0, 101, 0);
+        order.verify(api).memMap(base + 3 * G, G, 0, 102, 0);
+        order.verify(api).memMap(base + 4 * G, G, 0, 103, 0);
+        order.verify(api).memSetAccess(base + 2 * G, 3 * G, DEVICE, CudaApi.ACCESS_READ_WRITE);
+        verifyNoMoreInteractions(api);
+        assertEquals(3 * G, vm.mappedBytes());
     }
 
     @Test
@@ -199,69 +203,177 @@ class CudaVirtualMemoryTest {
     }
 
     @Test
-    void aFailedCuMemMapReleasesTheHandle() {
+    void outOfMemoryOnTheSecondHandleReleasesTheFirstMapsNothingAndIsFalse() {
         VirtualMemory vm = vm();
         long base = vm.reserve(8 * G);
-        when(api.memMap(anyLong(), anyLong(), anyLong(), anyLong(), anyLong())).thenReturn(1);
-        DeviceException e = assertThrows(DeviceException.class, () -> vm.map(base, G));
-        assertTrue(e.getMessage().contains("cuMemMap"), e.getMessage());
+        doAnswer(out(201, 0)).doReturn(CudaApi.CU_ERROR_OUT_OF_MEMORY)
+                .when(api).memCreate(any(), anyLong(), anyInt(), anyLong());
+        clearInvocations(api);
+        assertFalse(vm.map(base, 3 * G));
+        InOrder order = inOrder(api);
+        order.verify(api).setDevice(DEVICE);
+        order.verify(api, times(2)).memCreate(any(), eq(G), eq(DEVICE), eq(0L));
+        order.verify(api).memRelease(201);
+        verifyNoMoreInteractions(api);
+        assertEquals(0, vm.mappedBytes());
+        doAnswer(counting(301)).when(api).memCreate(any(), anyLong(), anyInt(), anyLong());
+        assertTrue(vm.map(base, 3 * G), "nothing of the failed map is left behind");
+        assertEquals(3 * G, vm.mappedBytes());
+    }
+
+    @Test
+    void aFailedCuMemMapOfTheSecondGranuleUnmapsTheFirstAndReleasesBoth() {
+        VirtualMemory vm = vm();
+        long base = vm.reserve(8 * G);
+        when(api.memMap(eq(base + G), anyLong(), anyLong(), anyLong(), anyLong())).thenReturn(1);
+        clearInvocations(api);
+        DeviceException e = assertThrows(DeviceException.class, () -> vm.map(base, 2 * G));
+        assertTrue(e.getMessage().startsWith("cuMemMap([0x" + Long.toHexString(base + G) + ", +2097152 bytes))"),
+                e.getMessage());
+        assertTrue(e.getMessage().contains("CUDA_ERROR_INVALID_VALUE (1)"), e.getMessage());
+        assertEquals(0, e.getSuppressed().length, "the undo succeeded");
+        InOrder order = inOrder(api);
+        order.verify(api).setDevice(DEVICE);
+        order.verify(api, times(2)).memCreate(any(), eq(G), eq(DEVICE), eq(0L));
+        order.verify(api).memMap(base, G, 0, 101, 0);
+        order.verify(api).memMap(base + G, G, 0, 102, 0);
+        order.verify(api).memUnmap(base, G);
+        order.verify(api).memRelease(101);
+        order.verify(api).memRelease(102);
+        verify(api, times(1)).memUnmap(anyLong(), anyLong());
+        verify(api, times(2)).memRelease(anyLong());
+        verify(api, never()).memSetAccess(anyLong(), anyLong(), anyInt(), anyInt());
+        assertEquals(0, vm.mappedBytes());
+        when(api.memMap(anyLong(), anyLong(), anyLong(), anyLong(), anyLong())).thenReturn(0);
+        assertTrue(vm.map(base, 2 * G), "the range is free again");
+    }
+
+    @Test
+    void outOfMemoryInCuMemMapIsFalseOnceUndone() {
+        VirtualMemory vm = vm();
+        long base = vm.reserve(8 * G);
+        when(api.memMap(eq(base + 2 * G), anyLong(), anyLong(), anyLong(), anyLong()))
+                .thenReturn(CudaApi.CU_ERROR_OUT_OF_MEMORY);
+        assertFalse(vm.map(base, 3 * G));
+        verify(api).memUnmap(base, G);
+        verify(api).memUnmap(base + G, G);
+        verify(api, never()).memUnmap(eq(base + 2 * G), anyLong());
         verify(api).memRelease(101);
+        verify(api).memRelease(102);
+        verify(api).memRelease(103);
         verify(api, never()).memSetAccess(anyLong(), anyLong(), anyInt(), anyInt());
         assertEquals(0, vm.mappedBytes());
         vm.release(base);
     }
 
     @Test
-    void aFailedCuMemSetAccessUnmapsAndReleases() {
+    void aFailedCuMemSetAccessUnmapsAndReleasesEveryGranule() {
         VirtualMemory vm = vm();
         long base = vm.reserve(8 * G);
         when(api.memSetAccess(anyLong(), anyLong(), anyInt(), anyInt())).thenReturn(801);
-        DeviceException e = assertThrows(DeviceException.class, () -> vm.map(base, G));
+        clearInvocations(api);
+        DeviceException e = assertThrows(DeviceException.class, () -> vm.map(base, 2 * G));
+        assertTrue(e.getMessage().contains("cuMemSetAccess([0x" + Long.toHexString(base) + ", +4194304 bytes)"),
+                e.getMessage());
         assertTrue(e.getMessage().contains("CUDA_ERROR_NOT_SUPPORTED"), e.getMessage());
         InOrder order = inOrder(api);
+        order.verify(api).memSetAccess(base, 2 * G, DEVICE, CudaApi.ACCESS_READ_WRITE);
         order.verify(api).memUnmap(base, G);
         order.verify(api).memRelease(101);
+        order.verify(api).memUnmap(base + G, G);
+        order.verify(api).memRelease(102);
         assertEquals(0, vm.mappedBytes());
         when(api.memSetAccess(anyLong(), anyLong(), anyInt(), anyInt())).thenReturn(0);
-        assertTrue(vm.map(base, G), "the range is free again");
+        assertTrue(vm.map(base, 2 * G), "the range is free again");
+    }
+
+    @Test
+    void anOutOfMemoryWhoseUndoFailsIsThrownWithTheUndoFailure() {
+        VirtualMemory vm = vm();
+        long base = vm.reserve(8 * G);
+        doAnswer(out(201, 0)).doReturn(CudaApi.CU_ERROR_OUT_OF_MEMORY)
+                .when(api).memCreate(any(), anyLong(), anyInt(), anyLong());
+        when(api.memRelease(201)).thenReturn(1);
+        DeviceException e = assertThrows(DeviceException.class, () -> vm.map(base, 2 * G));
+        assertTrue(e.getMessage().startsWith("cuMemCreate(2097152 bytes) for the granule at 0x"
+                + Long.toHexString(base + G)), e.getMessage());
+        assertTrue(e.getMessage().contains("CUDA_ERROR_OUT_OF_MEMORY"), e.getMessage());
+        assertEquals(1, e.getSuppressed().length);
+        assertTrue(e.getSuppressed()[0].getMessage().startsWith("cuMemRelease of the memory mapped at [0x"
+                + Long.toHexString(base) + ", +2097152 bytes)"), e.getSuppressed()[0].getMessage());
+        assertEquals(0, vm.mappedBytes(), "the failed map is forgotten");
+        vm.release(base);
     }
 
     @Test
     void misuseIsRefusedBeforeTheDriver() {
         VirtualMemory vm = vm();
         long base = vm.reserve(8 * G);
-        assertTrue(vm.map(base, 2 * G));
+        assertTrue(vm.map(base, 3 * G));
+        vm.unmap(base + G, G);
         clearInvocations(api);
-        assertThrows(IllegalArgumentException.class, () -> vm.map(base + G, G), "overlaps");
+        assertThrows(IllegalArgumentException.class, () -> vm.map(base + 2 * G, G), "overlaps");
+        assertThrows(IllegalArgumentException.class, () -> vm.map(base + G, 2 * G), "overlaps in part");
         assertThrows(IllegalArgumentException.class, () -> vm.map(base + 1, G), "misaligned address");
-        assertThrows(IllegalArgumentException.class, () -> vm.map(base + 2 * G, G + 1), "misaligned size");
+        assertThrows(IllegalArgumentException.class, () -> vm.map(base + 3 * G, G + 1), "misaligned size");
         assertThrows(IllegalArgumentException.class, () -> vm.map(base + 7 * G, 2 * G), "past the reservation");
         assertThrows(IllegalArgumentException.class, () -> vm.map(base - G, G), "before the reservation");
-        assertThrows(IllegalArgumentException.class, () -> vm.map(base + 2 * G, 0), "empty");
-        assertThrows(IllegalArgumentException.class, () -> vm.unmap(base + 2 * G, G), "not mapped");
-        assertThrows(IllegalArgumentException.class, () -> vm.unmap(base, 3 * G), "partly not mapped");
-        assertThrows(IllegalArgumentException.class, () -> vm.unmap(base, G), "cuts a mapped range");
-        assertThrows(IllegalArgumentException.class, () -> vm.release(base), "still mapped");
+        assertThrows(IllegalArgumentException.class, () -> vm.map(base + 3 * G, 0), "empty");
+        assertThrows(IllegalArgumentException.class, () -> vm.unmap(base + 3 * G, G), "not mapped");
+        assertThrows(IllegalArgumentException.class, () -> vm.unmap(base + 2 * G, 2 * G), "partly not mapped");
+        IllegalArgumentException hole = assertThrows(IllegalArgumentException.class, () -> vm.unmap(base, 3 * G),
+                "a hole in the middle");
+        assertTrue(hole.getMessage().endsWith("nothing is mapped at 0x" + Long.toHexString(base + G)),
+                hole.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> vm.unmap(base + 1, G), "misaligned");
+        assertThrows(IllegalArgumentException.class, () -> vm.unmap(base + 7 * G, 2 * G), "past the reservation");
+        IllegalArgumentException mapped = assertThrows(IllegalArgumentException.class, () -> vm.release(base),
+                "still mapped");
+        assertTrue(mapped.getMessage().contains("still has 2 mapped granules (the first at 0x"
+                + Long.toHexString(base) + ")"), mapped.getMessage());
         assertThrows(IllegalArgumentException.class, () -> vm.release(base + G), "not a base");
+        verifyNoInteractions(api);
+        assertEquals(2 * G, vm.mappedBytes(), "refusals change nothing");
+    }
+
+    @Test
+    void aReservationTooLargeToTrackIsZeroWithoutTheDriver() {
+        VirtualMemory vm = vm();
+        assertEquals(0, vm.reserve(((long) Integer.MAX_VALUE) * G));
         verifyNoInteractions(api);
     }
 
     // ---- unmap
 
     @Test
-    void unmapReleasesTheHandleRememberedForTheRange() {
+    void unmapOfPartOfOneMapUnmapsAndReleasesExactlyThoseGranules() {
         VirtualMemory vm = vm();
         long base = vm.reserve(8 * G);
-        assertTrue(vm.map(base, G));          // handle 101
-        assertTrue(vm.map(base + G, 2 * G));  // handle 102
+        assertTrue(vm.map(base, 4 * G)); // handles 101..104
         clearInvocations(api);
         vm.unmap(base + G, 2 * G);
         InOrder order = inOrder(api);
         order.verify(api).setDevice(DEVICE);
-        order.verify(api).memUnmap(base + G, 2 * G);
+        order.verify(api).memUnmap(base + G, G);
         order.verify(api).memRelease(102);
+        order.verify(api).memUnmap(base + 2 * G, G);
+        order.verify(api).memRelease(103);
         verifyNoMoreInteractions(api);
-        assertEquals(G, vm.mappedBytes());
+        assertEquals(2 * G, vm.mappedBytes());
+        assertTrue(vm.map(base + G, 2 * G), "the hole maps again"); // handles 105, 106
+        clearInvocations(api);
+        vm.unmap(base, 4 * G);
+        order = inOrder(api);
+        order.verify(api).memUnmap(base, G);
+        order.verify(api).memRelease(101);
+        order.verify(api).memUnmap(base + G, G);
+        order.verify(api).memRelease(105);
+        order.verify(api).memUnmap(base + 2 * G, G);
+        order.verify(api).memRelease(106);
+        order.verify(api).memUnmap(base + 3 * G, G);
+        order.verify(api).memRelease(104);
+        assertEquals(0, vm.mappedBytes());
+        vm.release(base);
     }
 
     @Test
@@ -284,19 +396,50 @@ class CudaVirtualMemoryTest {
     }
 
     @Test
-    void aFailedUnmapStillReleasesForgetsAndReports() {
+    void aFailingCuMemUnmapInTheMiddleStillProcessesTheOthersForgetsAllAndReports() {
         VirtualMemory vm = vm();
         long base = vm.reserve(8 * G);
-        assertTrue(vm.map(base, G));
-        assertTrue(vm.map(base + G, G));
-        when(api.memUnmap(base, G)).thenReturn(1);
-        DeviceException e = assertThrows(DeviceException.class, () -> vm.unmap(base, 2 * G));
-        assertTrue(e.getMessage().contains("cuMemUnmap"), e.getMessage());
-        verify(api).memRelease(101);
-        verify(api).memUnmap(base + G, G);
-        verify(api).memRelease(102);
+        assertTrue(vm.map(base, 3 * G));
+        when(api.memUnmap(base + G, G)).thenReturn(1);
+        when(api.memRelease(103)).thenReturn(1);
+        clearInvocations(api);
+        DeviceException e = assertThrows(DeviceException.class, () -> vm.unmap(base, 3 * G));
+        assertTrue(e.getMessage().startsWith("cuMemUnmap([0x" + Long.toHexString(base + G) + ", +2097152 bytes))"),
+                e.getMessage());
+        assertEquals(1, e.getSuppressed().length);
+        assertTrue(e.getSuppressed()[0].getMessage().startsWith("cuMemRelease of the memory mapped at [0x"
+                + Long.toHexString(base + 2 * G)), e.getSuppressed()[0].getMessage());
+        InOrder order = inOrder(api);
+        order.verify(api).memUnmap(base, G);
+        order.verify(api).memRelease(101);
+        order.verify(api).memUnmap(base + G, G);
+        order.verify(api).memRelease(102);
+        order.verify(api).memUnmap(base + 2 * G, G);
+        order.verify(api).memRelease(103);
         assertEquals(0, vm.mappedBytes());
-        assertThrows(IllegalArgumentException.class, () -> vm.unmap(base, G), "forgotten");
+        assertThrows(IllegalArgumentException.class, () -> vm.unmap(base + G, G), "forgotten");
+        vm.release(base);
+    }
+
+    @Test
+    void aDriverThatFailsEveryCallListsTheFirstFailuresAndCountsTheRest() {
+        VirtualMemory vm = vm();
+        long base = vm.reserve(32 * G);
+        assertTrue(vm.map(base, 20 * G));
+        when(api.memUnmap(anyLong(), anyLong())).thenReturn(1);
+        clearInvocations(api);
+        DeviceException e = assertThrows(DeviceException.class, () -> vm.unmap(base, 20 * G));
+        verify(api, times(20)).memUnmap(anyLong(), eq(G));
+        verify(api, times(20)).memRelease(anyLong());
+        assertTrue(e.getMessage().startsWith("cuMemUnmap([0x" + Long.toHexString(base) + ", "), e.getMessage());
+        Throwable[] others = e.getSuppressed();
+        assertEquals(CudaVirtualMemory.LISTED_GRANULE_FAILURES, others.length, "15 more listed and one summary");
+        assertTrue(others[others.length - 2].getMessage().startsWith("cuMemUnmap([0x"
+                + Long.toHexString(base + 15 * G)), others[others.length - 2].getMessage());
+        assertEquals("4 more cuMemUnmap or cuMemRelease calls failed on cuda:1 while unmapping [0x"
+                + Long.toHexString(base) + ", +" + 20 * G + " bytes); only the first 16 failures are listed",
+                others[others.length - 1].getMessage());
+        assertEquals(0, vm.mappedBytes());
     }
 
     // ---- close
@@ -305,19 +448,23 @@ class CudaVirtualMemoryTest {
     void closeUnmapsReleasesAndFreesEverythingPastFailures() {
         VirtualMemory vm = vm();
         long base = vm.reserve(8 * G);
-        assertTrue(vm.map(base, G));
+        assertTrue(vm.map(base, 2 * G));
         assertTrue(vm.map(base + 4 * G, G));
-        when(api.memUnmap(base, G)).thenReturn(1);
+        when(api.memUnmap(base + G, G)).thenReturn(1);
         clearInvocations(api);
         DeviceException e = assertThrows(DeviceException.class, () -> device.close());
-        assertTrue(e.getMessage().contains("cuMemUnmap"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("cuMemUnmap([0x" + Long.toHexString(base + G)), e.getMessage());
         InOrder order = inOrder(api);
         order.verify(api).deviceSynchronize();
         order.verify(api).memUnmap(base, G);
         order.verify(api).memRelease(101);
-        order.verify(api).memUnmap(base + 4 * G, G);
+        order.verify(api).memUnmap(base + G, G);
         order.verify(api).memRelease(102);
+        order.verify(api).memUnmap(base + 4 * G, G);
+        order.verify(api).memRelease(103);
         order.verify(api).memAddressFree(base, 8 * G);
+        verify(api, times(3)).memUnmap(anyLong(), anyLong());
+        verify(api, times(3)).memRelease(anyLong());
         assertThrows(IllegalStateException.class, () -> vm.reserve(G));
         assertThrows(IllegalStateException.class, vm::mappedBytes);
     }

@@ -20,7 +20,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code cudaHostAlloc} hands out real, page-aligned native memory, so host views can be written.</li>
  *   <li>Streams and events are ids; every event is complete.</li>
  *   <li>Virtual memory: reservations from a separate range, physical handles counted against the capacity of the
- *       device they were created on, maps checked against reservations and each other.</li>
+ *       device they were created on, maps checked against reservations and each other; {@code cuMemUnmap} only of
+ *       a whole {@code cuMemMap} range, as in CUDA, and {@code cuMemSetAccess} of whole, adjacent mapped
+ *       ranges.</li>
  * </ul>
  * Every method is synchronised.
  */
@@ -381,7 +383,18 @@ final class FakeCuda implements CudaApi {
 
     @Override
     public synchronized int memSetAccess(long address, long size, int device, int accessFlags) {
-        long[] m = mappings.get(address);
-        return m != null && m[0] == size && accessFlags == ACCESS_READ_WRITE ? SUCCESS : ERROR_INVALID_VALUE;
+        if (size <= 0 || accessFlags != ACCESS_READ_WRITE) {
+            return ERROR_INVALID_VALUE;
+        }
+        // The range must be mapped throughout; it may span several cuMemMap ranges, as PyTorch's calls do.
+        long at = address;
+        while (at < address + size) {
+            long[] m = mappings.get(at);
+            if (m == null) {
+                return ERROR_INVALID_VALUE;
+            }
+            at += m[0];
+        }
+        return at == address + size ? SUCCESS : ERROR_INVALID_VALUE;
     }
 }

@@ -42,9 +42,12 @@ public interface VirtualMemory {
     boolean map(long address, long bytes);
 
     /**
-     * Unmaps {@code [address, address + bytes)} and returns its physical memory to the device.
+     * Unmaps {@code [address, address + bytes)} and returns its physical memory to the device. The range may be
+     * any granule-aligned range that is wholly mapped, whatever {@link #map} calls mapped it: part of one call's
+     * range, or a range spanning several.
      *
-     * @throws IllegalArgumentException if the range is not granule-aligned or not wholly mapped
+     * @throws IllegalArgumentException if the range is not granule-aligned or not wholly mapped (nothing changes
+     *                                  then)
      */
     void unmap(long address, long bytes);
 
