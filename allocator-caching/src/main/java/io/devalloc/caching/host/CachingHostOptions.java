@@ -57,12 +57,17 @@ import org.slf4j.LoggerFactory;
  *       {@code host_free_time} grow. Requests above it are never rounded (a block that is not cached cannot be
  *       reused, so rounding it would only waste memory): upstream rounds only when the request is at most
  *       <em>both</em> {@code pinned_max_round_threshold_mb} and this. When both keys are given and the threshold is
- *       the larger, upstream's warning is logged (WARN, once per parse): "pinned_max_round_threshold_mb (T) &gt;
+ *       the larger, upstream's warning is logged through slf4j at WARN, once per parse (upstream's
+ *       {@code TORCH_WARN_ONCE}: once per process): "pinned_max_round_threshold_mb (T) &gt;
  *       pinned_max_cached_size_mb (C). The cache size limit takes precedence: allocations above
  *       pinned_max_cached_size_mb are never rounded up." 0 means nothing is cached. As upstream, the comparison at
  *       allocation is of the <em>request</em>, so a request just under the limit may be rounded to a block above
  *       it, which is then not cached. Blocks carved from the reserve segment are never returned to the device and
- *       stay cached whatever their size (see the package documentation). Same number syntax as the threshold.</td></tr>
+ *       stay cached whatever their size (see the package documentation). Same number syntax as the threshold.
+ *       Both limits are reported as PyTorch's snapshot reports them by {@link #maxRoundThresholdSetting()} and
+ *       {@link #maxCachedSizeSetting()} (bytes, -1 when unlimited). Upstream reads both keys from the accelerator
+ *       configuration that {@code PYTORCH_CUDA_ALLOC_CONF} also feeds; allocator {@code caching} does not accept
+ *       them yet.</td></tr>
  *   <tr><td>{@code pinned_reserve_segment_size_mb}</td><td>0 (no reserve)</td><td>PyTorch's reserve segment: on
  *       the first cache miss, one device allocation of this many MiB is made and never freed; later misses carve
  *       their blocks from it with a bump pointer (each rounded up to 4 KiB) until it is used up, and only then call
