@@ -301,8 +301,8 @@ public record CachingHostOptions(long roundThreshold, long maxRoundThreshold, lo
      * so at most 2<sup>64</sup> - 1), clamped to {@link #MAX_LIMIT_MB}; 0 allowed; no default (not set = unlimited).
      */
     private static ConfigOption<Long> wholeMegabytes(String name, String description) {
-        return new ConfigOption<>(name, "a whole number of MiB from 0 (larger values than " + MAX_LIMIT_MB
-                + " mean " + MAX_LIMIT_MB + ")", null, description, CachingHostOptions::parseWholeMegabytes);
+        return new ConfigOption<>(name, "a whole number of MiB from 0 (values above " + MAX_LIMIT_MB + " count as "
+                + MAX_LIMIT_MB + ")", null, description, CachingHostOptions::parseWholeMegabytes);
     }
 
     private static long parseWholeMegabytes(String text) {
