@@ -12,10 +12,12 @@ import java.util.Map;
  * {@code pinned-host} and {@code cuda-host}) but works over any device.
  *
  * <p>Requests are rounded up to a power of two (or, with {@code pinned_round_threshold_mb}, to 2 MiB multiples
- * above a threshold), served last-in-first-out from free lists of exactly that size, never split, and taken from the
- * device on a miss. A freed block whose memory streams may still read (see {@link #recordEvent}) is reused only
- * after the events recorded on those streams at the free have completed. See the package documentation for the
- * design and every difference from PyTorch.
+ * above a threshold; with PyTorch 2.10's {@code pinned_max_round_threshold_mb} or {@code pinned_max_cached_size_mb},
+ * not at all above them), served last-in-first-out from free lists by the most recently freed block that is large
+ * enough, never split, and taken from the device on a miss. A freed block whose memory streams may still read (see
+ * {@link #recordEvent}) is reused only after the events recorded on those streams at the free have completed; a
+ * freed block above {@code pinned_max_cached_size_mb} goes back to the device at that point instead of being cached.
+ * See the package documentation for the design and every difference from PyTorch.
  *
  * <p><b>Streams.</b> A pinned block belongs to no stream: the {@code stream} argument of {@code malloc} and
  * {@code allocate} is accepted and ignored, as PyTorch's host allocator has none. The streams that use the memory
@@ -30,11 +32,12 @@ public interface HostCachingAllocator extends DeviceAllocator {
      * {@code torch.cuda.host_memory_stats()}: a sorted map with PyTorch's keys.
      * <ul>
      *   <li>{@code allocations.{current,peak,allocated,freed}}, {@code allocated_bytes.*}: blocks this allocator
-     *       owns (live, waiting for events, or cached) and their rounded bytes. {@code allocated} grows with every
-     *       block created on a miss, {@code freed} with every block returned by {@link #emptyCache()} (or
-     *       {@code close}).</li>
+     *       owns (live, waiting for events, or cached) and their sizes. {@code allocated} grows with every block
+     *       created on a miss, {@code freed} with every block returned to the device by {@link #emptyCache()}, by a
+     *       free above {@code pinned_max_cached_size_mb} (or once its events completed), or by {@code close}.</li>
      *   <li>{@code active_requests.*}, {@code active_bytes.*}: blocks handed out and not yet reusable (live, or freed
-     *       with events pending), and their rounded bytes. As upstream these are kept per size class and summed, so
+     *       with events pending), and their sizes (a block's size, not the request's, when a larger cached block
+     *       serves a request). As upstream these are kept per size class and summed, so
      *       the {@code peak} figures are the sum of each class's peak: an upper bound of the true peak, not the
      *       true peak.</li>
      *   <li>{@code num_host_alloc}, {@code num_host_free}: as upstream, equal to {@code allocations.allocated} and

@@ -55,7 +55,10 @@ final class HostCachingArena implements HostCachingAllocator {
     static final class Block {
         final int handle;
         final long ptr;
-        /** The rounded size: what callers of this size class get, and what PyTorch's stats count. */
+        /**
+         * The block's size: the rounded request that created it (or the request itself when it was above a
+         * {@code pinned_max_*} limit). What PyTorch's stats count, and at least every request it serves.
+         */
         final long size;
         /** Device bytes the block occupies: {@code size}, or for a reserve piece its 4 KiB-rounded extent. */
         final long extent;
@@ -105,6 +108,24 @@ final class HostCachingArena implements HostCachingAllocator {
             Block b = items[--count];
             items[count] = null;
             return b;
+        }
+
+        /**
+         * pytorch#192722's {@code get_free_block}: the most recently freed block of at least {@code minSize} bytes,
+         * scanning from the most recently freed end, or null. The blocks above it keep their order. When every block
+         * has one size (always, unless a {@code pinned_max_*} limit leaves requests unrounded) the first candidate
+         * fits, so this is {@link #pop()}'s O(1).
+         */
+        Block takeLastFitting(long minSize) {
+            for (int i = count - 1; i >= 0; i--) {
+                Block b = items[i];
+                if (b.size >= minSize) {
+                    System.arraycopy(items, i + 1, items, i, count - 1 - i);
+                    items[--count] = null;
+                    return b;
+                }
+            }
+            return null;
         }
     }
 
@@ -217,8 +238,11 @@ final class HostCachingArena implements HostCachingAllocator {
     private int spareCount;
     private final LongLongHashMap byAddress = new LongLongHashMap(256);
 
-    /** Free lists of power-of-two sizes, by log2 size (PyTorch's 64 lists). */
-    private final BlockStack[] powerLists = new BlockStack[SIZE_CLASSES];
+    /**
+     * PyTorch's 64 free lists, by ceil(log2 size): power-of-two blocks, and the unrounded blocks of the
+     * {@code pinned_max_*} limits, which is why one list can hold several sizes.
+     */
+    private final BlockStack[] bucketLists = new BlockStack[SIZE_CLASSES];
     /** Free lists of the other sizes (only with {@code pinned_round_threshold_mb}), by exact size. */
     private final SizeLists exactLists = new SizeLists();
 
@@ -313,6 +337,7 @@ final class HostCachingArena implements HostCachingAllocator {
             if (b == null) {
                 b = createBlock(size, rounded);
             }
+            assert b.size >= rounded : "a block of " + b.size + " bytes for a request rounded to " + rounded;
             handOut(b, size);
             return b.ptr;
         } finally {
@@ -320,21 +345,40 @@ final class HostCachingArena implements HostCachingAllocator {
         }
     }
 
-    /** PyTorch's {@code get_free_block}: the most recently freed block of exactly this size. */
+    /**
+     * PyTorch's {@code get_free_block} with pytorch#192722's fix: in the bucket of ceil(log2 rounded), the most
+     * recently freed block of at least {@code rounded} bytes (never a smaller one). Sizes of devalloc's 2 MiB classes
+     * take a block of exactly their size.
+     */
     private Block takeFree(long rounded) {
-        BlockStack s = freeList(rounded, false);
-        return s == null || s.count == 0 ? null : s.pop();
+        if (keptByExactSize(rounded)) {
+            BlockStack s = exactLists.get(rounded);
+            return s == null || s.count == 0 ? null : s.pop();
+        }
+        BlockStack s = bucketLists[sizeIndex(rounded)];
+        return s == null ? null : s.takeLastFitting(rounded);
     }
 
+    /**
+     * Whether blocks of {@code size} are kept by exact size: with {@code pinned_round_threshold_mb}, every size that
+     * is not a power of two (its 2 MiB classes, and the unrounded pieces of the reserve above
+     * {@code pinned_max_cached_size_mb}), so that a 2 MiB class is served by its own size only, as before the
+     * {@code pinned_max_*} keys. Everything else goes to PyTorch's log2 buckets.
+     */
+    private boolean keptByExactSize(long size) {
+        return options.roundThreshold() != 0 && Long.bitCount(size) != 1;
+    }
+
+    /** The free list where a block of {@code size} is kept (null if it does not exist and {@code !create}). */
     private BlockStack freeList(long size, boolean create) {
-        if (Long.bitCount(size) == 1) {
-            int i = 63 - Long.numberOfLeadingZeros(size);
-            if (powerLists[i] == null && create) {
-                powerLists[i] = new BlockStack();
-            }
-            return powerLists[i];
+        if (keptByExactSize(size)) {
+            return create ? exactLists.getOrCreate(size) : exactLists.get(size);
         }
-        return create ? exactLists.getOrCreate(size) : exactLists.get(size);
+        int i = sizeIndex(size);
+        if (bucketLists[i] == null && create) {
+            bucketLists[i] = new BlockStack();
+        }
+        return bucketLists[i];
     }
 
     /**
@@ -456,6 +500,12 @@ final class HostCachingArena implements HostCachingAllocator {
         largestRequest = Math.max(largestRequest, requested);
     }
 
+    /** Whether no key limits power-of-two rounding (PyTorch's default), so the out-of-memory hint applies. */
+    private boolean roundsEverything() {
+        return options.roundThreshold() == 0 && options.maxRoundThreshold() == CachingHostOptions.UNLIMITED
+                && options.maxCachedSize() == CachingHostOptions.UNLIMITED;
+    }
+
     private OutOfMemoryException outOfMemory(long size, long rounded, OutOfMemoryException.Reason reason) {
         outOfMemoryErrors++;
         MemoryInfo info = device.memoryInfo();
@@ -467,7 +517,7 @@ final class HostCachingArena implements HostCachingAllocator {
                 + ByteSize.format(rounded) : "") + "; " + why + ". Device: " + ByteSize.format(info.totalBytes())
                 + " total, " + ByteSize.format(info.freeBytes()) + " free. This allocator: "
                 + ByteSize.format(reservedBytes) + " reserved, " + ByteSize.format(liveBytes) + " allocated."
-                + (options.roundThreshold() == 0 && rounded >= 4 * CachingHostOptions.ROUND_LARGE
+                + (roundsEverything() && rounded >= 4 * CachingHostOptions.ROUND_LARGE
                 ? " Power-of-two rounding can double large pinned buffers; pinned_round_threshold_mb limits it." : "");
         return new OutOfMemoryException(reason, device.descriptor().id(), size, info.freeBytes(), info.totalBytes(),
                 reservedBytes, liveBytes, Long.MAX_VALUE, message);
@@ -588,13 +638,28 @@ final class HostCachingArena implements HostCachingAllocator {
         return recorded;
     }
 
-    /** Back on its free list: reusable, and no longer an active request. */
+    /**
+     * PyTorch's {@code maybe_cache_block}: no longer an active request, and back on its free list, or, when it is
+     * larger than {@code pinned_max_cached_size_mb}, returned to the device (a host free in the stats). Pieces of the
+     * reserve segment are never returned (upstream's {@code free_block} returns early for them and drops them from
+     * its lists, losing that part of the reserve); here they stay cached. If the device refuses the free, the block
+     * is cached instead and {@code emptyCache} tries again (and reports the failure).
+     */
     private void makeReusable(Block b) {
-        b.state = FREE;
-        freeList(b.size, true).push(b);
         int c = sizeIndex(b.size);
         activeRequests[c].decrease(1);
         activeBytes[c].decrease(b.size);
+        if (b.size > options.maxCachedSize() && !b.reserve) {
+            try {
+                freeToDevice(b);
+                return;
+            } catch (RuntimeException e) {
+                LOG.warn("{}: could not return a freed {} block above pinned_max_cached_size_mb to the device ({});"
+                        + " caching it instead", this, ByteSize.format(b.size), e.toString());
+            }
+        }
+        b.state = FREE;
+        freeList(b.size, true).push(b);
     }
 
     private void addPending(DeviceEvent e, Block b) {
@@ -699,7 +764,7 @@ final class HostCachingArena implements HostCachingAllocator {
 
     private List<BlockStack> allFreeLists() {
         List<BlockStack> lists = new ArrayList<>();
-        for (BlockStack s : powerLists) {
+        for (BlockStack s : bucketLists) {
             if (s != null) {
                 lists.add(s);
             }
@@ -990,7 +1055,7 @@ final class HostCachingArena implements HostCachingAllocator {
                 }
             }
             eventPool.clear();
-            Arrays.fill(powerLists, null);
+            Arrays.fill(bucketLists, null);
             exactLists.count = 0;
             Arrays.fill(exactLists.stacks, null);
             byAddress.clear();

@@ -6,15 +6,23 @@
  * <h2>Design</h2>
  * <ul>
  *   <li><b>Sizes.</b> A request is rounded up to the next power of two ({@code c10::llvm::PowerOf2Ceil}: 40,960 B
- *       &rarr; 65,536 B) and served by a block of exactly that size. Blocks are never split and never merged: one
- *       block is one device allocation (the device plays {@code cudaHostAlloc}), or one piece of the reserve
- *       segment. A size of 0 returns address 0 and changes no stats.</li>
- *   <li><b>Free lists.</b> 64 last-in-first-out lists indexed by log2 of the size; a hit pops the block freed most
- *       recently, which is the one most likely to be warm in cache and TLB. With {@code pinned_round_threshold_mb}
- *       sizes above the threshold are multiples of 2 MiB rather than powers of two; their free lists are kept in a
- *       sorted array of exact sizes, each with its own LIFO stack, while the 64 power-of-two lists serve the sizes
- *       below. A lookup is an exact-size match either way, so a block only ever serves requests that round to its
- *       own size.</li>
+ *       &rarr; 65,536 B) and served by a block of at least that size. A request above
+ *       {@code pinned_max_round_threshold_mb} or above {@code pinned_max_cached_size_mb} (PyTorch 2.10+, see below)
+ *       is not rounded: its block is exactly the request. Blocks are never split and never merged: one block is one
+ *       device allocation (the device plays {@code cudaHostAlloc}), or one piece of the reserve segment. A size of 0
+ *       returns address 0 and changes no stats.</li>
+ *   <li><b>Free lists.</b> PyTorch's 64 last-in-first-out lists indexed by ceil(log2 size). With every request
+ *       rounded, a list holds blocks of one size, and a hit takes the block freed most recently, which is the one
+ *       most likely to be warm in cache and TLB. Unrounded blocks share a list with blocks of other sizes (150 MiB
+ *       and 200 MiB are both in (128, 256] MiB), so a lookup scans the list from its most recently freed end and
+ *       takes the first block of at least the requested size (pytorch#192722; the request never gets a smaller
+ *       block). That keeps LIFO among the blocks that fit, and costs nothing extra in the rounded case (the first
+ *       candidate fits). It is not best fit: a 200 MiB request takes a 250 MiB block freed after a 220 MiB one. The
+ *       scan moves the blocks above the one taken down by one slot, so their order is kept and nothing is
+ *       allocated. The PR's text does not say which end it scans from; LIFO is the order upstream uses everywhere
+ *       else, so it is kept. With {@code pinned_round_threshold_mb}, sizes that are not powers of two (its 2 MiB
+ *       multiples) are kept in a sorted array of exact sizes, each with its own LIFO stack, and looked up by exact
+ *       size, so a 2 MiB class only serves requests that round to it, as before.</li>
  *   <li><b>Miss.</b> A device malloc of the rounded size (after the reserve segment, if one is configured and has
  *       room), timed into {@code host_alloc_time}.</li>
  *   <li><b>Free and streams.</b> {@code recordEvent(address, stream)} (PyTorch's {@code record_event}, which every
@@ -30,7 +38,10 @@
  *       with a bump pointer until it is used up. Pieces are cached like other blocks.</li>
  *   <li><b>Stats</b> ({@code hostMemoryStats()}, PyTorch's {@code host_memory_stats()} keys): {@code allocations}
  *       and {@code allocated_bytes} count the blocks owned; {@code active_requests} and {@code active_bytes} the
- *       blocks handed out and not yet reusable, kept per size class and summed, so their peaks are the sum of the
+ *       blocks handed out and not yet reusable, by the block's size both when it is handed out and when it becomes
+ *       reusable or is released, so they balance even when a larger cached block serves a request (pytorch#192722
+ *       made upstream count the block's size too; before, a hit counted the rounded request), kept per size class
+ *       and summed, so their peaks are the sum of the
  *       classes' peaks, an upper bound rather than the true peak (upstream's own approximation, kept for
  *       fidelity); {@code num_host_alloc}/{@code num_host_free} equal {@code allocations.allocated}/{@code freed};
  *       the timings are microseconds. The common {@link io.devalloc.api.stats.AllocatorStats} are exact:
@@ -58,6 +69,34 @@
  * 2 MiB. The cost is reuse: a cached 22 MiB block still serves any request from 20 MiB + 1 B to 22 MiB, but no longer
  * a 23 MiB one that the 32 MiB power-of-two class would have served. Default 0 keeps PyTorch's behaviour.
  *
+ * <h2>PyTorch 2.10&ndash;2.13: {@code pinned_max_round_threshold_mb} and {@code pinned_max_cached_size_mb}</h2>
+ * Both are read as upstream's {@code AcceleratorAllocatorConfig} reads them (whole MiB, clamped to
+ * {@code Long.MAX_VALUE / 1 MiB}, 0 allowed, unlimited by default), and both act as in upstream's
+ * {@code CachingHostAllocatorImpl}:
+ * <ul>
+ *   <li>{@code pinned_max_round_threshold_mb:T} (pytorch#171662): a request of more than T MiB is not rounded; its
+ *       block is exactly the request (threshold 64: 80 MiB pins 80 MiB, not 128). Upstream passes the exact size to
+ *       {@code cudaHostAlloc}, which takes any size; the device port takes any size too and aligns the address, and
+ *       a pinned block has no neighbour to align for, so nothing is added. (A {@code kHostAlignment = 512} that a
+ *       third-party test mentions could not be found in any PyTorch source we could read.) Pieces of the reserve
+ *       segment keep their 4 KiB extent rounding.</li>
+ *   <li>{@code pinned_max_cached_size_mb:C}: upstream's {@code maybe_cache_block}. A freed block of more than C MiB
+ *       goes back to the device instead of its free list, when it would become reusable: at the free when no
+ *       stream was recorded, else when its last event has completed, which the next allocation or
+ *       {@code emptyCache} notices (the events are processed there, never on a timer). It is a host free:
+ *       {@code allocations}/{@code allocated_bytes} fall, {@code num_host_free} and {@code host_free_time} grow
+ *       (limit 32: a 64 MiB block leaves {@code allocated_bytes.current} at 0 right after the free). A request of
+ *       more than C MiB is never rounded, even below T: upstream rounds only when the request is at most both. When
+ *       both are given and T &gt; C, upstream's precedence warning is logged. 0 caches nothing.</li>
+ *   <li><b>devalloc's {@code pinned_round_threshold_mb}</b> predates them and answers the same issue
+ *       (pytorch#150517) differently: above its threshold it rounds to a multiple of 2 MiB, so nearby sizes share a
+ *       class and a block is reused by exact size, at a cost of under 2 MiB per buffer; PyTorch's key wastes
+ *       nothing at allocation but reuses through the bucket scan, where a request can take a cached block up to
+ *       twice its size. Both decide the size above a threshold, so a non-zero {@code pinned_round_threshold_mb}
+ *       together with {@code pinned_max_round_threshold_mb} is refused with a message saying which to keep.
+ *       {@code pinned_max_cached_size_mb} combines with either: above it nothing is rounded and nothing cached.</li>
+ * </ul>
+ *
  * <h2>Differences from PyTorch, and why</h2>
  * <ul>
  *   <li>No stream per block: {@code malloc}'s stream argument is ignored (PyTorch's host allocator has none).</li>
@@ -67,11 +106,21 @@
  *       throws at once); counted in {@code allocationRetries}. Requests larger than the device, or than
  *       2<sup>62</sup> bytes, are refused before any device call.</li>
  *   <li>{@code emptyCache} keeps the reserve segment's pieces on their free lists. PyTorch removes them from its lists
- *       without freeing them, so it can never hand out that part of the reserve again.</li>
+ *       without freeing them, so it can never hand out that part of the reserve again. For the same reason a freed
+ *       reserve piece larger than {@code pinned_max_cached_size_mb} stays cached: upstream's
+ *       {@code maybe_cache_block} drops it from its lists and counts a host free, but its {@code free_block} returns
+ *       early for reserve pieces, so that part of the reserve would be lost; here it is neither freed nor counted as
+ *       freed, and serves later requests.</li>
+ *   <li>If the device refuses to free a block above {@code pinned_max_cached_size_mb}, the free still succeeds: the
+ *       block is cached instead (logged at WARN), and {@code emptyCache} tries again and reports the failure.
+ *       Upstream lets the exception escape {@code free()} (or swallows it with {@code pinned_free_catch_all}).</li>
+ *   <li>The precedence warning of the {@code pinned_max_*} keys is logged once per parse (upstream's
+ *       {@code TORCH_WARN_ONCE}: once per process). Their values must be ASCII digits: upstream's {@code stoull}
+ *       would also take {@code -1} and wrap it to {@code SIZE_MAX}.</li>
  *   <li>{@code active_requests}/{@code active_bytes} decrease whenever a block goes back on its free list, on both
- *       paths. (In the upstream version we read, the free path without events does not decrease them, and the event
- *       path decreases {@code active_bytes} by the {@code -1} size argument of {@code process_events}; both look like
- *       slips, and the stats' documented meaning is what is implemented.)</li>
+ *       paths. (In an older upstream version we read, the free path without events does not decrease them, and the
+ *       event path decreases {@code active_bytes} by the {@code -1} size argument of {@code process_events}; the
+ *       2026 version does it in {@code maybe_cache_block}, on both paths and by the block's size, as here.)</li>
  *   <li>{@code pinned_use_background_threads} is accepted and has no effect: allocation processes events itself.
  *       {@code pinned_use_cuda_host_register:True} is refused (the device decides how memory is pinned);
  *       {@code pinned_num_register_threads} is validated and has no effect. Blocks allocated during CUDA graph
