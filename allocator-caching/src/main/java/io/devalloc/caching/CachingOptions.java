@@ -351,14 +351,19 @@ public record CachingOptions(Backend backend, long largeSegmentSize, long maxSpl
                     + " the retry ladder (counted in num_oom_rejections)");
     public static final ConfigOption<Boolean> PINNED_FREE_CATCH_ALL = bool("pinned_free_catch_all",
             "pinned-host allocator: swallow (and log) exceptions from free instead of rethrowing them");
-    public static final ConfigOption<Long> PINNED_MAX_ROUND_THRESHOLD_MB = new ConfigOption<>(
-            "pinned_max_round_threshold_mb", "a whole number of MiB", null,
-            "pinned-host allocator: requests above this many MiB are not rounded to a power of two (default: all are)",
-            CachingOptions::nonNegativeInteger);
-    public static final ConfigOption<Long> PINNED_MAX_CACHED_SIZE_MB = new ConfigOption<>(
-            "pinned_max_cached_size_mb", "a whole number of MiB", null,
-            "pinned-host allocator: freed blocks above this many MiB go back to the device instead of the cache"
-                    + " (default: all are cached)", CachingOptions::nonNegativeInteger);
+    /** The largest value of the two {@code pinned_max_*_mb} keys; larger ones are clamped to it, as upstream. */
+    public static final long MAX_PINNED_LIMIT_MB = Long.MAX_VALUE / MiB;
+    /**
+     * PyTorch's key (2.10+, pytorch#171662): pinned requests above this many MiB are not rounded to a power of two.
+     * Its value is the MiB, clamped as upstream clamps to {@code SIZE_MAX / 1 MiB}; absent means unlimited. Shared
+     * with {@code caching-host}, where it acts.
+     */
+    public static final ConfigOption<Long> PINNED_MAX_ROUND_THRESHOLD_MB = wholeMegabytes(
+            "pinned_max_round_threshold_mb",
+            "pinned requests above this many MiB are not rounded to a power of two (default: unlimited)");
+    /** PyTorch's key (2.10+): freed pinned blocks above this many MiB are not cached. As above. */
+    public static final ConfigOption<Long> PINNED_MAX_CACHED_SIZE_MB = wholeMegabytes("pinned_max_cached_size_mb",
+            "freed pinned blocks above this many MiB go back to the device instead of the cache (default: unlimited)");
     /** devalloc's key for pytorch#191302 (an open pull request), off by default as upstream today. */
     public static final ConfigOption<Boolean> SEARCH_POOL_AFTER_RELEASE = bool("search_pool_after_release",
             "after the retry ladder waits for events and releases cached blocks, search the pool again before the"
@@ -734,6 +739,25 @@ public record CachingOptions(Backend backend, long largeSegmentSize, long maxSpl
             case "False" -> Boolean.FALSE;
             default -> throw new IllegalArgumentException(BOOL_ERROR + " '" + text + "'");
         });
+    }
+
+    private static ConfigOption<Long> wholeMegabytes(String name, String description) {
+        return new ConfigOption<>(name, "a whole number of MiB from 0 (values above " + MAX_PINNED_LIMIT_MB
+                + " count as " + MAX_PINNED_LIMIT_MB + ")", null, description, CachingOptions::parseWholeMegabytes);
+    }
+
+    /** Upstream's {@code toSizeT} (up to 2^64 - 1), clamped to {@link #MAX_PINNED_LIMIT_MB}. */
+    private static long parseWholeMegabytes(String text) {
+        if (!text.matches("[0-9]+")) {
+            throw new IllegalArgumentException("Expected a non-negative integer but got '" + text + "'");
+        }
+        long mb;
+        try {
+            mb = Long.parseUnsignedLong(text);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("Value '" + text + "' is out of range");
+        }
+        return Long.compareUnsigned(mb, MAX_PINNED_LIMIT_MB) > 0 ? MAX_PINNED_LIMIT_MB : mb;
     }
 
     /** PyTorch's {@code toSizeT}, strictly: ASCII digits only. */

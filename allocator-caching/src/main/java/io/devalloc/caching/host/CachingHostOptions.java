@@ -66,8 +66,8 @@ import org.slf4j.LoggerFactory;
  *       stay cached whatever their size (see the package documentation). Same number syntax as the threshold.
  *       Both limits are reported as PyTorch's snapshot reports them by {@link #maxRoundThresholdSetting()} and
  *       {@link #maxCachedSizeSetting()} (bytes, -1 when unlimited). Upstream reads both keys from the accelerator
- *       configuration that {@code PYTORCH_CUDA_ALLOC_CONF} also feeds; allocator {@code caching} does not accept
- *       them yet.</td></tr>
+ *       configuration that {@code PYTORCH_CUDA_ALLOC_CONF} also feeds; allocator {@code caching} accepts them too
+ *       (they only act here) and reports them in its {@code allocator_settings}.</td></tr>
  *   <tr><td>{@code pinned_reserve_segment_size_mb}</td><td>0 (no reserve)</td><td>PyTorch's reserve segment: on
  *       the first cache miss, one device allocation of this many MiB is made and never freed; later misses carve
  *       their blocks from it with a bump pointer (each rounded up to 4 KiB) until it is used up, and only then call
@@ -115,7 +115,7 @@ public record CachingHostOptions(long roundThreshold, long maxRoundThreshold, lo
      */
     public static final long UNLIMITED = Long.MAX_VALUE;
     /** The largest value of the two {@code pinned_max_*_mb} keys; larger ones are clamped to it, as upstream. */
-    public static final long MAX_LIMIT_MB = Long.MAX_VALUE / MiB;
+    public static final long MAX_LIMIT_MB = CachingOptions.MAX_PINNED_LIMIT_MB;
 
     /** Above the threshold, sizes are rounded up to a multiple of this (PyTorch's {@code kRoundLarge}). */
     public static final long ROUND_LARGE = 2 * MiB;
@@ -145,12 +145,9 @@ public record CachingHostOptions(long roundThreshold, long maxRoundThreshold, lo
     /** PyTorch's key, validated as PyTorch does; no effect here. */
     public static final ConfigOption<Integer> PINNED_NUM_REGISTER_THREADS = CachingOptions.PINNED_NUM_REGISTER_THREADS;
     /** PyTorch's key (2.10+): requests above this many MiB are not rounded. Its value is the (clamped) MiB. */
-    public static final ConfigOption<Long> PINNED_MAX_ROUND_THRESHOLD_MB = wholeMegabytes(
-            "pinned_max_round_threshold_mb",
-            "pinned requests above this many MiB are not rounded to a power of two (default: unlimited)");
+    public static final ConfigOption<Long> PINNED_MAX_ROUND_THRESHOLD_MB = CachingOptions.PINNED_MAX_ROUND_THRESHOLD_MB;
     /** PyTorch's key (2.10+): freed blocks above this many MiB are not cached. Its value is the (clamped) MiB. */
-    public static final ConfigOption<Long> PINNED_MAX_CACHED_SIZE_MB = wholeMegabytes("pinned_max_cached_size_mb",
-            "freed pinned blocks above this many MiB go back to the device instead of the cache (default: unlimited)");
+    public static final ConfigOption<Long> PINNED_MAX_CACHED_SIZE_MB = CachingOptions.PINNED_MAX_CACHED_SIZE_MB;
 
     /** The keys of allocator {@code caching-host}. */
     public static final ConfigSchema SCHEMA = ConfigSchema.of("allocator 'caching-host'", List.of(
@@ -296,27 +293,6 @@ public record CachingHostOptions(long roundThreshold, long maxRoundThreshold, lo
                 + PINNED_MAX_CACHED_SIZE_MB.name() + " combines with either.");
     }
 
-    /**
-     * A key of whole MiB parsed as upstream's {@code parsePinnedMaxRoundThreshold}: ASCII digits ({@code toSizeT},
-     * so at most 2<sup>64</sup> - 1), clamped to {@link #MAX_LIMIT_MB}; 0 allowed; no default (not set = unlimited).
-     */
-    private static ConfigOption<Long> wholeMegabytes(String name, String description) {
-        return new ConfigOption<>(name, "a whole number of MiB from 0 (values above " + MAX_LIMIT_MB + " count as "
-                + MAX_LIMIT_MB + ")", null, description, CachingHostOptions::parseWholeMegabytes);
-    }
-
-    private static long parseWholeMegabytes(String text) {
-        if (!text.matches("[0-9]+")) {
-            throw new IllegalArgumentException("Expected a non-negative integer but got '" + text + "'");
-        }
-        long mb;
-        try {
-            mb = Long.parseUnsignedLong(text);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("Value '" + text + "' is out of range");
-        }
-        return Long.compareUnsigned(mb, MAX_LIMIT_MB) > 0 ? MAX_LIMIT_MB : mb;
-    }
 
     /**
      * The size of the block that serves a request of {@code size} bytes.
