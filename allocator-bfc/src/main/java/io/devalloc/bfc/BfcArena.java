@@ -20,7 +20,9 @@ import io.devalloc.api.units.ByteSize;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -53,6 +55,8 @@ final class BfcArena implements BfcAllocator {
     private final long memoryLimit;
     private final long maxInternalFragmentation;
     private final RegionSource source;
+    /** The options in effect, as a snapshot's settings (see {@link #snapshot()}). */
+    private final Map<String, Object> snapshotSettings;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final ChunkTable chunks = new ChunkTable(1024);
@@ -139,6 +143,21 @@ final class BfcArena implements BfcAllocator {
         }
         this.source = useVm ? new RegionSource.Virtual(device.virtualMemory().orElseThrow(), memoryLimit)
                 : new RegionSource.Malloc(device);
+        Map<String, Object> settings = new LinkedHashMap<>();
+        settings.put("allow_growth", options.allowGrowth());
+        settings.put("garbage_collection", options.garbageCollection());
+        settings.put("memory_limit_bytes", memoryLimit);
+        settings.put("fragmentation_fraction", options.fragmentationFraction());
+        settings.put("allow_retry_on_failure", options.allowRetryOnFailure());
+        settings.put("retry_timeout_ms", options.retryTimeoutMillis());
+        settings.put("timestamped", options.timestamped());
+        settings.put("virtual_memory", switch (options.virtualMemory()) {
+            case AUTO -> "auto";
+            case ON -> "true";
+            case OFF -> "false";
+        });
+        settings.put("uses_virtual_memory", useVm);
+        this.snapshotSettings = Collections.unmodifiableMap(settings);
     }
 
     /** TensorFlow's {@code RoundedBytes}: up to a multiple of 256, or -1 on overflow. */
@@ -972,6 +991,15 @@ final class BfcArena implements BfcAllocator {
         return count == 0 || count <= safeFrontier ? BlockState.FREE : BlockState.PENDING_FREE;
     }
 
+    /**
+     * One segment per region (pool {@code "region"}). A pending-free chunk (timestamped mode: freed, not yet safe
+     * for other streams) has requested size 0: it may already have been split or merged with its free neighbours,
+     * so it no longer stands for one request. Settings, the options in effect: {@code allow_growth},
+     * {@code garbage_collection}, {@code memory_limit_bytes} (the arena's limit: the configured one, or the
+     * device's total), {@code fragmentation_fraction}, {@code allow_retry_on_failure}, {@code retry_timeout_ms},
+     * {@code timestamped}, {@code virtual_memory} ({@code auto}, {@code true} or {@code false}, as configured) and
+     * {@code uses_virtual_memory} (what it resolved to on this device).
+     */
     @Override
     public MemorySnapshot snapshot() {
         lock.lock();
@@ -986,7 +1014,7 @@ final class BfcArena implements BfcAllocator {
             for (int r = 0; r < regionCount; r++) {
                 segments.add(new SegmentSnapshot(regionBase[r], regionSize[r], 0, "region", blocks.get(r)));
             }
-            return new MemorySnapshot(name, device.descriptor(), segments, stats());
+            return new MemorySnapshot(name, device.descriptor(), segments, stats(), snapshotSettings);
         } finally {
             lock.unlock();
         }

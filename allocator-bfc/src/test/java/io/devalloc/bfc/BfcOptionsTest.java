@@ -65,6 +65,30 @@ class BfcOptionsTest {
     }
 
     @Test
+    void aSnapshotCarriesTheOptionsInEffectUnderTheirKeys() {
+        try (BfcAllocator a = new BfcAllocatorProvider(Map.of()).create(device,
+                "allow_growth:true,memory_limit_mb:512,timestamped:true,virtual_memory:false")) {
+            Map<String, Object> expected = new java.util.LinkedHashMap<>();
+            expected.put("allow_growth", true);
+            expected.put("garbage_collection", true);
+            expected.put("memory_limit_bytes", 512 * MiB);
+            expected.put("fragmentation_fraction", 0.0);
+            expected.put("allow_retry_on_failure", true);
+            expected.put("retry_timeout_ms", 10_000L);
+            expected.put("timestamped", true);
+            expected.put("virtual_memory", "false");
+            expected.put("uses_virtual_memory", false);
+            assertEquals(expected, a.snapshot().settings());
+            assertEquals(List.copyOf(expected.keySet()), List.copyOf(a.snapshot().settings().keySet()));
+        }
+        try (BfcAllocator a = new BfcAllocatorProvider(Map.of()).create(device, "")) {
+            assertEquals(ByteSize.GiB, a.snapshot().settings().get("memory_limit_bytes"), "0: the device's total");
+            assertEquals("auto", a.snapshot().settings().get("virtual_memory"));
+            assertEquals(true, a.snapshot().settings().get("uses_virtual_memory"), "the simulator offers it");
+        }
+    }
+
+    @Test
     void theDefaultLimitIsTheDevicesTotalAndNothingIsReservedUpFront() {
         try (BfcAllocator a = new BfcAllocatorProvider(Map.of()).create(device, "")) {
             assertEquals(ByteSize.GiB, a.bfcStats().bytesLimit());

@@ -48,12 +48,16 @@ public interface CachingAllocator extends DeviceAllocator {
 
     /**
      * {@code torch.cuda.memory._snapshot()}: {@code segments}, {@code device_traces}, {@code allocator_settings}
-     * and {@code external_annotations} as plain maps and lists, ready for the pickle or JSON writers.
+     * and {@code external_annotations} as plain maps, lists and tuples, ready for the pickle or JSON writers.
+     * As PyTorch's: {@code device_traces[i]} is device i's history (the lists before this allocator's device are
+     * empty), {@code segment_pool_id} and each trace entry's {@code pool_id} are the tuple {@code (0, 0)}, an
+     * {@code active_pending_free} block keeps its {@code requested_size} and its segment's
+     * {@code requested_size} counts it, and {@code allocator_settings} is {@link CachingOptions#allocatorSettings()}.
      */
     Map<String, Object> snapshotDict();
 
     /**
-     * Writes {@link #snapshotDict()} as a Python pickle (protocol 2) of plain dicts and lists, the format of
+     * Writes {@link #snapshotDict()} as a Python pickle (protocol 2) of plain dicts, lists and tuples, the format of
      * {@code torch.cuda.memory._dump_snapshot()}: PyTorch's memory visualiser (https://pytorch.org/memory_viz)
      * loads it.
      */

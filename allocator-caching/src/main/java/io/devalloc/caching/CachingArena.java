@@ -16,6 +16,7 @@ import io.devalloc.api.snapshot.BlockSnapshot;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.snapshot.SegmentSnapshot;
+import io.devalloc.api.snapshot.export.PyTorchSnapshots;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.caching.DeviceStats.Metric;
 import java.util.ArrayDeque;
@@ -1572,8 +1573,11 @@ final class CachingArena implements CachingAllocator {
                         start = blocks.ptr[b];
                         total = 0;
                     }
-                    run.add(new BlockSnapshot(blocks.ptr[b], blocks.size[b],
-                            blocks.allocated[b] ? blocks.requested[b] : 0, stateOf(b)));
+                    BlockState state = stateOf(b);
+                    // A block whose free waits on events keeps its request, as PyTorch's snapshot does.
+                    boolean active = state == BlockState.ALLOCATED || state == BlockState.PENDING_FREE;
+                    run.add(new BlockSnapshot(blocks.ptr[b], blocks.size[b], active ? blocks.requested[b] : 0,
+                            state));
                     total += blocks.size[b];
                 }
                 if (!run.isEmpty()) {
@@ -1581,7 +1585,7 @@ final class CachingArena implements CachingAllocator {
                             blocks.small[head] ? "small" : "large", run));
                 }
             }
-            return new MemorySnapshot(name(), device.descriptor(), segments, stats());
+            return new MemorySnapshot(name(), device.descriptor(), segments, stats(), options.allocatorSettings());
         } finally {
             lock.unlock();
         }
@@ -1611,7 +1615,7 @@ final class CachingArena implements CachingAllocator {
                         seg.put("requested_size", requestedSize);
                         seg.put("stream", blocks.stream[head]);
                         seg.put("segment_type", blocks.small[head] ? "small" : "large");
-                        seg.put("segment_pool_id", List.of(0L, 0L));
+                        seg.put("segment_pool_id", PyTorchSnapshots.DEFAULT_POOL_ID);
                         seg.put("is_expandable", blocks.expandable[head] != NONE);
                         seg.put("frames", List.of());
                         seg.put("blocks", runBlocks);
@@ -1658,11 +1662,21 @@ final class CachingArena implements CachingAllocator {
                 t.put("compile_context", "N/A");
                 t.put("user_metadata", "");
                 t.put("frames", List.of());
+                // Every block here is in the default pools (no CUDA graph pools), which PyTorch writes as (0, 0).
+                t.put("pool_id", PyTorchSnapshots.DEFAULT_POOL_ID);
                 traces.add(t);
             }
+            // One history per device, indexed by device as PyTorch's: device_traces[i] is device i's. This
+            // allocator has one device, so the lists before its own are empty.
+            int deviceIndex = device.descriptor().index();
+            List<Object> deviceTraces = new ArrayList<>(deviceIndex + 1);
+            for (int i = 0; i < deviceIndex; i++) {
+                deviceTraces.add(List.of());
+            }
+            deviceTraces.add(traces);
             Map<String, Object> snapshot = new LinkedHashMap<>();
             snapshot.put("segments", segments);
-            snapshot.put("device_traces", List.of(traces));
+            snapshot.put("device_traces", deviceTraces);
             snapshot.put("allocator_settings", options.allocatorSettings());
             snapshot.put("external_annotations", List.of());
             // PyTorch records a snapshot action (address 0, total active bytes) when history is on; it shows in the

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.snapshot.export.PythonTuple;
 import io.devalloc.sim.DeviceOperation;
 import io.devalloc.sim.EventCompletion;
 import io.devalloc.sim.SimulatedDevice;
@@ -1491,7 +1492,8 @@ class UpstreamCudaTest {
                         assertEquals(511_488L, seg.get("active_size"));
                         assertEquals(511_284L, seg.get("requested_size"));
                         assertEquals(!config.isEmpty(), seg.get("is_expandable"));
-                        assertEquals(List.of(0L, 0L), seg.get("segment_pool_id"));
+                        // PyTorch writes a tuple: Python code compares it with == (0, 0).
+                        assertEquals(PythonTuple.of(0L, 0L), seg.get("segment_pool_id"));
                     }
                 }
             }
@@ -1531,8 +1533,9 @@ class UpstreamCudaTest {
             assertEquals("max_split_size_mb:40", settings.get("PYTORCH_CUDA_ALLOC_CONF"));
             Map<String, Object> t = deviceTraces(a).getLast();
             assertTrue(t.keySet().containsAll(List.of("action", "addr", "size", "stream", "time_us",
-                    "compile_context", "frames")), t.keySet()::toString);
+                    "compile_context", "frames", "pool_id")), t.keySet()::toString);
             assertEquals(0L, t.get("stream"));
+            assertEquals(PythonTuple.of(0L, 0L), t.get("pool_id"), "newest PyTorch: the default pools' id");
             a.free(x);
         }
 

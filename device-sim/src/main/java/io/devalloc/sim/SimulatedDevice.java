@@ -98,7 +98,7 @@ public final class SimulatedDevice implements DeviceMemory {
         this.scripted = new ArrayDeque<>(b.scripted);
         this.recordHistory = b.recordHistory;
         this.eventCompletion = b.eventCompletion;
-        this.descriptor = new DeviceDescriptor(SimulatedDeviceProvider.NAME, 0,
+        this.descriptor = new DeviceDescriptor(SimulatedDeviceProvider.NAME, b.index,
                 "simulated GPU (" + ByteSize.format(capacity) + ")", DeviceKind.SIMULATED, capacity);
         freeRanges.put(b.topAddress - b.addressSpace, b.topAddress);
         streamProgress.put(0L, new long[2]);
@@ -615,8 +615,21 @@ public final class SimulatedDevice implements DeviceMemory {
         private boolean recordHistory;
         private boolean virtualMemory = true;
         private EventCompletion eventCompletion = EventCompletion.IMMEDIATE;
+        private int index;
 
         private Builder() {
+        }
+
+        /**
+         * The device index its descriptor reports (default 0), as CUDA's device ordinal: a simulated second GPU is
+         * index 1. It changes nothing else; snapshots and messages name the device by it.
+         */
+        public Builder index(int index) {
+            if (index < 0) {
+                throw new IllegalArgumentException("device index must be >= 0, got " + index);
+            }
+            this.index = index;
+            return this;
         }
 
         /** Device memory in bytes (default 80 GiB). */

@@ -68,7 +68,7 @@ final class CompareCommand implements Callable<Integer> {
     boolean warm;
 
     @Option(names = "--empty-cache-at-segment-free",
-            description = "Release cached memory where the trace shows a run of segment_free rows.")
+            description = "Release cached memory where the trace shows a run of segment_free or segment_unmap rows.")
     boolean emptyCacheAtSegmentFree;
 
     @Option(names = "--json", description = "Print a JSON array of the replays instead of the tables.")

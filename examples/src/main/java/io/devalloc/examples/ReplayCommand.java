@@ -67,8 +67,8 @@ final class ReplayCommand implements Callable<Integer> {
     boolean warm;
 
     @Option(names = "--empty-cache-at-segment-free",
-            description = "Release cached memory where the trace shows a run of segment_free rows (where the "
-                    + "program called torch.cuda.empty_cache()).")
+            description = "Release cached memory where the trace shows a run of segment_free or segment_unmap rows "
+                    + "(where the program called torch.cuda.empty_cache()).")
     boolean emptyCacheAtSegmentFree;
 
     @Option(names = "--json", description = "Print one JSON object instead of the table.")

@@ -17,6 +17,7 @@ import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -236,6 +237,10 @@ final class DirectAllocator implements DeviceAllocator {
         }
     }
 
+    /**
+     * One segment per live allocation. Settings: {@code memory_limit_bytes}, the configured limit
+     * ({@code memory_limit_mb} in bytes), or -1 when there is none besides the device.
+     */
     @Override
     public MemorySnapshot snapshot() {
         lock.lock();
@@ -247,7 +252,8 @@ final class DirectAllocator implements DeviceAllocator {
                 segments.add(new SegmentSnapshot(address, size, liveStream.get(address, 0), "direct",
                         List.of(new BlockSnapshot(address, size, requested, BlockState.ALLOCATED))));
             }
-            return new MemorySnapshot(name(), device.descriptor(), segments, stats());
+            return new MemorySnapshot(name(), device.descriptor(), segments, stats(),
+                    Map.of("memory_limit_bytes", limit == Long.MAX_VALUE ? -1L : limit));
         } finally {
             lock.unlock();
         }

@@ -19,7 +19,7 @@ import java.time.zone.ZoneRules;
  * <pre>
  * Thread,Time,Action,Pointer,Size,Stream
  * 1,15:47:02.841961,allocate,0x7f3a00000000,1048576,0
- * 1,15:47:02.841990,allocate failure,0x0,85899345920,0x5581d2a0
+ * 1,15:47:02.841990,allocate failure,(nil),85899345920,0x5581d2a0
  * 23,15:47:02.842007,free,0x7f3a00000000,1048576,0
  * </pre>
  * <ul>
@@ -29,7 +29,12 @@ import java.time.zone.ZoneRules;
  *       {@link #RmmCsvRecorder(Path)}), {@code HH:MM:SS.ffffff}, as RMM's {@code %H:%M:%S.%f}. RMM's replay does
  *       not use it.</li>
  *   <li>{@code Action}: {@code allocate}, {@code free} or {@code allocate failure}.</li>
- *   <li>{@code Pointer}: lower-case hex with {@code 0x} ({@code printf("%p")}); {@code 0x0} for a failure (what RMM writes, and what its parser reads).</li>
+ *   <li>{@code Pointer}: lower-case hex with {@code 0x}, as C's {@code printf("%p")} (glibc) writes a pointer, and
+ *       {@code (nil)}, as it writes a null pointer, for a failure (and for any null address). That is what RMM
+ *       writes: its {@code logging_resource_adaptor} logs {@code "allocate failure,%p,%zu,%s"} with
+ *       {@code nullptr}, and its replay benchmark's {@code log_parser.hpp} reads {@code (nil)} as 0 and any other
+ *       pointer as hex. RMM versions before its printf-style logger (fmt's {@code {}}) wrote {@code 0x0} instead;
+ *       devalloc's reader takes both.</li>
  *   <li>{@code Size}: the bytes asked for, in decimal; for a failure the size that could not be served.</li>
  *   <li>{@code Stream}: the stream handle as C++'s {@code ostream << std::hex} prints a {@code cudaStream_t}:
  *       {@code 0} for the default stream, otherwise {@code 0x} and lower-case hex. (RMM's own parser reads this
@@ -44,6 +49,8 @@ public final class RmmCsvRecorder implements TraceRecorder {
 
     /** The header line, exactly as RMM writes it. */
     public static final String HEADER = "Thread,Time,Action,Pointer,Size,Stream";
+    /** A null pointer as glibc's {@code printf("%p")}, and so RMM's log, writes it. */
+    public static final String NULL_POINTER = "(nil)";
 
     private final Flushable flushTarget;
     private final Closeable closeTarget;
@@ -110,7 +117,7 @@ public final class RmmCsvRecorder implements TraceRecorder {
         time(epochMicros);
         line.comma().text(action).comma();
         if (address == 0) {
-            line.text("0x0");
+            line.text(NULL_POINTER);
         } else {
             line.text("0x").hex(address);
         }

@@ -5,7 +5,10 @@ package io.devalloc.api.snapshot;
  *
  * @param address       first byte
  * @param size          bytes, as the allocator sized the block
- * @param requestedSize bytes the caller asked for (0 for free and unmapped blocks)
+ * @param requestedSize bytes the caller asked for: of an allocated block, and of a pending-free one while its free
+ *                      waits (as PyTorch keeps it; 0 from an allocator whose pending blocks are no longer one
+ *                      request, such as BFC's timestamped chunks, which split and merge); 0 for free and unmapped
+ *                      blocks
  * @param state         allocated, pending free, free or unmapped
  */
 public record BlockSnapshot(long address, long size, long requestedSize, BlockState state) {

@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -228,6 +229,8 @@ final class HostCachingArena implements HostCachingAllocator {
     private final DeviceMemory device;
     private final boolean ownsDevice;
     private final CachingHostOptions options;
+    /** The options as a snapshot's settings, built once. */
+    private final Map<String, Object> settings;
     private final long deviceTotal;
     private final ReentrantLock lock = new ReentrantLock();
 
@@ -288,6 +291,14 @@ final class HostCachingArena implements HostCachingAllocator {
     HostCachingArena(DeviceMemory device, boolean ownsDevice, CachingHostOptions options) {
         this.device = Objects.requireNonNull(device, "device");
         this.options = Objects.requireNonNull(options, "options");
+        Map<String, Object> settings = new LinkedHashMap<>();
+        settings.put("configuration", options.configText());
+        settings.put("pinned_round_threshold_bytes", options.roundThreshold());
+        settings.put("pinned_reserve_segment_size_bytes", options.reserveSegmentSize());
+        settings.put("pinned_use_background_threads", options.useBackgroundThreads());
+        settings.put("pinned_use_cuda_host_register", false);
+        settings.put("pinned_num_register_threads", (long) options.numRegisterThreads());
+        this.settings = Collections.unmodifiableMap(settings);
         this.ownsDevice = ownsDevice;
         this.deviceTotal = device.descriptor().totalBytes();
         for (int i = 0; i < SIZE_CLASSES; i++) {
@@ -948,14 +959,21 @@ final class HostCachingArena implements HostCachingAllocator {
         };
     }
 
+    /** A block keeps its request while allocated and while its free waits on events, as PyTorch's snapshot. */
     private static BlockSnapshot snapshotOf(Block b) {
-        return new BlockSnapshot(b.ptr, b.extent, b.state == ALLOCATED ? b.requested : 0, stateOf(b));
+        BlockState state = stateOf(b);
+        boolean active = state == BlockState.ALLOCATED || state == BlockState.PENDING_FREE;
+        return new BlockSnapshot(b.ptr, b.extent, active ? b.requested : 0, state);
     }
 
     /**
      * One segment per device allocation: pool {@code pinned} for a block's own allocation (one block, the whole
      * segment), pool {@code pinned_reserve} for the reserve segment (its pieces in address order, then its unused
-     * tail as one free block).
+     * tail as one free block). Settings, the options in effect: {@code configuration} (the configuration text),
+     * {@code pinned_round_threshold_bytes} (0: PyTorch's power-of-two rounding everywhere),
+     * {@code pinned_reserve_segment_size_bytes} (0: none), {@code pinned_use_background_threads},
+     * {@code pinned_use_cuda_host_register} (always false: only {@code False} is accepted) and
+     * {@code pinned_num_register_threads}.
      */
     @Override
     public MemorySnapshot snapshot() {
@@ -987,7 +1005,7 @@ final class HostCachingArena implements HostCachingAllocator {
                         blocks));
             }
             segments.sort(Comparator.comparingLong(SegmentSnapshot::address));
-            return new MemorySnapshot(name(), device.descriptor(), segments, stats());
+            return new MemorySnapshot(name(), device.descriptor(), segments, stats(), settings);
         } finally {
             lock.unlock();
         }

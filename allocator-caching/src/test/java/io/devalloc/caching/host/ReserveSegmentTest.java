@@ -55,6 +55,23 @@ class ReserveSegmentTest {
     }
 
     @Test
+    void aSnapshotCarriesTheOptionsInEffectUnderTheirKeys() {
+        try (SimulatedDevice device = SimulatedDevice.ofCapacity(ByteSize.GiB);
+             HostCachingAllocator a = new CachingHostAllocatorProvider().create(device,
+                     "pinned_reserve_segment_size_mb:1,pinned_round_threshold_mb:16")) {
+            Map<String, Object> expected = new java.util.LinkedHashMap<>();
+            expected.put("configuration", "pinned_reserve_segment_size_mb:1,pinned_round_threshold_mb:16");
+            expected.put("pinned_round_threshold_bytes", 16 * MiB);
+            expected.put("pinned_reserve_segment_size_bytes", MiB);
+            expected.put("pinned_use_background_threads", false);
+            expected.put("pinned_use_cuda_host_register", false);
+            expected.put("pinned_num_register_threads", 1L);
+            assertEquals(expected, a.snapshot().settings());
+            assertEquals(java.util.List.copyOf(expected.keySet()), java.util.List.copyOf(a.snapshot().settings().keySet()));
+        }
+    }
+
+    @Test
     void whenTheReserveIsUsedUpMissesGoToTheDevice() {
         try (SimulatedDevice device = SimulatedDevice.ofCapacity(ByteSize.GiB);
              HostCachingAllocator a = new CachingHostAllocatorProvider().create(device, "pinned_reserve_segment_size_mb:1")) {

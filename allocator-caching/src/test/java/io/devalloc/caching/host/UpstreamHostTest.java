@@ -380,6 +380,8 @@ class UpstreamHostTest {
         assertEquals(2, device.liveAllocations(), "only the cached block went back");
         assertEquals(BlockState.ALLOCATED, stateAt(live));
         assertEquals(BlockState.PENDING_FREE, stateAt(pending));
+        assertEquals(200_000, segmentAt(pending).blocks().getFirst().requestedSize(),
+                "a block waiting on its event keeps its request, as PyTorch's snapshot");
         assertEquals(131_072 + 262_144, allocator.stats().reservedBytes());
         assertEquals(1, allocator.hostMemoryStats().get("num_host_free"));
 

@@ -12,8 +12,9 @@ import java.util.Objects;
  * @param conf                    the allocator's configuration string, passed unchanged to its provider
  * @param warm                    PyTorch traces: seed the allocator with the trace's {@code presegment} and
  *                                {@code prealloc} rows (see {@link Replayer})
- * @param emptyCacheAtSegmentFree call {@code releaseCachedMemory()} at the first {@code segment_free} row of each run
- *                                of them, where the recorded program called {@code torch.cuda.empty_cache()}
+ * @param emptyCacheAtSegmentFree call {@code releaseCachedMemory()} at the first {@code segment_free} or
+ *                                {@code segment_unmap} row of each run of them, where the recorded program called
+ *                                {@code torch.cuda.empty_cache()}
  */
 public record ReplayOptions(String allocator, String device, String conf, boolean warm,
                             boolean emptyCacheAtSegmentFree) {

@@ -261,7 +261,8 @@ public final class Replayer {
                                 alloc(b.key[k], b.size[k], b.stream[k]);
                             }
                         }
-                        case SEGMENT_FREE -> {
+                        case SEGMENT_FREE, SEGMENT_UNMAP -> {
+                            // empty_cache frees whole segments, or unmaps expandable ones' free pages.
                             if (emptyCache && !inSegmentFreeRun) {
                                 allocator.releaseCachedMemory();
                                 emptyCacheCalls++;
@@ -276,7 +277,8 @@ public final class Replayer {
                         // The ground truth, collected as it goes: the rare rows only (allocs and frees just count).
                         scan.accept(new TraceEvent(kind, b.key[k], b.size[k], b.stream[k], 0, 0));
                     }
-                    inSegmentFreeRun = kind == TraceEvent.Kind.SEGMENT_FREE;
+                    inSegmentFreeRun = kind == TraceEvent.Kind.SEGMENT_FREE
+                            || kind == TraceEvent.Kind.SEGMENT_UNMAP;
                     afterEvent(i);
                 }
                 b.throwFailure();
@@ -309,7 +311,7 @@ public final class Replayer {
             ReplayResult.GroundTruth groundTruth = scan.hasGroundTruth() ? groundTruth(scan, warm) : null;
 
             if (emptyCache && emptyCacheCalls == 0) {
-                notes.add("--empty-cache-at-segment-free: the trace has no segment_free rows");
+                notes.add("--empty-cache-at-segment-free: the trace has no segment_free or segment_unmap rows");
             }
             if (traceOoms > 0) {
                 notes.add("the trace records " + traceOoms + " out-of-memory failures of the recorded allocator"
@@ -607,7 +609,7 @@ public final class Replayer {
             String diff = segments.firstDifference();
             if (diff == null && device.shrinks() != traceFrees) {
                 diff = "device frees: " + device.shrinks() + " here, " + traceFrees + " in the trace";
-                if (scan.segmentFrees > 0 && !options.emptyCacheAtSegmentFree()) {
+                if (scan.segmentFrees + scan.segmentUnmaps > 0 && !options.emptyCacheAtSegmentFree()) {
                     diff += " (where the program called empty_cache, --empty-cache-at-segment-free does too)";
                 }
             } else if (diff == null && peakReserved != tracePeak) {

@@ -42,8 +42,9 @@
  *   <li>{@code SEGMENT_ALLOC}, {@code SEGMENT_MAP}, {@code SEGMENT_FREE}, {@code SEGMENT_UNMAP}, {@code OOM}: what the
  *       recorded allocator did, never replayed (segment rows are the ground truth; the trace's OOMs are counted in
  *       a note beside the replay's own); with {@code --empty-cache-at-segment-free} the first
- *       {@code SEGMENT_FREE} of each run of consecutive ones calls {@code releaseCachedMemory()} (where the program
- *       called {@code torch.cuda.empty_cache()}).</li>
+ *       {@code SEGMENT_FREE} or {@code SEGMENT_UNMAP} of each run of consecutive ones calls
+ *       {@code releaseCachedMemory()} (where the program called {@code torch.cuda.empty_cache()}, which frees
+ *       whole segments and, with expandable segments, unmaps their free pages).</li>
  *   <li>Streams: trace stream 0 is the device's default stream; any other value gets a stream created on the device
  *       the first time it appears. Threads are ignored (the replay is single-threaded).</li>
  *   <li>Device: opened from the spec through {@link io.devalloc.api.registry.DeviceRegistry} ({@code sim:80GiB} by

@@ -17,15 +17,19 @@ import java.util.TreeMap;
 import net.razorvine.pickle.PickleException;
 
 /**
- * Reads the pickle that {@code torch.cuda.memory._dump_snapshot()} writes, giving exactly the events that
+ * Reads the pickle that {@code torch.cuda.memory._dump_snapshot()} writes, giving the events that
  * {@link PyTorchCsvReader} gives for the CSV that {@code pickle_to_csv.py --prepend-segments --prepend-live} makes
- * from the same pickle, in the same order:
+ * from the same pickle, in the same order, except where this reader rebuilds expandable segments exactly (below):
  * <ol>
- *   <li>one {@link Kind#PRESEGMENT} per segment that existed when recording began: the segments at the end of the
- *       trace (for the device), less those a traced {@code segment_alloc} created, plus those a traced
- *       {@code segment_free} released, walked backwards; an expandable segment's traced {@code segment_map} and
- *       {@code segment_unmap} are undone on the segment with the largest base at or below the address (dropped
- *       when nothing is left). Ordered by address.</li>
+ *   <li>one {@link Kind#PRESEGMENT} per segment that existed when recording began, worked out by walking the trace
+ *       back from the segments at its end (for the device). Ordinary segments ({@code is_expandable} false or
+ *       absent), by address: those at the end, less those a traced {@code segment_alloc} created, plus those a
+ *       traced {@code segment_free} released. Expandable segments, as mapped ranges: the ranges at the end (each
+ *       {@code is_expandable} segment is one contiguous mapped range, as PyTorch reports them), with each traced
+ *       {@code segment_map} undone by unmapping its range (which shrinks a range, moves its start, splits it in two
+ *       or removes it) and each traced {@code segment_unmap} undone by mapping its range again (merged with the
+ *       adjacent ranges of the same stream). One row per ordinary segment and per mapped range, ordered by
+ *       address.</li>
  *   <li>one {@link Kind#PREALLOC} per block that was live when recording began: first, in trace order, each
  *       {@code free_completed} of an address not allocated earlier in the trace (its size and stream); then each
  *       block still allocated in the end state ({@code active_allocated}, {@code active_pending_free},
@@ -38,6 +42,28 @@ import net.razorvine.pickle.PickleException;
  * The device is the one given, or by default the one whose trace has the most entries (the first of equals). An
  * event's {@link TraceEvent#line() line} is its record number: the 1-based row it has in that CSV below the header
  * (the CSV's {@code seq} + 1).
+ *
+ * <p><b>Where it differs from {@code pickle_to_csv.py}.</b> The script undoes a {@code segment_map} or
+ * {@code segment_unmap} by shrinking or growing "the segment with the largest base at or below the address" by the
+ * entry's size. That is right only while a map extends a range at its end and an unmap takes its end or its start
+ * off; it invents segments (or loses them) when an unmap split a mapped range in two (both halves are segments at
+ * the end, and the script grows the lower one), when a map extended a range downwards (the range's start moved), or
+ * when a map filled the gap between two ranges. This reader keeps the mapped ranges as intervals instead, so a
+ * history recorded from an empty allocator starts with no presegment, and a window that starts later starts with
+ * the ranges mapped at that moment. Only {@code is_expandable} segments take part: a {@code segment_map} or
+ * {@code segment_unmap} is checked against them, and one that does not fit (undoing a map of a range that is not
+ * mapped as a whole, or an unmap of a range that is still partly mapped) is a {@link TraceFormatException} naming
+ * the entry, where the script would quietly produce a wrong start. For snapshots without expandable segments the
+ * events are the same as the script's.
+ *
+ * <p><b>Newer snapshots.</b> A trace entry's {@code pool_id} (newest PyTorch: a tuple, {@code (0, 0)} for the default
+ * pools), the top-level {@code host_segments} and {@code host_traces} (the pinned host allocator's, with device -1)
+ * and {@code allocator_settings}, {@code external_annotations} are read past: the events are the device's. A
+ * snapshot without {@code device_traces} (taken with {@code include_traces=False}), or with an empty list of them,
+ * has no recorded events: its events are just the warm-start rows worked out from its {@code segments} (a
+ * presegment per segment, a prealloc per live block), for the device given or, by default, the lowest device index
+ * among its segments (0 when it has none). A dict with neither {@code segments} nor {@code device_traces} is not a
+ * snapshot.
  *
  * <p><b>Memory.</b> Unlike the other readers this one is not streaming: a pickle is a single object graph that has
  * to be loaded whole, so the file's bytes, then the snapshot (every trace entry with its stack frames, every
@@ -95,13 +121,20 @@ public final class PyTorchPickleReader implements TraceReader {
         }
         this.file = file;
         Map<?, ?> snapshot = dict(unpickle(data, file), "the snapshot");
+        if (!snapshot.containsKey("device_traces") && !snapshot.containsKey("segments")) {
+            throw new TraceFormatException(file, 0, "not a memory snapshot: the dict has neither device_traces nor"
+                    + " segments");
+        }
         List<?> traces = list(snapshot.containsKey("device_traces") ? snapshot.get("device_traces") : List.of(),
                 "device_traces");
-        if (traces.isEmpty()) {
-            throw new TraceFormatException(file, 0, "the snapshot has no device_traces");
-        }
+        List<?> segments = list(snapshot.containsKey("segments") ? snapshot.get("segments") : List.of(), "segments");
         int chosen = device;
-        if (chosen == BUSIEST_DEVICE) {
+        if (traces.isEmpty()) {
+            // Taken without traces: only the state at the end, for the device asked for or the first one in it.
+            if (chosen == BUSIEST_DEVICE) {
+                chosen = lowestDevice(segments);
+            }
+        } else if (chosen == BUSIEST_DEVICE) {
             chosen = 0;
             for (int i = 0; i < traces.size(); i++) {
                 if (list(traces.get(i), "device_traces[" + i + "]").size()
@@ -115,9 +148,9 @@ public final class PyTorchPickleReader implements TraceReader {
         }
         this.device = chosen;
         @SuppressWarnings("unchecked")
-        List<Object> entries = (List<Object>) list(traces.get(chosen), "device_traces[" + chosen + "]");
+        List<Object> entries = traces.isEmpty() ? new ArrayList<>()
+                : (List<Object>) list(traces.get(chosen), "device_traces[" + chosen + "]");
         this.trace = entries;
-        List<?> segments = list(snapshot.containsKey("segments") ? snapshot.get("segments") : List.of(), "segments");
         List<TraceEvent> rows = new ArrayList<>();
         segmentsAtStart(segments, rows);
         liveAtStart(segments, rows);
@@ -170,48 +203,63 @@ public final class PyTorchPickleReader implements TraceReader {
 
     // ---- the warm start, as pickle_to_csv.py's segments_at_start and analyse()["_pre"] work it out ----
 
-    /** The {@code presegment} rows. */
+    /**
+     * The {@code presegment} rows: the segments at the end walked back through the trace, ordinary segments by
+     * address and expandable ones as mapped ranges (see the class documentation).
+     */
     private void segmentsAtStart(List<?> segments, List<TraceEvent> rows) throws TraceFormatException {
-        TreeMap<Long, long[]> state = new TreeMap<>(Long::compareUnsigned);
+        TreeMap<Long, long[]> ordinary = new TreeMap<>(Long::compareUnsigned);
+        MappedRanges mapped = new MappedRanges();
         for (int s = 0; s < segments.size(); s++) {
             String where = "segments[" + s + "]";
             Map<?, ?> seg = dict(segments.get(s), where);
             if (!onDevice(seg)) {
                 continue;
             }
-            state.put(unsigned(seg, "address", where), new long[] {unsigned(seg, "total_size", where),
-                stream(seg, where)});
+            long address = unsigned(seg, "address", where);
+            long size = unsigned(seg, "total_size", where);
+            long stream = stream(seg, where);
+            if (isExpandable(seg, where)) {
+                if (!mapped.add(address, size, stream)) {
+                    throw new TraceFormatException(file, 0, where + ": the expandable segment of " + size
+                            + " B at " + Long.toUnsignedString(address) + " is empty, ends beyond 2^64 or overlaps"
+                            + " another one");
+                }
+            } else {
+                ordinary.put(address, new long[] {size, stream});
+            }
         }
         for (int i = trace.size() - 1; i >= 0; i--) {
             Entry e = entry(i);
             String a = e.actionText();
             if ("segment_alloc".equals(a)) {
-                state.remove(e.required("addr"));
+                ordinary.remove(e.required("addr"));
             } else if ("segment_free".equals(a)) {
-                state.put(e.required("addr"), new long[] {e.size("size"), e.optional("stream", 0)});
-            } else if ("segment_map".equals(a) || "segment_unmap".equals(a)) {
+                ordinary.put(e.required("addr"), new long[] {e.size("size"), e.optional("stream", 0)});
+            } else if ("segment_map".equals(a)) {
                 long addr = e.required("addr");
-                Long base = state.floorKey(addr);
-                if (base == null) {
-                    continue;
+                long size = e.size("size");
+                if (size > 0 && !mapped.remove(addr, size)) {
+                    throw e.error("segment_map of " + size + " B at " + Long.toUnsignedString(addr) + " cannot be"
+                            + " undone: that range is not mapped as a whole in the expandable segments after it (the"
+                            + " snapshot's is_expandable segments walked back to here)");
                 }
-                long[] seg = state.get(base);
-                long size;
-                try {
-                    size = "segment_map".equals(a) ? Math.subtractExact(seg[0], e.size("size"))
-                            : Math.addExact(seg[0], e.size("size"));
-                } catch (ArithmeticException overflow) {
-                    throw e.error("'size' makes the segment at " + base + " larger than 2^63");
-                }
-                if (size > 0) {
-                    state.put(base, new long[] {size, seg[1]});
-                } else {
-                    state.remove(base);
+            } else if ("segment_unmap".equals(a)) {
+                long addr = e.required("addr");
+                long size = e.size("size");
+                if (size > 0 && !mapped.add(addr, size, e.optional("stream", 0))) {
+                    throw e.error("segment_unmap of " + size + " B at " + Long.toUnsignedString(addr) + " cannot be"
+                            + " undone: that range overlaps memory still mapped after it, or ends beyond 2^64");
                 }
             }
         }
+        TreeMap<Long, long[]> start = new TreeMap<>(Long::compareUnsigned);
+        start.putAll(ordinary);
+        for (Map.Entry<Long, long[]> r : mapped.ranges().entrySet()) {
+            start.put(r.getKey(), new long[] {r.getValue()[0] - r.getKey(), r.getValue()[1]});
+        }
         long record = 1;
-        for (Map.Entry<Long, long[]> s : state.entrySet()) {
+        for (Map.Entry<Long, long[]> s : start.entrySet()) {
             rows.add(new TraceEvent(Kind.PRESEGMENT, s.getKey(), s.getValue()[0], s.getValue()[1], 0, record++));
         }
     }
@@ -266,6 +314,32 @@ public final class PyTorchPickleReader implements TraceReader {
         for (long[] p : pre) {
             rows.add(new TraceEvent(Kind.PREALLOC, p[0], p[1], p[2], 0, record++));
         }
+    }
+
+    /** {@code seg.get("is_expandable", False)}, which must be a bool when present. */
+    private boolean isExpandable(Map<?, ?> seg, String where) throws TraceFormatException {
+        Object v = seg.get("is_expandable");
+        if (v == null && !seg.containsKey("is_expandable")) {
+            return false;
+        }
+        if (v instanceof Boolean b) {
+            return b;
+        }
+        throw new TraceFormatException(file, 0, where + ": 'is_expandable': expected a bool, got " + show(v));
+    }
+
+    /** The lowest {@code device} among the segments (0 when none gives one): the device of a snapshot without traces. */
+    private int lowestDevice(List<?> segments) throws TraceFormatException {
+        int lowest = Integer.MAX_VALUE;
+        for (int s = 0; s < segments.size(); s++) {
+            String where = "segments[" + s + "]";
+            Map<?, ?> seg = dict(segments.get(s), where);
+            Object d = seg.get("device");
+            if (isInteger(d) && toBig(d).signum() >= 0 && toBig(d).compareTo(BigInteger.valueOf(lowest)) < 0) {
+                lowest = toBig(d).intValue();
+            }
+        }
+        return lowest == Integer.MAX_VALUE ? 0 : lowest;
     }
 
     /** {@code seg.get("device", device) == device}. */

@@ -12,9 +12,10 @@ import java.util.Objects;
 /**
  * Writes RMM's replay log, as {@code rmm::mr::logging_resource_adaptor} does, so that RMM's
  * {@code REPLAY_BENCHMARK} and {@link RmmCsvReader} can read it: the header {@value RmmCsvReader#HEADER}, then
- * {@code thread,HH:MM:SS.micro,action,pointer,size,stream} rows. The pointer is written as C's {@code %p} writes it
- * ({@code 0x10012400000}, {@code 0x0} for null, which RMM's parser reads), the stream as RMM's {@code format_stream} does ({@code 0} for the
- * default stream, {@code 0x...} otherwise), the time of day from the writer's clock.
+ * {@code thread,HH:MM:SS.micro,action,pointer,size,stream} rows. The pointer is written as glibc's {@code %p} writes
+ * it, as RMM's log has it ({@code 0x10012400000}; {@code (nil)} for null, e.g. an {@code allocate failure}, which
+ * RMM's parser reads as 0), the stream as RMM's {@code format_stream} does ({@code 0} for the default stream,
+ * {@code 0x...} otherwise), the time of day from the writer's clock.
  *
  * <p>{@link Kind#ALLOC} and {@link Kind#PREALLOC} events are written as {@code allocate}, {@link Kind#FREE} as
  * {@code free}; segment and {@link Kind#OOM} events (what an allocator did, not what was asked of it) are not
@@ -75,7 +76,10 @@ public final class RmmCsvWriter implements AutoCloseable {
         }
     }
 
-    /** Writes an {@code allocate failure} row: an allocation of {@code size} bytes that threw (null pointer). */
+    /**
+     * Writes an {@code allocate failure} row: an allocation of {@code size} bytes that threw, with pointer
+     * {@code (nil)} as RMM writes it.
+     */
     public void allocateFailure(long size, long stream, long thread) throws IOException {
         checkSize(size);
         recorder.allocateFailure(thread, now(), size, stream, null);

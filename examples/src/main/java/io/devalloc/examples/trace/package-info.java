@@ -7,7 +7,9 @@
  *   <tr><th>{@link io.devalloc.examples.trace.TraceFormat}</th><th>reader</th><th>what it is</th></tr>
  *   <tr><td>{@code PYTORCH_PICKLE}</td><td>{@link io.devalloc.examples.trace.PyTorchPickleReader}</td>
  *       <td>{@code torch.cuda.memory._dump_snapshot()}'s pickle, read by Pyrolite restricted to plain data; the
- *       warm-start rows worked out as {@code pickle_to_csv.py} does, so it gives the events of the CSV below</td></tr>
+ *       warm-start rows worked out as {@code pickle_to_csv.py} does, so it gives the events of the CSV below, except
+ *       for expandable segments, whose mapped ranges it walks back exactly where the script approximates (see the
+ *       reader)</td></tr>
  *   <tr><td>{@code PYTORCH_CSV}</td><td>{@link io.devalloc.examples.trace.PyTorchCsvReader}</td>
  *       <td>{@code seq,action,addr,size,stream,time_us}, as {@code pickle_to_csv.py --prepend-segments
  *       --prepend-live} writes it</td></tr>

@@ -34,23 +34,25 @@ class PyTorchPickleReaderTest {
     /**
      * A small snapshot that exercises every rule of {@code pickle_to_csv.py}, as Python 3.11 pickles it (protocol
      * 4: FRAME, MEMOIZE, SHORT_BINUNICODE ...): device 0 has a segment allocated in the trace (5000), one freed in it
-     * (3000), an expandable one mapped and unmapped (9000), one whose whole mapping happened in the trace (20000), a
+     * (3000), an expandable one whose end was unmapped, then mapped further (9000: 3072 B at the start, 4096 B at
+     * the end), one whose whole mapping happened in the trace (20000), a
      * block live before the trace and never touched (1000), one freed without an alloc (2000), an oom and a snapshot
      * entry; device 1 has one segment and no events. {@link #snapshot()} builds the same dicts in Java.
      */
     private static final String PROTOCOL_4_SNAPSHOT = """
-            gASVVQMAAAAAAAB9lCiMCHNlZ21lbnRzlF2UKH2UKIwGZGV2aWNllEsAjAdhZGRyZXNzlE3oA4wKdG90YWxfc2l6ZZRNkAGMBnN0\
+            gASVlQMAAAAAAAB9lCiMCHNlZ21lbnRzlF2UKH2UKIwGZGV2aWNllEsAjAdhZGRyZXNzlE3oA4wKdG90YWxfc2l6ZZRNkAGMBnN0\
             cmVhbZRLAIwGYmxvY2tzlF2UKH2UKGgFTegDjARzaXpllEtkjAVzdGF0ZZSMEGFjdGl2ZV9hbGxvY2F0ZWSUjA5yZXF1ZXN0ZWRf\
             c2l6ZZRLWnV9lChoBU1MBGgLS2RoDGgNaA5LZHV9lChoBU2wBGgLS8hoDIwIaW5hY3RpdmWUdWV1fZQoaARLAGgFTYgTaAZNLAFo\
             B0sHaAhdlH2UKGgFTYgTaAtNLAFoDIwTYWN0aXZlX3BlbmRpbmdfZnJlZZRoDkv6dWF1fZQoaARLAGgFTSgjaAZNABBoB0sAaAhd\
-            lHV9lChoBEsAaAVNIE5oBk0AAmgHSwB1fZQoaARLAWgFTVgbaAZLZGgHSwBoCF2UfZQoaAVNWBtoC0tkaAxoDWgOSzx1YXVljA1k\
-            ZXZpY2VfdHJhY2VzlF2UKF2UKH2UKIwGYWN0aW9ulIwFYWxsb2OUjARhZGRylE1MBGgLS2RoB0sAjAd0aW1lX3VzlEsKdX2UKGgg\
-            jA5mcmVlX2NvbXBsZXRlZJRoIk3QB2gLS0BoB0sDaCNLC3V9lChoIIwMc2VnbWVudF9mcmVllGgiTbgLaAtNWAJoB0sAaCNLDHV9\
-            lChoIIwNc2VnbWVudF9hbGxvY5RoIk2IE2gLTSwBaAdLB2gjSw11fZQoaCBoIWgiTYgTaAtL+mgHSwdoI0sOdX2UKGggjA5mcmVl\
-            X3JlcXVlc3RlZJRoIk1MBGgLS2RoB0sAaCNLD3V9lChoIIwLc2VnbWVudF9tYXCUaCJNKCtoC00ACGgHSwBoI0sQdX2UKGggjA1z\
-            ZWdtZW50X3VubWFwlGgiTSgjaAtNAARoB0sAaCNLEXV9lChoIGguaCJNIE5oC00AAmgHSwBoI0sSdX2UKGggjANvb22UjAtkZXZp\
-            Y2VfZnJlZZRNOTBoC03nA2gHSwBoI0sTdX2UKGggjAhzbmFwc2hvdJRoIksAaAtLAGgHSwBoI0sUdX2UKGggaCFoIk0UBWgLSwpo\
-            B0sAaCNLFXV9lChoIGglaCJNFAVoC0sKaAdLAGgjSxZ1ZV2UZXUu""";
+            lIwNaXNfZXhwYW5kYWJsZZSIdX2UKGgESwBoBU0gTmgGTQACaAdLAGgYiHV9lChoBEsBaAVNWBtoBktkaAdLAGgIXZR9lChoBU1Y\
+            G2gLS2RoDGgNaA5LPHVhdWWMDWRldmljZV90cmFjZXOUXZQoXZQofZQojAZhY3Rpb26UjAVhbGxvY5SMBGFkZHKUTUwEaAtLZGgH\
+            SwCMB3RpbWVfdXOUSwp1fZQoaCGMDmZyZWVfY29tcGxldGVklGgjTdAHaAtLQGgHSwNoJEsLdX2UKGghjAxzZWdtZW50X2ZyZWWU\
+            aCNNuAtoC01YAmgHSwBoJEsMdX2UKGghjA1zZWdtZW50X2FsbG9jlGgjTYgTaAtNLAFoB0sHaCRLDXV9lChoIWgiaCNNiBNoC0v6\
+            aAdLB2gkSw51fZQoaCGMDmZyZWVfcmVxdWVzdGVklGgjTUwEaAtLZGgHSwBoJEsPdX2UKIwGYWN0aW9ulIwNc2VnbWVudF91bm1h\
+            cJSMBGFkZHKUTSgrjARzaXpllE0ABIwGc3RyZWFtlEsAjAd0aW1lX3VzlEsQdX2UKGgvjAtzZWdtZW50X21hcJRoMU0oK2gyTQAI\
+            aDNLAGg0SxF1fZQoaCGMC3NlZ21lbnRfbWFwlGgjTSBOaAtNAAJoB0sAaCRLEnV9lChoIYwDb29tlIwLZGV2aWNlX2ZyZWWUTTkw\
+            aAtN5wNoB0sAaCRLE3V9lChoIYwIc25hcHNob3SUaCNLAGgLSwBoB0sAaCRLFHV9lChoIWgiaCNNFAVoC0sKaAdLAGgkSxV1fZQo\
+            aCFoJmgjTRQFaAtLCmgHSwBoJEsWdWVdlGV1Lg==""";
 
     /** What {@code pickle_to_csv.py --prepend-segments --prepend-live} writes for that snapshot, device 0. */
     private static final String CSV_DEVICE_0 = """
@@ -66,8 +68,8 @@ class PyTorchPickleReaderTest {
             8,segment_alloc,5000,300,7,13
             9,alloc,5000,250,7,14
             10,free_requested,1100,100,0,15
-            11,segment_map,11048,2048,0,16
-            12,segment_unmap,9000,1024,0,17
+            11,segment_unmap,11048,1024,0,16
+            12,segment_map,11048,2048,0,17
             13,segment_map,20000,512,0,18
             14,oom,,12345,0,19
             15,snapshot,0,0,0,20
@@ -106,6 +108,11 @@ class PyTorchPickleReaderTest {
         return s;
     }
 
+    private static Map<String, Object> expandable(Map<String, Object> segment) {
+        segment.put("is_expandable", true);
+        return segment;
+    }
+
     private static Map<String, Object> entry(String action, int addr, int size, int stream, int time) {
         Map<String, Object> e = new HashMap<>();
         e.put("action", action);
@@ -123,8 +130,8 @@ class PyTorchPickleReaderTest {
                 segment(0, 1000, 400, 0, new ArrayList<>(List.of(block(1000, 100, "active_allocated", 90),
                         block(1100, 100, "active_allocated", 100), block(1200, 200, "inactive", null)))),
                 segment(0, 5000, 300, 7, new ArrayList<>(List.of(block(5000, 300, "active_pending_free", 250)))),
-                segment(0, 9000, 4096, 0, new ArrayList<>()),
-                segment(0, 20000, 512, 0, null),
+                expandable(segment(0, 9000, 4096, 0, new ArrayList<>())),
+                expandable(segment(0, 20000, 512, 0, null)),
                 segment(1, 7000, 100, 0, new ArrayList<>(List.of(block(7000, 100, "active_allocated", 60))))));
         Map<String, Object> oom = new HashMap<>();
         oom.put("action", "oom");
@@ -139,8 +146,8 @@ class PyTorchPickleReaderTest {
                 entry("segment_alloc", 5000, 300, 7, 13),
                 entry("alloc", 5000, 250, 7, 14),
                 entry("free_requested", 1100, 100, 0, 15),
-                entry("segment_map", 11048, 2048, 0, 16),
-                entry("segment_unmap", 9000, 1024, 0, 17),
+                entry("segment_unmap", 11048, 1024, 0, 16),
+                entry("segment_map", 11048, 2048, 0, 17),
                 entry("segment_map", 20000, 512, 0, 18),
                 oom,
                 entry("snapshot", 0, 0, 0, 20),
@@ -180,8 +187,8 @@ class PyTorchPickleReaderTest {
                 new TraceEvent(Kind.SEGMENT_FREE, 3000, 600, 0, 0, 8),
                 new TraceEvent(Kind.SEGMENT_ALLOC, 5000, 300, 7, 0, 9),
                 new TraceEvent(Kind.ALLOC, 5000, 250, 7, 0, 10),
-                new TraceEvent(Kind.SEGMENT_MAP, 11048, 2048, 0, 0, 12),
-                new TraceEvent(Kind.SEGMENT_UNMAP, 9000, 1024, 0, 0, 13),
+                new TraceEvent(Kind.SEGMENT_UNMAP, 11048, 1024, 0, 0, 12),
+                new TraceEvent(Kind.SEGMENT_MAP, 11048, 2048, 0, 0, 13),
                 new TraceEvent(Kind.SEGMENT_MAP, 20000, 512, 0, 0, 14),
                 new TraceEvent(Kind.OOM, 0, 12345, 0, 0, 15),
                 new TraceEvent(Kind.ALLOC, 1300, 10, 0, 0, 17),
@@ -222,6 +229,154 @@ class PyTorchPickleReaderTest {
         assertEquals(1, reader.device());
         assertEquals(List.of(new TraceEvent(Kind.ALLOC, 3, 4, 0, 0, 1), new TraceEvent(Kind.FREE, 3, 4, 0, 0, 2)),
                 Events.readAll(reader));
+    }
+
+    // ---- expandable segments: mapped ranges walked back as intervals ----
+
+    private static final int M = 1 << 21; // a 2 MiB page
+    private static final int A = 64 * M;
+
+    /** Expandable segments at the end (address, size) on device 0, stream 0, and a device 0 trace. */
+    private static Map<String, Object> expandableSnapshot(int[][] endRanges, List<Object> trace) {
+        List<Object> segments = new ArrayList<>();
+        for (int[] r : endRanges) {
+            segments.add(expandable(segment(0, r[0], r[1], 0, new ArrayList<>())));
+        }
+        Map<String, Object> snapshot = new LinkedHashMap<>();
+        snapshot.put("segments", segments);
+        snapshot.put("device_traces", new ArrayList<>(List.of(trace)));
+        return snapshot;
+    }
+
+    private static List<TraceEvent> presegments(Map<String, Object> snapshot) throws IOException {
+        return read(pickle(snapshot), 0).stream().filter(e -> e.kind() == Kind.PRESEGMENT).toList();
+    }
+
+    private static TraceEvent pre(long address, long size, long record) {
+        return new TraceEvent(Kind.PRESEGMENT, address, size, 0, 0, record);
+    }
+
+    @Test
+    void anUnmapThatSplitARangeIsUndoneIntoOneRange() throws IOException {
+        // [A, A+6M) mapped when recording began; empty_cache unmapped its middle.
+        Map<String, Object> s = expandableSnapshot(new int[][] {{A, 2 * M}, {A + 4 * M, 2 * M}}, new ArrayList<>(
+                List.of(entry("segment_unmap", A + 2 * M, 2 * M, 0, 1))));
+        assertEquals(List.of(pre(A, 6 * M, 1)), presegments(s));
+    }
+
+    @Test
+    void aMapJustBelowARangeIsUndoneByMovingItsStartBack() throws IOException {
+        // [A+2M, A+4M) mapped when recording began; a map of [A, A+2M) grew it downwards.
+        Map<String, Object> s = expandableSnapshot(new int[][] {{A, 4 * M}}, new ArrayList<>(
+                List.of(entry("segment_map", A, 2 * M, 0, 1))));
+        assertEquals(List.of(pre(A + 2 * M, 2 * M, 1)), presegments(s));
+    }
+
+    @Test
+    void aMapThatFilledTheGapBetweenTwoRangesIsUndoneIntoTwoRanges() throws IOException {
+        Map<String, Object> s = expandableSnapshot(new int[][] {{A, 6 * M}}, new ArrayList<>(
+                List.of(entry("segment_map", A + 2 * M, 2 * M, 0, 1))));
+        assertEquals(List.of(pre(A, 2 * M, 1), pre(A + 4 * M, 2 * M, 2)), presegments(s));
+    }
+
+    @Test
+    void aHistoryFromEmptyStartsWithNoSegmentWhereTheScriptInventsOne() throws IOException {
+        // One map of 6 MiB, then its middle unmapped: the script (undo on the largest base at or below the
+        // address) grows the lower half back to 4 MiB, takes the 6 MiB map off it, and keeps the upper half as a
+        // 2 MiB "presegment" at A+4M that never existed.
+        List<Object> trace = new ArrayList<>(List.of(
+                entry("segment_map", A, 6 * M, 0, 1),
+                entry("segment_unmap", A + 2 * M, 2 * M, 0, 2)));
+        Map<String, Object> s = expandableSnapshot(new int[][] {{A, 2 * M}, {A + 4 * M, 2 * M}}, trace);
+        assertEquals(List.of(), presegments(s));
+    }
+
+    /** Adjacent ranges merge only on the same stream (PyTorch has an expandable segment per stream). */
+    @Test
+    void rangesOfDifferentStreamsStayApartAndOrdinarySegmentsAreAsBefore() throws IOException {
+        Map<String, Object> s = expandableSnapshot(new int[][] {{A, 2 * M}}, new ArrayList<>(List.of(
+                entry("segment_unmap", A + 2 * M, 2 * M, 7, 1),
+                entry("segment_free", 1000, 512, 0, 2))));
+        @SuppressWarnings("unchecked")
+        List<Object> segments = (List<Object>) s.get("segments");
+        segments.add(segment(0, 5000, 512, 0, new ArrayList<>())); // is_expandable absent: an ordinary segment
+        assertEquals(List.of(pre(1000, 512, 1), pre(5000, 512, 2), pre(A, 2 * M, 3),
+                new TraceEvent(Kind.PRESEGMENT, A + 2 * M, 2 * M, 7, 0, 4)), presegments(s));
+    }
+
+    @Test
+    void aMapOrUnmapThatDoesNotFitTheSegmentsIsAFormatError() throws IOException {
+        // Undoing the map needs [A+2M, A+4M) mapped after it, but the segments end at A+2M.
+        Map<String, Object> notMapped = expandableSnapshot(new int[][] {{A, 2 * M}}, new ArrayList<>(List.of(
+                entry("alloc", 1, 2, 0, 0),
+                entry("segment_map", A + 2 * M, 2 * M, 0, 1))));
+        TraceFormatException e = assertThrows(TraceFormatException.class, () -> presegments(notMapped));
+        assertEquals(0, e.line());
+        assertTrue(e.getMessage().contains("device_traces[0][1]: segment_map of 4194304 B at " + (A + 2 * M)
+                + " cannot be undone: that range is not mapped as a whole"), e.getMessage());
+        // Undoing the unmap would map [A, A+2M) again, but it is still mapped after it.
+        Map<String, Object> stillMapped = expandableSnapshot(new int[][] {{A, 4 * M}}, new ArrayList<>(List.of(
+                entry("segment_unmap", A, 2 * M, 0, 1))));
+        e = assertThrows(TraceFormatException.class, () -> presegments(stillMapped));
+        assertTrue(e.getMessage().contains("device_traces[0][0]: segment_unmap of 4194304 B at " + A
+                + " cannot be undone: that range overlaps memory still mapped after it"), e.getMessage());
+        Map<String, Object> notABool = expandableSnapshot(new int[][] {{A, 2 * M}}, new ArrayList<>());
+        @SuppressWarnings("unchecked")
+        Map<String, Object> seg = (Map<String, Object>) ((List<Object>) notABool.get("segments")).getFirst();
+        seg.put("is_expandable", 1);
+        e = assertThrows(TraceFormatException.class, () -> presegments(notABool));
+        assertTrue(e.getMessage().contains("segments[0]: 'is_expandable': expected a bool, got 1"), e.getMessage());
+    }
+
+    // ---- newer snapshots ----
+
+    @Test
+    void poolIdsAndHostSegmentsAndTracesAreReadPast() throws IOException {
+        Map<String, Object> snapshot = snapshot();
+        @SuppressWarnings("unchecked")
+        List<Object> trace = (List<Object>) ((List<Object>) snapshot.get("device_traces")).getFirst();
+        for (Object t : trace) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> e = (Map<String, Object>) t;
+            e.put("pool_id", new Object[] {0, 0}); // Pyrolite pickles an Object[] as a tuple
+        }
+        Map<String, Object> host = segment(-1, 90000, 4096, 0, new ArrayList<>(List.of(
+                block(90000, 4096, "active_allocated", 4096))));
+        host.put("segment_pool_id", new Object[] {0, 0});
+        snapshot.put("host_segments", new ArrayList<>(List.of(host)));
+        snapshot.put("host_traces", new ArrayList<>(List.of(entry("alloc", 90000, 4096, 0, 1))));
+        assertEquals(Events.withoutLines(csv(CSV_DEVICE_0)),
+                Events.withoutLines(read(pickle(snapshot), PyTorchPickleReader.BUSIEST_DEVICE)));
+    }
+
+    @Test
+    void withoutDeviceTracesTheEventsAreTheWarmStartRowsOfTheSegments() throws IOException {
+        Map<String, Object> snapshot = snapshot();
+        snapshot.remove("device_traces"); // _snapshot(include_traces=False)
+        PyTorchPickleReader reader = new PyTorchPickleReader(new ByteArrayInputStream(pickle(snapshot)), "s.pickle",
+                PyTorchPickleReader.BUSIEST_DEVICE);
+        assertEquals(0, reader.device(), "the lowest device among the segments");
+        assertEquals(List.of(
+                new TraceEvent(Kind.PRESEGMENT, 1000, 400, 0, 0, 1),
+                new TraceEvent(Kind.PRESEGMENT, 5000, 300, 7, 0, 2),
+                new TraceEvent(Kind.PRESEGMENT, 9000, 4096, 0, 0, 3),
+                new TraceEvent(Kind.PRESEGMENT, 20000, 512, 0, 0, 4),
+                new TraceEvent(Kind.PREALLOC, 1000, 90, 0, 0, 5),
+                new TraceEvent(Kind.PREALLOC, 1100, 100, 0, 0, 6),
+                new TraceEvent(Kind.PREALLOC, 5000, 250, 7, 0, 7)), Events.readAll(reader));
+        assertEquals(List.of(new TraceEvent(Kind.PRESEGMENT, 7000, 100, 0, 0, 1),
+                new TraceEvent(Kind.PREALLOC, 7000, 60, 0, 0, 2)), read(pickle(snapshot), 1));
+        // An empty list of traces is the same; a device with no segment has no events.
+        snapshot.put("device_traces", new ArrayList<>());
+        assertEquals(7, read(pickle(snapshot), PyTorchPickleReader.BUSIEST_DEVICE).size());
+        assertEquals(List.of(), read(pickle(snapshot), 3));
+        // Only devices 1 and 2: the default is the lowest of them.
+        Map<String, Object> later = new HashMap<>();
+        later.put("segments", new ArrayList<>(List.of(segment(2, 100, 512, 0, null), segment(1, 7000, 512, 0, null))));
+        PyTorchPickleReader second = new PyTorchPickleReader(new ByteArrayInputStream(pickle(later)), "l.pickle",
+                PyTorchPickleReader.BUSIEST_DEVICE);
+        assertEquals(1, second.device());
+        assertEquals(List.of(new TraceEvent(Kind.PRESEGMENT, 7000, 512, 0, 0, 1)), Events.readAll(second));
     }
 
     // ---- the restriction: no class, no function, nothing but plain data ----
@@ -333,8 +488,9 @@ class PyTorchPickleReaderTest {
     @Test
     void aPickleThatIsNotASnapshotIsAFormatError() throws IOException {
         assertTrue(refused(pickle(List.of(1, 2))).getMessage().contains("the snapshot: expected a dict, got a list"));
-        assertTrue(refused(pickle(Map.of("segments", List.of()))).getMessage()
-                .contains("the snapshot has no device_traces"));
+        // A snapshot taken without traces still has its segments; a dict with neither is something else.
+        assertTrue(refused(pickle(Map.of("allocator_settings", Map.of()))).getMessage()
+                .contains("not a memory snapshot: the dict has neither device_traces nor segments"));
         assertTrue(refused(pickle(Map.of("device_traces", "x"))).getMessage()
                 .contains("device_traces: expected a list, got a str"));
         TraceFormatException device = assertThrows(TraceFormatException.class,

@@ -41,6 +41,7 @@ class RmmCsvTest {
                 2342727,15:47:02.842100,free,0x10012400000,1048576,0
                 2342728,1634567890.345678,free,0x7f2a00000200,256,5617a0c0
                 2342728,15:47:02.842200,allocate,(nil),0,(nil)
+                2342728,15:47:02.842300,allocate failure,0x0,2048,0
                 """, StandardCharsets.UTF_8);
         RmmCsvReader reader = new RmmCsvReader(file);
         assertEquals(TraceFormat.RMM_CSV, reader.format());
@@ -50,7 +51,9 @@ class RmmCsvTest {
                 new TraceEvent(Kind.ALLOC, 0x7f2a00000200L, 256, 0x5617a0c0L, 2342728, 4),
                 new TraceEvent(Kind.FREE, 0x10012400000L, 1048576, 0, 2342727, 6),
                 new TraceEvent(Kind.FREE, 0x7f2a00000200L, 256, 0x5617a0c0L, 2342728, 7),
-                new TraceEvent(Kind.ALLOC, 0, 0, 0, 2342728, 8)), Events.readAll(reader));
+                new TraceEvent(Kind.ALLOC, 0, 0, 0, 2342728, 8),
+                // RMM before its printf-style logger wrote a failure's null pointer as 0x0.
+                new TraceEvent(Kind.OOM, 0, 2048, 0, 2342728, 9)), Events.readAll(reader));
     }
 
     @Test
@@ -67,7 +70,7 @@ class RmmCsvTest {
         assertEquals("""
                 Thread,Time,Action,Pointer,Size,Stream
                 2342727,15:47:02.841961,allocate,0x10012400000,1048576,0
-                2342727,15:47:02.841961,allocate failure,0x0,1099511627776,0x5617a0c0
+                2342727,15:47:02.841961,allocate failure,(nil),1099511627776,0x5617a0c0
                 2342727,15:47:02.841961,free,0x10012400000,1048576,0
                 9,15:47:02.841961,allocate,0x20000,512,0x5617a0c0
                 """, out.toString());

@@ -31,7 +31,8 @@ import java.util.RandomAccess;
  *       (so the text can be embedded in JavaScript) and an unpaired surrogate as its <code>&#92;u</code> escape (D800 to DFFF) (so the
  *       text stays encodable; Python reads it back as the same lone surrogate). All other characters, non-ASCII
  *       included, are written as they are: encode the output as UTF-8.</li>
- *   <li>{@link List}, {@code Object[]}, {@code long[]}, {@code int[]}, {@code double[]} → an array;
+ *   <li>{@link List}, {@code Object[]}, {@code long[]}, {@code int[]}, {@code double[]} and a {@link PythonTuple}
+ *       (JSON has no tuples: {@code segment_pool_id} reads {@code [0, 0]}) → an array;
  *       {@link Map} with {@link String} keys → an object in iteration order.</li>
  *   <li>Anything else, a non-{@code String} or {@code null} key, or nesting deeper than
  *       {@link PickleWriter#MAX_DEPTH} → {@link IllegalArgumentException} naming the type and the path
@@ -109,6 +110,7 @@ public final class JsonWriter {
                 case Float f -> out.append(Float.isFinite(f) ? Float.toString(f) : "null");
                 case Map<?, ?> map -> map(map, depth + 1);
                 case List<?> list -> list(list, depth + 1);
+                case PythonTuple tuple -> list(tuple.items(), depth + 1);
                 case Object[] array -> list(Arrays.asList(array), depth + 1);
                 case long[] array -> {
                     enter(depth + 1);

@@ -36,6 +36,9 @@ import java.util.RandomAccess;
  *   <tr><td>{@link List}, {@code Object[]}, {@code long[]}, {@code int[]}, {@code double[]}</td><td>{@code list}</td>
  *       <td>{@code EMPTY_LIST}, then {@code APPEND} for one element or {@code MARK} … {@code APPENDS} batches of at
  *       most 1000</td></tr>
+ *   <tr><td>{@link PythonTuple}</td><td>{@code tuple}</td><td>{@code EMPTY_TUPLE} for none; the items, then
+ *       {@code TUPLE1}, {@code TUPLE2} or {@code TUPLE3} for one to three; {@code MARK}, the items, {@code TUPLE}
+ *       for more</td></tr>
  *   <tr><td>{@link Map} with {@link String} keys</td><td>{@code dict} (iteration order kept)</td>
  *       <td>{@code EMPTY_DICT}, then {@code SETITEM} for one entry or {@code MARK} … {@code SETITEMS} batches of at
  *       most 1000</td></tr>
@@ -55,8 +58,9 @@ import java.util.RandomAccess;
  *       ({@code surrogatepass}), so it loads back as the same lone surrogate instead of {@code '?'}.</li>
  *   <li>A {@link BigInteger} must fit {@code LONG1} (255 bytes); {@code LONG4} is never written because
  *       memory_viz cannot read it.</li>
- *   <li>Tuples are not produced: PyTorch writes {@code segment_pool_id} as a 2-tuple, which a list replaces
- *       (Python sees {@code [0, 0]} instead of {@code (0, 0)}; memory_viz reads both as an array).</li>
+ *   <li>A tuple is only written for a {@link PythonTuple}; a {@link List} or array is always a {@code list}.
+ *       PyTorch writes {@code segment_pool_id} and a trace entry's {@code pool_id} as 2-tuples ({@code TUPLE2}),
+ *       which memory_viz's unpickler reads (as an array) as well as CPython.</li>
  *   <li>Anything else (sets, records, enums, {@code char}, {@code BigDecimal}, maps with non-{@code String} or
  *       {@code null} keys, …) is rejected with an {@link IllegalArgumentException} that names the type and the
  *       path of the value, e.g. {@code $.segments[0].blocks[3].state}. Nesting deeper than {@link #MAX_DEPTH}
@@ -93,6 +97,10 @@ public final class PickleWriter {
     private static final int NEWTRUE = 0x88;
     private static final int NEWFALSE = 0x89;
     private static final int LONG1 = 0x8a;
+    private static final int EMPTY_TUPLE = ')';
+    private static final int TUPLE = 't';
+    /** {@code TUPLE1}, {@code TUPLE2}, {@code TUPLE3} by item count. */
+    private static final int[] TUPLE_OF_SIZE = {EMPTY_TUPLE, 0x85, 0x86, 0x87};
 
     private PickleWriter() {
     }
@@ -160,6 +168,7 @@ public final class PickleWriter {
                 case Float f -> binfloat(Double.parseDouble(Float.toString(f)));
                 case Map<?, ?> map -> map(map, depth + 1);
                 case List<?> list -> list(list, depth + 1);
+                case PythonTuple tuple -> tuple(tuple.items(), depth + 1);
                 case Object[] array -> list(Arrays.asList(array), depth + 1);
                 case long[] array -> {
                     enter(depth + 1);
@@ -187,6 +196,23 @@ public final class PickleWriter {
             enter(depth);
             List<?> indexed = list instanceof RandomAccess ? list : new ArrayList<>(list);
             sequence(indexed.size(), i -> value(indexed.get(i), depth));
+        }
+
+        /**
+         * A tuple as CPython's {@code save_tuple} writes it with protocol 2 and no memo: {@code EMPTY_TUPLE}; up to
+         * three items followed by {@code TUPLE1}..{@code TUPLE3}; else {@code MARK}, the items, {@code TUPLE}.
+         */
+        private void tuple(List<Object> items, int depth) throws IOException {
+            enter(depth);
+            int size = items.size();
+            boolean small = size < TUPLE_OF_SIZE.length;
+            if (!small) {
+                op(MARK);
+            }
+            for (int i = 0; i < size; i++) {
+                element(j -> value(items.get(j), depth), i);
+            }
+            op(small ? TUPLE_OF_SIZE[size] : TUPLE);
         }
 
         /** {@code EMPTY_LIST} and the elements, batched as CPython's {@code batch_list_exact}. */

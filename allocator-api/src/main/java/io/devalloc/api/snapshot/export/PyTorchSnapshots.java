@@ -29,18 +29,22 @@ import java.util.Objects;
  *   <li>{@code segments}: one dict per segment, sorted by address, with {@code device} (the device index),
  *       {@code address}, {@code total_size}, {@code allocated_size} (bytes of {@code active_allocated} blocks),
  *       {@code active_size} (bytes of {@code active_allocated} and {@code active_pending_free} blocks),
- *       {@code requested_size} (requested bytes of those active blocks), {@code stream}, {@code segment_type}
- *       ({@code "small"} when the snapshot's pool is {@code "small"}, otherwise {@code "large"}: PyTorch has only
- *       those two), {@code segment_pool_id} {@code [0, 0]} (the default pool; a list where PyTorch has a tuple),
- *       {@code is_expandable}, {@code frames} {@code []} and {@code blocks}.</li>
- *   <li>each block: {@code address}, {@code size}, {@code requested_size}, {@code state}
+ *       {@code requested_size} (requested bytes of those active blocks, pending frees included, as PyTorch),
+ *       {@code stream}, {@code segment_type} ({@code "small"} when the snapshot's pool is {@code "small"},
+ *       otherwise {@code "large"}: PyTorch has only those two), {@code segment_pool_id} the tuple {@code (0, 0)}
+ *       (the default pool, a {@link PythonTuple} as PyTorch writes it, so that Python's {@code == (0, 0)} holds; an
+ *       array in JSON), {@code is_expandable}, {@code frames} {@code []} and {@code blocks}.</li>
+ *   <li>each block: {@code address}, {@code size}, {@code requested_size} ({@link BlockSnapshot#requestedSize()}:
+ *       what the caller asked for, kept while the block is {@code active_pending_free}), {@code state}
  *       ({@link BlockState#wireName()}: {@code active_allocated}, {@code active_pending_free} or {@code inactive})
  *       and {@code frames} {@code []}.</li>
  *   <li>{@code device_traces}: an empty list per device index up to the snapshot's device, so that
- *       {@code device_traces[device]} exists as in PyTorch: {@code [[]]} for device 0 (no history: a
- *       {@link MemorySnapshot} has none; the caching allocator's own {@code snapshotDict()} has its history
- *       here).</li>
- *   <li>{@code allocator_settings}: {@code {}}; {@code external_annotations}: {@code []}.</li>
+ *       {@code device_traces[device]} exists as in PyTorch: {@code [[]]} for device 0, {@code [[], []]} for device
+ *       1 (no history: a {@link MemorySnapshot} has none; the caching allocator's own {@code snapshotDict()} has
+ *       its history here, in the same shape).</li>
+ *   <li>{@code allocator_settings}: the snapshot's {@link MemorySnapshot#settings() settings} (for
+ *       {@code caching} PyTorch's own keys; for the other allocators their options, see their
+ *       {@code snapshot()}), {@code {}} when it has none; {@code external_annotations}: {@code []}.</li>
  * </ul>
  * PyTorch has no unmapped blocks: a segment with {@link BlockState#UNMAPPED} blocks (virtual memory, expandable
  * segments) is written as one segment per run of mapped blocks, each with {@code is_expandable} true, as PyTorch
@@ -52,13 +56,16 @@ import java.util.Objects;
  */
 public final class PyTorchSnapshots {
 
+    /** PyTorch's {@code segment_pool_id} (and a trace entry's {@code pool_id}) of the default pools. */
+    public static final PythonTuple DEFAULT_POOL_ID = PythonTuple.of(0L, 0L);
+
     private PyTorchSnapshots() {
     }
 
     /**
      * The {@code _snapshot()} dict of {@code snapshot}: a new tree of mutable {@link LinkedHashMap}s and
-     * {@link ArrayList}s (add {@code allocator_settings} or traces if you have them), ready for
-     * {@link PickleWriter} and {@link JsonWriter}.
+     * {@link ArrayList}s (add traces if you have them; {@code segment_pool_id} is an immutable
+     * {@link PythonTuple}), ready for {@link PickleWriter} and {@link JsonWriter}.
      */
     public static Map<String, Object> toDict(MemorySnapshot snapshot) {
         Objects.requireNonNull(snapshot, "snapshot");
@@ -86,7 +93,7 @@ public final class PyTorchSnapshots {
         Map<String, Object> dict = new LinkedHashMap<>();
         dict.put("segments", segments);
         dict.put("device_traces", deviceTraces);
-        dict.put("allocator_settings", new LinkedHashMap<String, Object>());
+        dict.put("allocator_settings", mutableCopy(snapshot.settings()));
         dict.put("external_annotations", new ArrayList<>());
         return dict;
     }
@@ -127,11 +134,30 @@ public final class PyTorchSnapshots {
         seg.put("requested_size", requested);
         seg.put("stream", segment.stream());
         seg.put("segment_type", "small".equals(segment.pool()) ? "small" : "large");
-        seg.put("segment_pool_id", new ArrayList<>(List.of(0L, 0L)));
+        seg.put("segment_pool_id", DEFAULT_POOL_ID);
         seg.put("is_expandable", expandable);
         seg.put("frames", new ArrayList<>());
         seg.put("blocks", blocks);
         segments.add(seg);
+    }
+
+    /** A mutable copy of a settings tree (maps and lists copied, the rest immutable values). */
+    private static Object mutableCopy(Object value) {
+        if (value instanceof Map<?, ?> map) {
+            Map<String, Object> copy = new LinkedHashMap<>();
+            for (Map.Entry<?, ?> e : map.entrySet()) {
+                copy.put((String) e.getKey(), mutableCopy(e.getValue()));
+            }
+            return copy;
+        }
+        if (value instanceof List<?> list) {
+            List<Object> copy = new ArrayList<>(list.size());
+            for (Object o : list) {
+                copy.add(mutableCopy(o));
+            }
+            return copy;
+        }
+        return value;
     }
 
     /**

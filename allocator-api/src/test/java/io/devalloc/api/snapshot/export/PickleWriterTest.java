@@ -108,6 +108,34 @@ class PickleWriterTest {
     }
 
     @Test
+    void tuplesMatchCPython() {
+        // pickle.Pickler(f, 2) with fast = True, as CPython's save_tuple writes them
+        assertPickle("8002292e", PythonTuple.of());                                  // ()
+        assertPickle("80024b01852e", PythonTuple.of(1));                             // (1,)
+        assertPickle("80024b004b00862e", PythonTuple.of(0L, 0L));                    // (0, 0)
+        assertPickle("80024b014b024b03872e", PythonTuple.of(1, 2, 3));               // (1, 2, 3)
+        assertPickle("8002284b014b024b034b04742e", PythonTuple.of(1, 2, 3, 4));      // (1, 2, 3, 4)
+        assertPickle("80024e855d4b0161862e", PythonTuple.of(PythonTuple.of((Object) null), List.of(1)));
+        // {'segment_pool_id': (0, 0)}
+        assertPickle("80027d580f0000007365676d656e745f706f6f6c5f69644b004b0086732e",
+                map("segment_pool_id", PyTorchSnapshots.DEFAULT_POOL_ID));
+        // A list stays a list: only a PythonTuple is a tuple.
+        assertPickle("80025d284b004b00652e", List.of(0, 0));
+    }
+
+    @Test
+    void aTuplesItemsAreCopiedAndABadItemIsNamedByItsPath() {
+        List<Object> items = new ArrayList<>(List.of(1, 2));
+        PythonTuple t = new PythonTuple(items);
+        items.add(3);
+        assertEquals(2, t.size());
+        assertThrows(UnsupportedOperationException.class, () -> t.items().add(4));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> PickleWriter.toBytes(map("pool", PythonTuple.of(0, new Object()))));
+        assertTrue(e.getMessage().endsWith("at $.pool[1]"), e.getMessage());
+    }
+
+    @Test
     void arraysAreWrittenAsLists() {
         byte[] expected = PickleWriter.toBytes(List.of(1L, -1L, 1L << 40));
         assertArrayEquals(expected, PickleWriter.toBytes(new long[] {1, -1, 1L << 40}));
@@ -285,7 +313,7 @@ class PickleWriterTest {
         Map<String, Object> seg0 = map(
                 "device", 0, "address", base, "total_size", 20_971_520L, "allocated_size", 2_359_296L,
                 "active_size", 2_359_296L, "requested_size", 2_359_000L, "stream", 0L, "segment_type", "large",
-                "segment_pool_id", List.of(0, 0), "is_expandable", false, "frames", List.of(),
+                "segment_pool_id", PythonTuple.of(0L, 0L), "is_expandable", false, "frames", List.of(),
                 "blocks", List.of(
                         map("address", base, "size", 2_359_296L, "requested_size", 2_359_000L,
                                 "state", "active_allocated", "frames", frames),
@@ -294,7 +322,7 @@ class PickleWriterTest {
         Map<String, Object> seg1 = map(
                 "device", 0, "address", base + (1L << 30), "total_size", 2_097_152L, "allocated_size", 512L,
                 "active_size", 1024L, "requested_size", 1000L, "stream", 94_251_745_943_040L, "segment_type", "small",
-                "segment_pool_id", List.of(1, 3), "is_expandable", true, "frames", frames,
+                "segment_pool_id", PythonTuple.of(1, 3), "is_expandable", true, "frames", frames,
                 "blocks", List.of(
                         map("address", base + (1L << 30), "size", 512L, "requested_size", 500L,
                                 "state", "active_pending_free", "frames", List.of())));
@@ -337,6 +365,8 @@ class PickleWriterTest {
                 "arrays", map("long", new long[] {1L << 33, -5}, "int", new int[] {1, 70000}, "obj",
                         new Object[] {"x", null, 2.5}, "double", new double[] {Double.NaN, 3.0}),
                 "big_list", IntStream.range(0, 2500).boxed().toList(),
+                "tuples", List.of(PythonTuple.of(), PythonTuple.of(1), PythonTuple.of(0L, 0L), PythonTuple.of(1, "b", 2.5),
+                        PythonTuple.of(1, 2, 3, 4), PythonTuple.of(PythonTuple.of((Object) null), List.of(1))),
                 "big_map", bigMap);
         return map(
                 "segments", List.of(seg0, seg1),
@@ -370,6 +400,11 @@ class PickleWriterTest {
             def same(a, b, path):
                 if isinstance(a, float) and not math.isfinite(a):
                     assert b is None, (path, a, b)
+                    return
+                if isinstance(a, tuple):  # JSON has no tuples: an array
+                    assert type(b) is list and len(a) == len(b), (path, type(b), len(a), len(b))
+                    for i, (x, y) in enumerate(zip(a, b)):
+                        same(x, y, '%s[%d]' % (path, i))
                     return
                 assert type(a) is type(b), (path, type(a), type(b))
                 if isinstance(a, dict):
@@ -413,7 +448,10 @@ class PickleWriterTest {
         probes.put("s['segments'][0]['address']", "139637976727552");
         probes.put("s['segments'][1]['blocks'][0]['address']", "139639050469376");
         probes.put("s['segments'][1]['stream']", "94251745943040");
-        probes.put("s['segments'][0]['segment_pool_id']", "[0, 0]");
+        probes.put("s['segments'][0]['segment_pool_id']", "(0, 0)");
+        probes.put("[s['segments'][0]['segment_pool_id']].count((0, 0))", "1"); // Python's == (0, 0)
+        probes.put("s['segments'][1]['segment_pool_id']", "(1, 3)");
+        probes.put("s['misc']['tuples']", "[(), (1,), (0, 0), (1, 'b', 2.5), (1, 2, 3, 4), ((None,), [1])]");
         probes.put("s['segments'][0]['blocks'][0]['frames'][1]", "{'filename': '/opt/app/\\u8bad\\u7ec3.py',"
                 + " 'line': 1, 'name': '<module>'}");
         probes.put("s['segments'][0]['blocks'][0]['frames'][0]['filename']",
@@ -457,8 +495,9 @@ class PickleWriterTest {
             got.put(line.substring(0, eq), line.substring(eq + 1));
         }
         // Only opcodes that both CPython and memory_viz's JavaScript unpickler read; no memo opcodes.
-        assertEquals("APPEND,APPENDS,BINFLOAT,BININT,BININT1,BININT2,BINUNICODE,EMPTY_DICT,EMPTY_LIST,LONG1,MARK,"
-                + "NEWFALSE,NEWTRUE,NONE,PROTO,SETITEM,SETITEMS,STOP", got.get("ops"), out);
+        assertEquals("APPEND,APPENDS,BINFLOAT,BININT,BININT1,BININT2,BINUNICODE,EMPTY_DICT,EMPTY_LIST,EMPTY_TUPLE,"
+                + "LONG1,MARK,NEWFALSE,NEWTRUE,NONE,PROTO,SETITEM,SETITEMS,STOP,TUPLE,TUPLE1,TUPLE2,TUPLE3",
+                got.get("ops"), out);
         assertEquals("2", got.get("proto"), out);
         assertEquals("True", got.get("redump_equal"), "CPython re-pickles the loaded tree to the same bytes\n" + out);
         assertEquals("True", got.get("json_equal"), out);

@@ -78,7 +78,7 @@ class PyTorchSnapshotsTest {
                                                List<Object> blocks) {
         return map("device", device, "address", address, "total_size", total, "allocated_size", allocated,
                 "active_size", active, "requested_size", requested, "stream", stream, "segment_type", type,
-                "segment_pool_id", List.of(0L, 0L), "is_expandable", expandable, "frames", List.of(),
+                "segment_pool_id", PythonTuple.of(0L, 0L), "is_expandable", expandable, "frames", List.of(),
                 "blocks", blocks);
     }
 
@@ -122,6 +122,39 @@ class PyTorchSnapshotsTest {
     }
 
     @Test
+    void theSnapshotsSettingsAreItsAllocatorSettingsAsAMutableCopyInTheirOrder() {
+        Map<String, Object> roundup = map("1", 4L, "2", 0L);
+        MemorySnapshot withSettings = new MemorySnapshot("caching", new FakeDevice(MiB).descriptor(), List.of(),
+                zeroStats(), map("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", "max_split_size", -1L,
+                        "garbage_collection_threshold", 0.0, "expandable_segments", true,
+                        "roundup_power2_divisions", roundup));
+        Map<String, Object> dict = PyTorchSnapshots.toDict(withSettings);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> settings = (Map<String, Object>) dict.get("allocator_settings");
+        assertEquals(withSettings.settings(), settings);
+        assertEquals(List.of("PYTORCH_CUDA_ALLOC_CONF", "max_split_size", "garbage_collection_threshold",
+                "expandable_segments", "roundup_power2_divisions"), new ArrayList<>(settings.keySet()));
+        assertEquals("{\"segments\":[],\"device_traces\":[[]],\"allocator_settings\":{\"PYTORCH_CUDA_ALLOC_CONF\":"
+                + "\"expandable_segments:True\",\"max_split_size\":-1,\"garbage_collection_threshold\":0.0,"
+                + "\"expandable_segments\":true,\"roundup_power2_divisions\":{\"1\":4,\"2\":0}},"
+                + "\"external_annotations\":[]}", PyTorchSnapshots.json(withSettings));
+        // The tree is the caller's: changing it leaves the snapshot as it was.
+        settings.put("extra", 1L);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> nested = (Map<String, Object>) settings.get("roundup_power2_divisions");
+        nested.put("4", 2L);
+        assertEquals(5, withSettings.settings().size());
+        assertEquals(roundup, withSettings.settings().get("roundup_power2_divisions"));
+    }
+
+    @Test
+    void aDeviceOfIndexOneHasAnEmptyTraceListForDeviceZero() {
+        MemorySnapshot second = new MemorySnapshot("direct", new DeviceDescriptor("sim", 1, "sim",
+                DeviceKind.SIMULATED, MiB), List.of(), zeroStats());
+        assertEquals(List.of(List.of(), List.of()), PyTorchSnapshots.toDict(second).get("device_traces"));
+    }
+
+    @Test
     void anEmptySnapshotHasTheFourKeys() {
         MemorySnapshot empty = new MemorySnapshot("direct", new FakeDevice(MiB).descriptor(), List.of(), zeroStats());
         assertEquals("{\"segments\":[],\"device_traces\":[[]],\"allocator_settings\":{},\"external_annotations\":[]}",
@@ -141,7 +174,7 @@ class PyTorchSnapshotsTest {
                             segment(0, b, 3 * MiB, 3 * MiB, 3 * MiB, 3 * MiB, s.handle(), "large", false,
                                     List.of(block(b, 3 * MiB, 3 * MiB, "active_allocated")))),
                     "device_traces", List.of(List.of()),
-                    "allocator_settings", Map.of(),
+                    "allocator_settings", Map.of("memory_limit_bytes", -1L),
                     "external_annotations", List.of());
             assertEquals(expected, PyTorchSnapshots.toDict(direct.snapshot()));
             ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -163,8 +196,14 @@ class PyTorchSnapshotsTest {
                 def find_class(self, module, name):
                     raise pickle.UnpicklingError('global %s.%s' % (module, name))
             s = Safe(io.BytesIO(open(sys.argv[1], 'rb').read())).load()
+            def as_json(v):
+                if isinstance(v, dict):
+                    return {k: as_json(x) for k, x in v.items()}
+                if isinstance(v, (list, tuple)):
+                    return [as_json(x) for x in v]
+                return v
             with open(sys.argv[2], encoding='utf-8') as f:
-                assert json.load(f) == s
+                assert json.load(f) == as_json(s)  # JSON has arrays where the pickle has tuples
             for seg in s['segments']:
                 cursor = seg['address']
                 for b in seg['blocks']:
@@ -202,7 +241,10 @@ class PyTorchSnapshotsTest {
         probes.put("s['segments'][1]['address']", Long.toString(BASE + 0x1000_0000L));
         probes.put("[b['state'] for b in s['segments'][1]['blocks']]",
                 "['active_allocated', 'active_pending_free', 'inactive']");
-        probes.put("s['segments'][0]['segment_pool_id']", "[0, 0]");
+        probes.put("s['segments'][0]['segment_pool_id']", "(0, 0)");
+        // What Python code compares: seg['segment_pool_id'] == (0, 0)
+        probes.put("[seg['segment_pool_id'] for seg in s['segments']].count((0, 0))", "4");
+        probes.put("s['segments'][1]['requested_size']", "1500000");
         probes.put("s['segments'][0]['frames']", "[]");
         probes.put("s['device_traces']", "[[], [], []]");
         probes.put("(s['allocator_settings'], s['external_annotations'])", "({}, [])");
