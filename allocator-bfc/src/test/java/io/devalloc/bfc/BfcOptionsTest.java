@@ -83,6 +83,11 @@ class BfcOptionsTest {
         }
         try (BfcAllocator a = new BfcAllocatorProvider(Map.of()).create(device, "")) {
             assertEquals(ByteSize.GiB, a.snapshot().settings().get("memory_limit_bytes"), "0: the device's total");
+            assertEquals("false", a.snapshot().settings().get("virtual_memory"));
+            assertEquals(false, a.snapshot().settings().get("uses_virtual_memory"),
+                    "not by default, although the simulator offers it");
+        }
+        try (BfcAllocator a = new BfcAllocatorProvider(Map.of()).create(device, "virtual_memory:auto")) {
             assertEquals("auto", a.snapshot().settings().get("virtual_memory"));
             assertEquals(true, a.snapshot().settings().get("uses_virtual_memory"), "the simulator offers it");
         }

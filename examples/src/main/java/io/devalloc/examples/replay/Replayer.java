@@ -208,6 +208,12 @@ public final class Replayer {
                             + " prealloc blocks restored" + (placed ? " at their recorded addresses"
                             : "; this device cannot place segments at the recorded addresses, so blocks keep their"
                             + " offsets within their segments and ties between equal free blocks may go elsewhere"));
+                    if (restoredSegments > 0 && (scan.segmentMaps > 0 || scan.segmentUnmaps > 0
+                            || ((CachingAllocator) allocator).options().expandableSegments())) {
+                        notes.add("warm start: the presegments were restored as ordinary (cudaMalloc'd) segments, not"
+                                + " as mapped ranges of expandable segments; a trace recorded with expandable segments"
+                                + " replays exactly only when its history starts from an empty allocator");
+                    }
                 } else {
                     warm = WarmStartKind.MALLOC;
                     restoredBlocks = scan.preallocs;

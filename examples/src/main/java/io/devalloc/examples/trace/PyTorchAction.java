@@ -9,7 +9,8 @@ import java.util.stream.Collectors;
 /**
  * The {@code action} values of a PyTorch trace, in the pickle and in its CSV form alike, and what each becomes.
  * {@code free_requested} and {@code snapshot} rows are read, checked and skipped: the block is freed at
- * {@code free_completed}, and a snapshot marker allocates nothing.
+ * {@code free_completed}, and a snapshot marker allocates nothing. {@code annotate} entries (user annotations of
+ * the newest PyTorch, {@code user_defined} in older versions) carry no memory event and are skipped as well.
  */
 enum PyTorchAction {
     PRESEGMENT("presegment", Kind.PRESEGMENT, true),
@@ -23,7 +24,11 @@ enum PyTorchAction {
     SEGMENT_UNMAP("segment_unmap", Kind.SEGMENT_UNMAP, true),
     /** Out of memory: no address; {@code pickle_to_csv.py} puts the device's free bytes in the size column. */
     OOM("oom", Kind.OOM, false),
-    SNAPSHOT("snapshot", null, false);
+    SNAPSHOT("snapshot", null, false),
+    /** A user annotation ({@code torch.cuda.memory._record_memory_history} with annotations): no memory event. */
+    ANNOTATE("annotate", null, false),
+    /** The older spelling of {@link #ANNOTATE}. */
+    USER_DEFINED("user_defined", null, false);
 
     private static final Map<String, PyTorchAction> BY_TEXT =
             Arrays.stream(values()).collect(Collectors.toUnmodifiableMap(a -> a.text, Function.identity()));

@@ -204,6 +204,18 @@ class ReplayerTest {
     }
 
     @Test
+    void aWarmStartWithExpandableSegmentsSaysThatPresegmentsBecameOrdinarySegments() throws IOException {
+        ReplayOutcome o = replay(options("caching", "sim:80GiB").withWarm(true).withConf("expandable_segments:True"),
+                warmSample());
+        assertEquals(WarmStartKind.RESTORED, o.warmStart());
+        assertTrue(o.notes().stream().anyMatch(n -> n.contains("restored as ordinary (cudaMalloc'd) segments")),
+                o.notes()::toString);
+        ReplayOutcome plain = replay(options("caching", "sim:80GiB").withWarm(true), warmSample());
+        assertTrue(plain.notes().stream().noneMatch(n -> n.contains("ordinary (cudaMalloc'd)")),
+                plain.notes()::toString);
+    }
+
+    @Test
     void onADeviceThatCannotPlaceSegmentsTheWarmStartKeepsEachBlocksOffsetInItsSegment() throws IOException {
         ReplayOutcome o = replay(options("caching", "host").withWarm(true), warmSample());
         assertEquals(WarmStartKind.RESTORED, o.warmStart());

@@ -45,6 +45,8 @@ class PyTorchCsvReaderTest {
                 9,oom,,12345,0,20
                 10,snapshot,0,0,0,21
                 11,alloc,18446744073709551615,9223372036854775807,,22
+                12,annotate,,,,23
+                13,user_defined,0,0,0,24
                 """);
         PyTorchCsvReader reader = new PyTorchCsvReader(file);
         assertEquals(TraceFormat.PYTORCH_CSV, reader.format());
@@ -60,7 +62,7 @@ class PyTorchCsvReaderTest {
                 new TraceEvent(Kind.SEGMENT_UNMAP, 9000, 1024, 0, 0, 11),
                 new TraceEvent(Kind.OOM, 0, 12345, 0, 0, 12),
                 new TraceEvent(Kind.ALLOC, -1L, Long.MAX_VALUE, 0, 0, 14)), events);
-        assertEquals(2, reader.skipped());
+        assertEquals(4, reader.skipped());
     }
 
     @Test

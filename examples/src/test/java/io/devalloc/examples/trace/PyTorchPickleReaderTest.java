@@ -345,6 +345,15 @@ class PyTorchPickleReaderTest {
         host.put("segment_pool_id", new Object[] {0, 0});
         snapshot.put("host_segments", new ArrayList<>(List.of(host)));
         snapshot.put("host_traces", new ArrayList<>(List.of(entry("alloc", 90000, 4096, 0, 1))));
+        // user annotations (newest "annotate", older "user_defined") have no address or size and are skipped
+        Map<String, Object> annotate = new java.util.LinkedHashMap<>();
+        annotate.put("action", "annotate");
+        annotate.put("time_us", 5L);
+        annotate.put("user_metadata", "phase=forward");
+        Map<String, Object> userDefined = new java.util.LinkedHashMap<>(annotate);
+        userDefined.put("action", "user_defined");
+        trace.add(1, annotate);
+        trace.add(userDefined);
         assertEquals(Events.withoutLines(csv(CSV_DEVICE_0)),
                 Events.withoutLines(read(pickle(snapshot), PyTorchPickleReader.BUSIEST_DEVICE)));
     }
