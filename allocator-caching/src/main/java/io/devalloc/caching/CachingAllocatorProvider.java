@@ -6,6 +6,8 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Allocator {@code caching}: PyTorch's CUDA caching allocator. The configuration uses {@code PYTORCH_CUDA_ALLOC_CONF}'s
@@ -19,11 +21,11 @@ public final class CachingAllocatorProvider implements AllocatorProvider {
 
     public static final String NAME = "caching";
 
+    private static final Logger LOG = LoggerFactory.getLogger(CachingAllocatorProvider.class);
+
     private final Map<String, String> environment;
 
     /** The provider that {@link java.util.ServiceLoader} creates: reads the process environment. */
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CachingAllocatorProvider.class);
-
     public CachingAllocatorProvider() {
         this(System.getenv());
     }

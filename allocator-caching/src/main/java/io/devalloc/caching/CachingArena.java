@@ -9,6 +9,7 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
+import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.Failures;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
@@ -79,7 +80,6 @@ final class CachingArena implements CachingAllocator {
     private boolean rejected;
     private long rejectedSize;
     private long rejectedTotal;
-    private long lastRejectionWarningNanos = Long.MIN_VALUE;
 
     private long totalAllocatedMemory;
     /**
@@ -775,7 +775,7 @@ final class CachingArena implements CachingAllocator {
 
     // ================================================================================================ expandable
 
-    /** One reserved address range of a (stream, pool), mapped page by page. */
+    /** One reserved address range of a (stream, pool), whose pages are mapped on demand (PyTorch's ExpandableSegment). */
     private final class ExpandableSegment {
         final int id;
         final long stream;
@@ -815,25 +815,41 @@ final class CachingArena implements CachingAllocator {
             return (end - begin) * pageSize;
         }
 
-        /**
-         * PyTorch's {@code ExpandableSegment::unmap}: unmaps the whole pages inside [ptr, ptr + bytes) in one device
-         * call, after synchronising the segment's stream. Returns {start, size} of what was unmapped.
-         */
-        long[] unmap(long ptr, long bytes) {
+        /** The whole pages inside [ptr, ptr + bytes), as {start, size} (size 0 when there are none). */
+        long[] pagesInside(long ptr, long bytes) {
             long begin = (ptr - base + pageSize - 1) / pageSize;
             long end = (ptr + bytes - base) / pageSize;
             if (begin >= end) {
                 return new long[] {ptr, 0};
             }
-            // PyTorch synchronises the segment's stream before unmapping: queued work may still use the pages.
-            DeviceEvent e = device.createEvent();
-            device.recordEvent(e, new DeviceStream(stream));
-            device.synchronizeEvent(e);
-            device.destroyEvent(e);
-            device.virtualMemory().orElseThrow().unmap(base + begin * pageSize, (end - begin) * pageSize);
-            Arrays.fill(pages, (int) begin, (int) end, false);
-            deviceReleases++;
             return new long[] {base + begin * pageSize, (end - begin) * pageSize};
+        }
+
+        /**
+         * PyTorch's {@code ExpandableSegment::unmap} of the pages {@link #pagesInside} found: synchronises the
+         * segment's stream (queued work may still use the pages), then unmaps them in one device call. A failing
+         * synchronisation changes nothing. A failing unmap still leaves the pages unmapped here, as the port says
+         * they are afterwards (their memory may be lost), and is rethrown.
+         */
+        void unmap(long start, long size) {
+            DeviceEvent e = device.createEvent();
+            try {
+                device.recordEvent(e, new DeviceStream(stream));
+                device.synchronizeEvent(e);
+            } finally {
+                device.destroyEvent(e);
+            }
+            int begin = (int) ((start - base) / pageSize);
+            int end = (int) ((start + size - base) / pageSize);
+            try {
+                device.virtualMemory().orElseThrow().unmap(start, size);
+            } catch (DeviceException failed) {
+                Arrays.fill(pages, begin, end, false);
+                deviceReleases++;
+                throw failed;
+            }
+            Arrays.fill(pages, begin, end, false);
+            deviceReleases++;
         }
 
         /** Unmaps every run of mapped pages, one device call per run (for close). */
@@ -991,11 +1007,18 @@ final class CachingArena implements CachingAllocator {
     /** PyTorch's {@code unmap_block}: unmap the whole pages inside a free expandable block. */
     private void unmapBlock(int h) {
         ExpandableSegment es = segment(blocks.expandable[h]);
-        long[] range = es.unmap(blocks.ptr[h], blocks.size[h]);
+        long[] range = es.pagesInside(blocks.ptr[h], blocks.size[h]);
         long unmappedStart = range[0];
         long unmappedSize = range[1];
         if (unmappedSize == 0) {
             return;
+        }
+        RuntimeException failure = null;
+        try {
+            es.unmap(unmappedStart, unmappedSize);
+        } catch (DeviceException e) {
+            // The port says the range is unmapped after a failure: account it so, then report it.
+            failure = e;
         }
         BlockPool pool = poolOf(h);
         pool.remove(h);
@@ -1023,6 +1046,9 @@ final class CachingArena implements CachingAllocator {
         stats.decrease(Metric.RESERVED_BYTES, pool.small, unmappedSize);
         stats.numDeviceFree++;
         trace.record(TraceAction.SEGMENT_UNMAP, unmappedStart, unmappedSize, blocks.stream[h]);
+        if (failure != null) {
+            throw failure;
+        }
     }
 
     /** PyTorch's {@code release_expandable_segment}: the whole range is unmapped again; give it back. */
@@ -1036,17 +1062,33 @@ final class CachingArena implements CachingAllocator {
 
     // ================================================================================================ OOM
 
-    /** Upstream logs a refusal at most once a minute ({@code C10_LOG_EVERY_MS(WARNING, 60000)}). */
+    /** When a refusal was last logged, for the whole process, as upstream's {@code C10_LOG_EVERY_MS}. */
+    private static final java.util.concurrent.atomic.AtomicLong LAST_REJECTION_WARNING =
+            new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
+
+    /** Upstream logs a refusal at most once a minute per process ({@code C10_LOG_EVERY_MS(WARNING, 60000)}). */
     private void warnRejection(long size, long maxAllowed) {
         long now = System.nanoTime();
-        if (lastRejectionWarningNanos != Long.MIN_VALUE && now - lastRejectionWarningNanos < 60_000_000_000L) {
+        long last = LAST_REJECTION_WARNING.get();
+        if ((last != Long.MIN_VALUE && now - last < 60_000_000_000L)
+                || !LAST_REJECTION_WARNING.compareAndSet(last, now)) {
             return;
         }
-        lastRejectionWarningNanos = now;
         LOG.warn("Preemptively rejecting allocation: requested {} but total_allocated_memory ({}) + requested size"
                         + " would exceed memory limit ({} = {}% of {}). Set throw_on_cudamalloc_oom:false to disable.",
                 formatSize(size), formatSize(totalAllocatedMemory), formatSize(maxAllowed),
-                options.perProcessMemoryFraction() * 100, formatSize(deviceTotal));
+                ostreamDouble(options.perProcessMemoryFraction() * 100), formatSize(deviceTotal));
+    }
+
+    /** A double as C++'s {@code ostream <<} prints it by default ({@code %g}, six significant digits): 100, 12.5. */
+    static String ostreamDouble(double v) {
+        String g = String.format(Locale.ROOT, "%.6g", v);
+        int e = g.indexOf('e');
+        String mantissa = e < 0 ? g : g.substring(0, e);
+        if (mantissa.contains(".")) {
+            mantissa = mantissa.replaceAll("0+$", "").replaceAll("\\.$", "");
+        }
+        return e < 0 ? mantissa : mantissa + g.substring(e);
     }
 
     /**
@@ -1086,6 +1128,8 @@ final class CachingArena implements CachingAllocator {
             }
         } catch (RuntimeException e) {
             LOG.error("Exception in OOM rejection observer: {}", e.getMessage(), e);
+        } catch (Throwable t) { // upstream's catch (...): nothing an observer throws may end the dispatch thread unseen
+            LOG.error("Unknown exception in OOM rejection observer", t);
         }
     }
 

@@ -343,7 +343,7 @@ public record CachingOptions(Backend backend, long largeSegmentSize, long maxSpl
     public static final ConfigOption<String> EXPANDABLE_SEGMENTS_RESERVE_BY_CLASS = new ConfigOption<>(
             "expandable_segments_reserve_by_class", "a list such as [capture:0.25,workspace:40G]", null,
             "the reserve of expandable segments whose stream has that reserve class", text -> {
-                ExpandableSegmentReserve.parse(null, text.replace(" ", "")); // structure only; values warn later
+                ExpandableSegmentReserve.checkListShape(text); // the entries are read (and warned about) once, later
                 return text;
             });
     public static final ConfigOption<Boolean> THROW_ON_CUDAMALLOC_OOM = bool("throw_on_cudamalloc_oom",

@@ -105,11 +105,7 @@ public record ExpandableSegmentReserve(Spec global, Map<String, Spec> byClass) {
         Spec global = globalText == null ? null : parseSpec(globalText);
         Map<String, Spec> byClass = new LinkedHashMap<>();
         if (byClassText != null) {
-            String t = byClassText.strip();
-            if (!t.startsWith("[") || !t.endsWith("]")) {
-                throw new IllegalArgumentException("expected a list such as [capture:0.25,workspace:40G] but got '"
-                        + byClassText + "'");
-            }
+            String t = checkListShape(byClassText);
             String body = t.substring(1, t.length() - 1).strip();
             if (!body.isEmpty()) {
                 for (String entry : body.split(",", -1)) {
@@ -128,6 +124,21 @@ public record ExpandableSegmentReserve(Spec global, Map<String, Spec> byClass) {
             }
         }
         return global == null && byClass.isEmpty() ? HISTORICAL : new ExpandableSegmentReserve(global, byClass);
+    }
+
+    /**
+     * Checks that a by-class value is a bracketed list, without reading its entries (so without warnings).
+     *
+     * @return the value, stripped
+     * @throws IllegalArgumentException when it is not of the form {@code [...]}
+     */
+    static String checkListShape(String byClassText) {
+        String t = byClassText.strip();
+        if (!t.startsWith("[") || !t.endsWith("]")) {
+            throw new IllegalArgumentException("expected a list such as [capture:0.25,workspace:40G] but got '"
+                    + byClassText + "'");
+        }
+        return t;
     }
 
     /**

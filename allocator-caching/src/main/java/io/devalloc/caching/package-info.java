@@ -51,7 +51,9 @@
  *   <li>Warm traces can be seeded with {@code restoreSegment} and {@code restoreAllocation}, which PyTorch has no
  *       need for.</li>
  *   <li>A request larger than its expandable segment's reserve fails without reserving the address space first
- *       (upstream reserves a segment and deletes it at once); every other effect is the same.</li>
+ *       (upstream reserves a segment and deletes it at once); every other effect is the same. A configured reserve
+ *       that resolves to 0 bytes (a tiny fraction) still gives a one-page segment, where upstream would make a
+ *       segment of no pages that no request fits.</li>
  *   <li>The common {@link io.devalloc.api.stats.AllocatorStats#outOfMemoryErrors()} counts every out-of-memory
  *       error thrown, refusals by {@code throw_on_cudamalloc_oom} included; {@code memoryStats()} keeps upstream's
  *       split into {@code num_ooms} and {@code num_oom_rejections}.</li>

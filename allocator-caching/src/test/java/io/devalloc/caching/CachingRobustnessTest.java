@@ -18,8 +18,8 @@ class CachingRobustnessTest {
     /** Delegates to a SimulatedDevice; fails chosen calls with DeviceException. */
     static final class Faulty implements DeviceMemory {
         final SimulatedDevice d;
-        int failFree = -1, failCreateEvent = -1, failSync = -1, failMap = -1;
-        int frees, creates, syncs, maps;
+        int failFree = -1, failCreateEvent = -1, failSync = -1, failMap = -1, failUnmap = -1;
+        int frees, creates, syncs, maps, unmaps;
         Faulty(SimulatedDevice d) { this.d = d; }
         public DeviceDescriptor descriptor() { return d.descriptor(); }
         public long alignment() { return d.alignment(); }
@@ -41,7 +41,10 @@ class CachingRobustnessTest {
                 public long reserve(long b) { return vm.reserve(b); }
                 public void release(long base) { vm.release(base); }
                 public boolean map(long a, long b) { if (maps++ == failMap) throw new DeviceException("injected map"); return vm.map(a, b); }
-                public void unmap(long a, long b) { vm.unmap(a, b); }
+                public void unmap(long a, long b) {
+                    vm.unmap(a, b);
+                    if (unmaps++ == failUnmap) throw new DeviceException("injected unmap (the range is unmapped)");
+                }
                 public long mappedBytes() { return vm.mappedBytes(); }
             });
         }
@@ -165,6 +168,31 @@ class CachingRobustnessTest {
         assertEquals(x, p);
         a.free(p);
         a.checkInvariants();
+    }
+
+    // A device failure while unmapping: the port says the range counts as unmapped afterwards, so the allocator
+    // accounts it unmapped (never hands it out again), reports the failure, and stays usable.
+    @Test
+    void anUnmapFailureLeavesTheRangeUnmappedAndTheAllocatorUsable() {
+        Faulty f = new Faulty(sim(EventCompletion.IMMEDIATE));
+        CachingArena a = arena(f, "expandable_segments:True");
+        long x = a.malloc(60 * MiB, DeviceStream.DEFAULT);
+        long y = a.malloc(20 * MiB, DeviceStream.DEFAULT);
+        a.free(x);
+        f.failUnmap = 0;
+        assertThrows(DeviceException.class, a::emptyCache);
+        a.checkInvariants();
+        assertEquals(20 * MiB, a.stats().reservedBytes(), "the failed range is no longer reserved");
+        assertEquals(20 * MiB, f.d.virtualMemory().orElseThrow().mappedBytes());
+        assertEquals(1, a.memoryStats().get("num_device_free"));
+        long again = a.malloc(60 * MiB, DeviceStream.DEFAULT); // maps the range again
+        assertEquals(x, again);
+        assertEquals(80 * MiB, f.d.virtualMemory().orElseThrow().mappedBytes());
+        a.free(again);
+        a.free(y);
+        a.emptyCache();
+        a.checkInvariants();
+        assertEquals(0, f.d.virtualMemory().orElseThrow().mappedBytes());
     }
 
     // (6) Regression (found in review, fixed): restoreAllocation into a free block of an expandable segment creates non-expandable pieces.

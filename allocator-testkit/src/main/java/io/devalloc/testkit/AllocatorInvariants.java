@@ -28,6 +28,10 @@ public final class AllocatorInvariants {
     public static void check(DeviceAllocator allocator, LiveSet live) {
         AllocatorStats s = allocator.stats();
         checkStats(s);
+        if (allocator.device().virtualMemory().isEmpty()) {
+            // Only a virtual-memory range mapped in one call can be given back in several calls.
+            expect(s.deviceFrees() <= s.deviceMallocs(), "more device frees than mallocs: " + s);
+        }
         expect(s.activeAllocations() == live.size(), "activeAllocations " + s.activeAllocations() + " but "
                 + live.size() + " are live");
         expect(s.requestedBytes() == live.requestedBytes(), "requestedBytes " + s.requestedBytes() + " but "

@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  *       {@code mlock}, like {@code cuMemCreate} + {@code cuMemMap} + {@code cuMemSetAccess};</li>
  *   <li>{@link #unmap}: ({@code munlock} when pinned, then) {@code madvise(MADV_DONTNEED)}, which gives the pages
  *       back to the system, and {@code mprotect(PROT_NONE)}, like {@code cuMemUnmap} + {@code cuMemRelease}; a
- *       granule mapped again reads as zeros;</li>
+ *       granule mapped again reads as zeros. A failing {@code madvise} still unmaps the range (as the port says:
+ *       after a failure the range counts as unmapped) and is reported with a {@link DeviceException};</li>
  *   <li>{@link #release}: {@code munmap} of the whole reservation, like {@code cuMemAddressFree}.</li>
  * </ul>
  *
@@ -232,15 +233,8 @@ final class HostVirtualMemory implements VirtualMemory {
                             ByteSize.format(bytes), ByteSize.hex(address), MemlockAdvice.errnoName(errno));
                 }
             }
-            int errno = calls.madviseDontNeed(address, bytes);
-            if (errno != 0) {
-                if (pinned) {
-                    calls.mlock(address, bytes);
-                }
-                throw new DeviceException("madvise(" + ByteSize.hex(address) + ", " + bytes + ", MADV_DONTNEED) on "
-                        + device + " failed with " + MemlockAdvice.errnoName(errno) + "; the range stays mapped");
-            }
-            errno = calls.mprotect(address, bytes, NativeMemoryCalls.PROT_NONE);
+            int madvised = calls.madviseDontNeed(address, bytes);
+            int errno = calls.mprotect(address, bytes, NativeMemoryCalls.PROT_NONE);
             if (errno != 0) {
                 // The memory is already back with the system; only the protection could not be dropped, and the
                 // next map sets it again anyway.
@@ -251,6 +245,12 @@ final class HostVirtualMemory implements VirtualMemory {
             r.mapped().clear(from, to);
             mappedBytes -= bytes;
             device.uncharge(bytes);
+            if (madvised != 0) {
+                // The port's rule: after a failure the range counts as unmapped, so that no caller uses it again.
+                throw new DeviceException("madvise(" + ByteSize.hex(address) + ", " + bytes + ", MADV_DONTNEED) on "
+                        + device + " failed with " + MemlockAdvice.errnoName(madvised) + "; the range is unmapped"
+                        + " (no longer accessible) but its pages may not have gone back to the system");
+            }
         } finally {
             lock.unlock();
         }

@@ -48,6 +48,8 @@ public interface VirtualMemory {
      *
      * @throws IllegalArgumentException if the range is not granule-aligned or not wholly mapped (nothing changes
      *                                  then)
+     * @throws io.devalloc.api.error.DeviceException if the device failed; the range counts as unmapped afterwards
+     *                                  (its memory may be lost), so that no caller uses it again or unmaps it twice
      */
     void unmap(long address, long bytes);
 

@@ -15,8 +15,9 @@ import java.util.Objects;
  * Both algorithms fill it in, so reports and checks work the same on each.
  *
  * <p>{@code settings} is what the allocator was configured with, in effect: for {@code caching} PyTorch's
- * {@code allocator_settings} dict, for the others their own options under their configuration key names (each
- * allocator's {@code snapshot()} documents its keys). Exports write it as the snapshot's
+ * {@code allocator_settings} dict, for the others their own options in effect under keys of their own, usually the
+ * configuration key and sometimes a derived figure such as {@code memory_limit_bytes} (each allocator's
+ * {@code snapshot()} documents its keys). Exports write it as the snapshot's
  * {@code allocator_settings}. Values are plain: {@link String}, {@link Boolean}, {@link Integer}, {@link Long},
  * {@link BigInteger}, {@link Double}, and {@link Map}s with {@link String} keys or {@link List}s of those; the
  * record holds an unmodifiable copy that keeps the maps' iteration order.

@@ -68,6 +68,13 @@ import org.slf4j.LoggerFactory;
  *       {@link #maxCachedSizeSetting()} (bytes, -1 when unlimited). Upstream reads both keys from the accelerator
  *       configuration that {@code PYTORCH_CUDA_ALLOC_CONF} also feeds; allocator {@code caching} accepts them too
  *       (they only act here) and reports them in its {@code allocator_settings}.</td></tr>
+ *   <tr><td>{@code pinned_free_catch_all}</td><td>False</td><td>PyTorch's key ({@code True}/{@code False}).
+ *       Upstream wraps the pinned {@code free} in a catch-all so that an exception cannot escape a destructor: with
+ *       {@code False} it warns "Exception in pinned allocator free(), rethrowing" and rethrows, with {@code True} it
+ *       warns "Suppressed exception in pinned allocator free()" and returns. Here the same applies to device
+ *       failures ({@link io.devalloc.api.error.DeviceException}) inside {@code free}; a swallowed failure leaves the
+ *       block allocated (its memory is not reused), as upstream's early exit does. Bad frees (unknown address,
+ *       double free) are errors of the caller and are always thrown.</td></tr>
  *   <tr><td>{@code pinned_reserve_segment_size_mb}</td><td>0 (no reserve)</td><td>PyTorch's reserve segment: on
  *       the first cache miss, one device allocation of this many MiB is made and never freed; later misses carve
  *       their blocks from it with a bump pointer (each rounded up to 4 KiB) until it is used up, and only then call
@@ -99,11 +106,13 @@ import org.slf4j.LoggerFactory;
  * @param reserveSegmentSize bytes of the reserve segment, 0 for none
  * @param useBackgroundThreads the value of {@code pinned_use_background_threads} (no effect, see above)
  * @param numRegisterThreads the value of {@code pinned_num_register_threads} (no effect, see above)
+ * @param freeCatchAll       {@code pinned_free_catch_all}: a device failure inside {@code free} is logged and
+ *                           swallowed instead of thrown
  * @param configText         the configuration text these options were parsed from ("" for the defaults)
  */
 public record CachingHostOptions(long roundThreshold, long maxRoundThreshold, long maxCachedSize,
                                  long reserveSegmentSize, boolean useBackgroundThreads, int numRegisterThreads,
-                                 String configText) {
+                                 boolean freeCatchAll, String configText) {
 
     private static final Logger LOG = LoggerFactory.getLogger(CachingHostOptions.class);
     private static final long MiB = ByteSize.MiB;
@@ -149,11 +158,14 @@ public record CachingHostOptions(long roundThreshold, long maxRoundThreshold, lo
     /** PyTorch's key (2.10+): freed blocks above this many MiB are not cached. Its value is the (clamped) MiB. */
     public static final ConfigOption<Long> PINNED_MAX_CACHED_SIZE_MB = CachingOptions.PINNED_MAX_CACHED_SIZE_MB;
 
+    /** PyTorch's key: a device failure inside {@code free} is logged and swallowed instead of thrown. */
+    public static final ConfigOption<Boolean> PINNED_FREE_CATCH_ALL = CachingOptions.PINNED_FREE_CATCH_ALL;
+
     /** The keys of allocator {@code caching-host}. */
     public static final ConfigSchema SCHEMA = ConfigSchema.of("allocator 'caching-host'", List.of(
             PINNED_ROUND_THRESHOLD_MB, PINNED_RESERVE_SEGMENT_SIZE_MB, PINNED_USE_BACKGROUND_THREADS,
             PINNED_USE_CUDA_HOST_REGISTER, PINNED_USE_HIP_HOST_REGISTER, PINNED_NUM_REGISTER_THREADS,
-            PINNED_MAX_ROUND_THRESHOLD_MB, PINNED_MAX_CACHED_SIZE_MB));
+            PINNED_MAX_ROUND_THRESHOLD_MB, PINNED_MAX_CACHED_SIZE_MB, PINNED_FREE_CATCH_ALL));
 
     /**
      * Checks the invariants that parsing guarantees, so that hand-built options are as safe as parsed ones.
@@ -197,7 +209,14 @@ public record CachingHostOptions(long roundThreshold, long maxRoundThreshold, lo
     public CachingHostOptions(long roundThreshold, long reserveSegmentSize, boolean useBackgroundThreads,
                               int numRegisterThreads, String configText) {
         this(roundThreshold, UNLIMITED, UNLIMITED, reserveSegmentSize, useBackgroundThreads, numRegisterThreads,
-                configText);
+                false, configText);
+    }
+
+    /** Options without {@code pinned_free_catch_all} (off, PyTorch's default). */
+    public CachingHostOptions(long roundThreshold, long maxRoundThreshold, long maxCachedSize, long reserveSegmentSize,
+                              boolean useBackgroundThreads, int numRegisterThreads, String configText) {
+        this(roundThreshold, maxRoundThreshold, maxCachedSize, reserveSegmentSize, useBackgroundThreads,
+                numRegisterThreads, false, configText);
     }
 
     /** PyTorch's defaults (power-of-two rounding everywhere, every block cached, no reserve), with text "". */
@@ -256,7 +275,7 @@ public record CachingHostOptions(long roundThreshold, long maxRoundThreshold, lo
         long reserveMb = config.get(PINNED_RESERVE_SEGMENT_SIZE_MB);
         CachingHostOptions options = new CachingHostOptions(thresholdMb * MiB, maxRoundThreshold, maxCachedSize,
                 Math.min(reserveMb, Long.MAX_VALUE / MiB) * MiB, config.get(PINNED_USE_BACKGROUND_THREADS),
-                config.get(PINNED_NUM_REGISTER_THREADS), text);
+                config.get(PINNED_NUM_REGISTER_THREADS), config.get(PINNED_FREE_CATCH_ALL), text);
         if (maxRoundSet && maxCachedSet && maxRoundThreshold > maxCachedSize) {
             LOG.warn(precedenceWarning(maxRoundThreshold, maxCachedSize));
         }

@@ -7,6 +7,7 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.error.Failures;
+import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.snapshot.BlockSnapshot;
@@ -298,6 +299,10 @@ final class HostCachingArena implements HostCachingAllocator {
         settings.put("pinned_use_background_threads", options.useBackgroundThreads());
         settings.put("pinned_use_cuda_host_register", false);
         settings.put("pinned_num_register_threads", (long) options.numRegisterThreads());
+        settings.put("pinned_free_catch_all", options.freeCatchAll());
+        // PyTorch's own names and units for the two 2.10+ limits, as its snapshot's allocator_settings has them.
+        settings.put("max_round_threshold", options.maxRoundThresholdSetting());
+        settings.put("max_cached_size", options.maxCachedSizeSetting());
         this.settings = Collections.unmodifiableMap(settings);
         this.ownsDevice = ownsDevice;
         this.deviceTotal = device.descriptor().totalBytes();
@@ -548,7 +553,7 @@ final class HostCachingArena implements HostCachingAllocator {
             if (b == null) {
                 throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
             }
-            release(b);
+            releaseCatching(b);
         } finally {
             lock.unlock();
         }
@@ -563,7 +568,7 @@ final class HostCachingArena implements HostCachingAllocator {
             if (b == null || b.allocationId != allocationId) {
                 throw new InvalidFreeException(InvalidFreeException.Reason.DOUBLE_FREE, address, toString());
             }
-            release(b);
+            releaseCatching(b);
         } finally {
             lock.unlock();
         }
@@ -591,6 +596,20 @@ final class HostCachingArena implements HostCachingAllocator {
         }
         Block b = table[h];
         return b.state == ALLOCATED ? b : null;
+    }
+
+    /** Upstream's catch-all around the pinned {@code free}, for device failures ({@code pinned_free_catch_all}). */
+    private void releaseCatching(Block b) {
+        try {
+            release(b);
+        } catch (DeviceException e) {
+            if (options.freeCatchAll()) {
+                LOG.warn("Suppressed exception in pinned allocator free(): {}", e.getMessage(), e);
+                return;
+            }
+            LOG.warn("Exception in pinned allocator free(), rethrowing");
+            throw e;
+        }
     }
 
     /**

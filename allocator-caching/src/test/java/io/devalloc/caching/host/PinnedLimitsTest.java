@@ -388,6 +388,44 @@ class PinnedLimitsTest {
         assertEquals(1, stat("num_host_free"));
     }
 
+    /** pinned_free_catch_all:False (upstream's default): a device failure inside free is logged and rethrown. */
+    @Test
+    void withoutCatchAllADeviceFailureInFreeIsThrownAndTheBlockStaysLive() {
+        device = SimulatedDevice.ofCapacity(ByteSize.GiB);
+        RefusingFrees failing = new RefusingFrees(device);
+        allocator = (HostCachingArena) CachingHostAllocatorProvider.create(failing, CachingHostOptions.parse(""));
+        long a = allocator.malloc(MiB);
+        allocator.recordStream(a, device.createStream());
+        failing.failEvents = true;
+        assertThrows(DeviceException.class, () -> allocator.free(a));
+        assertEquals(1, allocator.stats().activeAllocations(), "nothing changed");
+        failing.failEvents = false;
+        allocator.free(a);
+        assertEquals(0, allocator.stats().activeAllocations());
+        allocator.checkInvariants();
+    }
+
+    /** pinned_free_catch_all:True: the failure is logged and swallowed; the block stays allocated (not reused). */
+    @Test
+    void withCatchAllADeviceFailureInFreeIsSwallowed() {
+        device = SimulatedDevice.ofCapacity(ByteSize.GiB);
+        RefusingFrees failing = new RefusingFrees(device);
+        allocator = (HostCachingArena) CachingHostAllocatorProvider.create(failing,
+                CachingHostOptions.parse("pinned_free_catch_all:True"));
+        assertTrue(allocator.snapshot().settings().get("pinned_free_catch_all") instanceof Boolean b && b);
+        long a = allocator.malloc(MiB);
+        allocator.recordStream(a, device.createStream());
+        failing.failEvents = true;
+        String err = io.devalloc.caching.StderrCaptureAccess.during(() -> allocator.free(a));
+        assertTrue(err.contains("Suppressed exception in pinned allocator free()"), err);
+        assertEquals(1, allocator.stats().activeAllocations(), "as upstream's early exit: not freed");
+        long b = allocator.malloc(MiB);
+        assertTrue(b != a, "the block whose free failed is not handed out again");
+        failing.failEvents = false;
+        allocator.free(b);
+        allocator.checkInvariants();
+    }
+
     // ------------------------------------------------------------------------------------ configuration
 
     @Test
@@ -406,6 +444,7 @@ class PinnedLimitsTest {
     private static final class RefusingFrees implements DeviceMemory {
         private final SimulatedDevice d;
         boolean refuse;
+        boolean failEvents;
 
         RefusingFrees(SimulatedDevice d) {
             this.d = d;
@@ -456,6 +495,9 @@ class PinnedLimitsTest {
 
         @Override
         public void recordEvent(DeviceEvent event, DeviceStream stream) {
+            if (failEvents) {
+                throw new DeviceException("injected: recordEvent refused");
+            }
             d.recordEvent(event, stream);
         }
 
@@ -476,6 +518,9 @@ class PinnedLimitsTest {
 
         @Override
         public void synchronize() {
+            if (failEvents) {
+                throw new DeviceException("injected: synchronize refused");
+            }
             d.synchronize();
         }
 

@@ -66,8 +66,17 @@ class ReserveSegmentTest {
             expected.put("pinned_use_background_threads", false);
             expected.put("pinned_use_cuda_host_register", false);
             expected.put("pinned_num_register_threads", 1L);
+            expected.put("pinned_free_catch_all", false);
+            expected.put("max_round_threshold", -1L);
+            expected.put("max_cached_size", -1L);
             assertEquals(expected, a.snapshot().settings());
             assertEquals(java.util.List.copyOf(expected.keySet()), java.util.List.copyOf(a.snapshot().settings().keySet()));
+        }
+        try (SimulatedDevice device = SimulatedDevice.ofCapacity(ByteSize.GiB);
+             HostCachingAllocator a = new CachingHostAllocatorProvider().create(device,
+                     "pinned_max_round_threshold_mb:64,pinned_max_cached_size_mb:128")) {
+            assertEquals(64 * MiB, a.snapshot().settings().get("max_round_threshold"), "PyTorch's key and unit");
+            assertEquals(128 * MiB, a.snapshot().settings().get("max_cached_size"));
         }
     }
 

@@ -60,6 +60,41 @@ class SharedTraceReplayTest {
                 () -> assertEquals(0, r.ooms()));
     }
 
+    /**
+     * PyTorch's expandable segments map the whole run of pages a block needs in one call: from an empty allocator
+     * the OPT trace makes 52 device maps (not one per 20 MiB page), with the same reserved peak as before that rule.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"memory.csv", "memory.pickle"})
+    void theOptTraceWithExpandableSegmentsMakesFiftyTwoMaps(String file) throws IOException {
+        ReplayOutcome o = new Replayer(ReplayOptions.defaults().withConf("expandable_segments:True"))
+                .replay(file, TraceSources.of(opt(file)));
+        ReplayResult r = o.result();
+        assertAll(
+                () -> assertEquals(52, r.deviceMallocs()),
+                () -> assertEquals(0, r.deviceFrees()),
+                () -> assertEquals(1_809_842_176L, r.peakReservedBytes()),
+                () -> assertEquals(7_946, r.allocs()));
+    }
+
+    /**
+     * TensorFlow's GPU BFC runs over plain device mallocs (its VMM sub-allocator is compiled out), so regions never
+     * coalesce: with growth and garbage collection the OPT trace takes 4 regions, a 2 GiB pool, and peaks at
+     * 1,916,104,448 B of chunks in use, TensorFlow's arithmetic.
+     */
+    @Test
+    void theOptTraceThroughBfcWithGrowthFollowsTensorFlowsDefaultSubAllocator() throws IOException {
+        ReplayOutcome o = new Replayer(ReplayOptions.defaults().withAllocator("bfc")
+                .withConf("allow_growth:true,garbage_collection:true")).replay("memory.csv",
+                TraceSources.of(opt("memory.csv")));
+        ReplayResult r = o.result();
+        assertAll(
+                () -> assertEquals(4, r.deviceMallocs()),
+                () -> assertEquals(2_147_483_648L, r.peakReservedBytes()),
+                () -> assertEquals(1_916_104_448L, r.peakAllocatedBytes()),
+                () -> assertEquals(1_783_664_516L, r.peakRequestedBytes()));
+    }
+
     @Test
     void theOptTraceReplaysThroughEveryBuiltInAllocator() throws IOException {
         Path csv = opt("memory.csv");
