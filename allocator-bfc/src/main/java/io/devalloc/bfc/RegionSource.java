@@ -78,6 +78,13 @@ sealed interface RegionSource permits RegionSource.Malloc, RegionSource.Virtual 
      * A reservation of the whole memory limit (rounded up to the granule), mapped from its start as the arena
      * grows. Extensions are rounded up to the granule, as {@code GpuVirtualMemAllocator} reports through
      * {@code bytes_received}.
+     *
+     * <p>Each extension is mapped as one piece ({@link VirtualMemory#map(long, long, long)} with the whole size),
+     * as {@code GpuVirtualMemAllocator::Alloc} backs it with one {@code cuMemCreate} handle: on CUDA an extension of
+     * any size costs three driver calls and one handle. That is enough because the arena only ever frees whole
+     * regions ({@code DeallocateFreeRegions} and close), and a region is one extension or several adjacent ones
+     * that coalesced, so every {@link #free} covers whole pieces, as {@code GpuVirtualMemAllocator::Free} requires
+     * of its mappings ("Exact sizes of previous allocations must be provided").
      */
     final class Virtual implements RegionSource {
         private final VirtualMemory vm;
@@ -107,7 +114,7 @@ sealed interface RegionSource permits RegionSource.Malloc, RegionSource.Virtual 
             if (size < 0 || size > base + reservationSize - mappedEnd) {
                 return 0;
             }
-            if (!vm.map(mappedEnd, size)) {
+            if (!vm.map(mappedEnd, size, size)) {
                 return 0;
             }
             long at = mappedEnd;

@@ -21,7 +21,8 @@
  *       compiled out with {@code #if 0}, "Observed OOM issues when using the virtual memory allocators") or, with
  *       {@code virtual_memory:true} (or {@code auto} on a device that offers it), the device's virtual memory (one
  *       reservation of the whole limit, mapped from its start, so new regions continue the last one and coalesce,
- *       like {@code GpuVirtualMemAllocator}).</li>
+ *       like {@code GpuVirtualMemAllocator}; each extension is mapped as one piece, one {@code cuMemCreate} handle on
+ *       CUDA as upstream, and only whole regions are ever unmapped).</li>
  *   <li><b>Threads.</b> One lock guards the arena and the device calls run under it, as upstream. Retry waits
  *       happen outside it on a separate condition that every free and every frontier advance signals.</li>
  * </ul>

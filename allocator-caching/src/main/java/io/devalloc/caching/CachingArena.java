@@ -797,8 +797,10 @@ final class CachingArena implements CachingAllocator {
 
         /**
          * PyTorch's {@code ExpandableSegment::map}: maps the whole pages covering [ptr, ptr + bytes) in one device
-         * call (PyTorch creates a handle per page and maps them in one go; the port's adapters do the same, so any
-         * whole-granule part can be unmapped later). Returns the mapped size, 0 when the device is out of memory.
+         * call, in pieces of one page (PyTorch creates one {@code cuMemCreate} handle per page of
+         * {@code segment_size_} and maps them in one go; on CUDA the port does exactly that, so any whole-page part
+         * can be unmapped later, which is all {@link #unmap} and {@link #unmapAll} ever unmap). Returns the mapped
+         * size, 0 when the device is out of memory.
          */
         long map(long ptr, long bytes) {
             int begin = (int) ((ptr - base) / pageSize);
@@ -807,7 +809,7 @@ final class CachingArena implements CachingAllocator {
                 return 0;
             }
             VirtualMemory vm = device.virtualMemory().orElseThrow();
-            if (!vm.map(base + begin * pageSize, (end - begin) * pageSize)) {
+            if (!vm.map(base + begin * pageSize, (end - begin) * pageSize, pageSize)) {
                 return 0;
             }
             Arrays.fill(pages, begin, end, true);

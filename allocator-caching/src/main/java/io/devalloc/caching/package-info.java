@@ -30,7 +30,9 @@
  *       observers run after it is released, as upstream; rejection observers ({@code throw_on_cudamalloc_oom}) on a
  *       thread of their own, as upstream dispatches them.</li>
  *   <li><b>Expandable segments</b> follow upstream's {@code ExpandableSegment}: one device map of the whole run of
- *       pages per {@code map_block} and one unmap per {@code unmap_block} (each counted once, one history entry);
+ *       pages per {@code map_block}, in pieces of one page (2 MiB small, {@code large_segment_size} large: one
+ *       {@code cuMemCreate} handle per page on CUDA, as upstream), and one unmap of whole pages per
+ *       {@code unmap_block} (each counted once, one history entry);
  *       the reserve per segment is 9/8 of device memory or {@code expandable_segments_reserve[_by_class]}
  *       ({@code ExpandableSegmentReserve}), and streams carry a reserve class.</li>
  *   <li><b>PyTorch 2.10–2.13 keys</b> ({@code CachingOptions}): {@code throw_on_cudamalloc_oom} with

@@ -20,6 +20,8 @@ class CachingRobustnessTest {
         final SimulatedDevice d;
         int failFree = -1, failCreateEvent = -1, failSync = -1, failMap = -1, failUnmap = -1;
         int frees, creates, syncs, maps, unmaps;
+        /** {address, bytes, pieceBytes} of every successful virtual-memory map, in order. */
+        final List<long[]> mapCalls = new ArrayList<>();
         Faulty(SimulatedDevice d) { this.d = d; }
         public DeviceDescriptor descriptor() { return d.descriptor(); }
         public long alignment() { return d.alignment(); }
@@ -40,7 +42,12 @@ class CachingRobustnessTest {
                 public long granularity() { return vm.granularity(); }
                 public long reserve(long b) { return vm.reserve(b); }
                 public void release(long base) { vm.release(base); }
-                public boolean map(long a, long b) { if (maps++ == failMap) throw new DeviceException("injected map"); return vm.map(a, b); }
+                public boolean map(long a, long b, long piece) {
+                    if (maps++ == failMap) throw new DeviceException("injected map");
+                    boolean mapped = vm.map(a, b, piece);
+                    if (mapped) mapCalls.add(new long[] {a, b, piece});
+                    return mapped;
+                }
                 public void unmap(long a, long b) {
                     vm.unmap(a, b);
                     if (unmaps++ == failUnmap) throw new DeviceException("injected unmap (the range is unmapped)");

@@ -245,6 +245,62 @@ public abstract class DeviceMemoryContract {
         assertEquals(freeBefore, device.memoryInfo().freeBytes());
     }
 
+    /**
+     * A map in pieces ({@link VirtualMemory#map(long, long, long)}) is unmapped in whole pieces only, as on CUDA,
+     * where a piece is one physical handle: a range that cuts a piece is refused and changes nothing, whole pieces go
+     * whichever calls mapped them, and piece sizes that are not a granule multiple dividing the range are refused.
+     */
+    @Test
+    void virtualMemoryUnmapsWholePiecesOnly() {
+        Optional<VirtualMemory> vm = device.virtualMemory();
+        if (vm.isEmpty()) {
+            return;
+        }
+        VirtualMemory v = vm.get();
+        long g = v.granularity();
+        long freeBefore = device.memoryInfo().freeBytes();
+        assumeTrue(freeBefore >= 6 * g, () -> "the device has " + freeBefore + " bytes free, fewer than 6 granules of "
+                + g + " bytes");
+        long base = v.reserve(10 * g);
+        assertNotEquals(DeviceMemory.NULL, base);
+        long first = base + g; // granules 1..8 of 10 are used, so that the unmapped space lies on both sides
+
+        assertThrows(IllegalArgumentException.class, () -> v.map(first, 6 * g, 0), "a piece of 0 bytes");
+        assertThrows(IllegalArgumentException.class, () -> v.map(first, 6 * g, -2 * g), "a negative piece");
+        assertThrows(IllegalArgumentException.class, () -> v.map(first, 6 * g, g + 1), "not a granule multiple");
+        assertThrows(IllegalArgumentException.class, () -> v.map(first, 6 * g, 4 * g), "does not divide the range");
+        assertThrows(IllegalArgumentException.class, () -> v.map(first, 6 * g, 12 * g), "larger than the range");
+        assertMapped(v, 0, freeBefore, "after refused piece sizes");
+
+        assertTrue(v.map(first, 6 * g, 2 * g), "6 granules as 3 pieces of 2");
+        assertMapped(v, 6 * g, freeBefore, "after mapping 3 pieces");
+        assertThrows(IllegalArgumentException.class, () -> v.unmap(first, g), "half of the first piece");
+        assertThrows(IllegalArgumentException.class, () -> v.unmap(first + 2 * g, g), "half of the middle piece");
+        assertThrows(IllegalArgumentException.class, () -> v.unmap(first + 3 * g, g), "the other half");
+        assertThrows(IllegalArgumentException.class, () -> v.unmap(first + g, 2 * g), "straddles two pieces");
+        assertThrows(IllegalArgumentException.class, () -> v.unmap(first, 5 * g), "ends inside the last piece");
+        assertThrows(IllegalArgumentException.class, () -> v.unmap(first + g, 5 * g), "starts inside the first");
+        assertMapped(v, 6 * g, freeBefore, "after the refusals");
+
+        v.unmap(first + 2 * g, 2 * g);
+        assertMapped(v, 4 * g, freeBefore, "after unmapping the middle piece");
+
+        // Granules 0-1 and 4-5 (of first) are pieces of the first call; 6-7 becomes one piece of a second call.
+        assertTrue(v.map(first + 6 * g, 2 * g, 2 * g), "a piece right after the first call's last");
+        assertMapped(v, 6 * g, freeBefore, "after the second call");
+        assertThrows(IllegalArgumentException.class, () -> v.unmap(first + 4 * g, 3 * g),
+                "ends inside the second call's piece: adjacent pieces do not merge");
+        v.unmap(first + 4 * g, 4 * g);
+        assertMapped(v, 2 * g, freeBefore, "after one unmap spanning pieces of both calls");
+
+        assertTrue(v.map(first + 2 * g, 2 * g, 2 * g), "the middle piece again");
+        assertThrows(IllegalArgumentException.class, () -> v.unmap(first + g, 2 * g), "straddles old and new");
+        v.unmap(first, 4 * g);
+        assertMapped(v, 0, freeBefore, "after unmapping both");
+        v.release(base);
+        assertEquals(freeBefore, device.memoryInfo().freeBytes());
+    }
+
     private void assertMapped(VirtualMemory v, long mapped, long freeBefore, String when) {
         assertEquals(mapped, v.mappedBytes(), "mapped bytes " + when);
         assertEquals(freeBefore - mapped, device.memoryInfo().freeBytes(), "free bytes " + when);

@@ -13,46 +13,55 @@ import java.util.TreeMap;
  * CUDA's virtual-memory management (the driver API) for one {@link CudaDeviceMemory}:
  * <ul>
  *   <li>{@link #reserve} is {@code cuMemAddressReserve} aligned to the granule;</li>
- *   <li>{@link #map} of n granules is n {@code cuMemCreate} (pinned memory on this device, one granule each), then
- *       n {@code cuMemMap} (one granule each), then one {@code cuMemSetAccess} over the whole range (read-write for
- *       this device); if a step fails, exactly what this call did is undone;</li>
- *   <li>{@link #unmap} of n granules is {@code cuMemUnmap} + {@code cuMemRelease} of each granule's handle;</li>
+ *   <li>{@link #map(long, long, long)} of n pieces is n {@code cuMemCreate} (pinned memory on this device, one
+ *       piece each), then n {@code cuMemMap} (one piece each), then one {@code cuMemSetAccess} over the whole range
+ *       (read-write for this device), exactly PyTorch's {@code ExpandableSegment::map} with its
+ *       {@code mapAndSetAccess}; if a step fails, exactly what this call did is undone;</li>
+ *   <li>{@link #unmap} of n pieces is {@code cuMemUnmap} + {@code cuMemRelease} of each piece's handle;</li>
  *   <li>{@link #release} is {@code cuMemAddressFree}.</li>
  * </ul>
  *
- * <p><b>One physical handle per granule, as PyTorch has one per page.</b> CUDA cannot unmap part of a range that
- * one {@code cuMemMap} mapped, nor free part of the memory one {@code cuMemCreate} made. So every granule gets its
- * own handle and its own {@code cuMemMap}, exactly as PyTorch's {@code ExpandableSegment::map} does per page
- * ({@code c10/cuda/CUDACachingAllocator.cpp}: a {@code cuMemCreate} of {@code segment_size_} per page, then
- * {@code mapAndSetAccess}: a {@code cuMemMap} per page and one {@code cuMemSetAccess} over the whole range; the
- * spec's "cuMemSetAccess per page" is not what the source does, and this class follows the source). Then
- * {@link #unmap} accepts any granule-aligned range that is wholly mapped, whatever {@link #map} calls mapped it: a
- * sub-range of one call's range, or a range spanning several calls. The caching allocator relies on that: it maps
- * a run of pages in one call (one map of 600 MiB, not 30 of 20 MiB) and later unmaps any whole-page part of it.
- * The cost is driver calls per granule: mapping n granules takes 2n + 1 calls and unmapping them 2n, so a 40 GiB
- * mapping (20,480 granules of 2 MiB) is 40,961 calls to map and 40,960 to unmap, as in PyTorch, and
- * {@link JCudaApi} keeps one table entry per live handle.
+ * <p><b>One physical handle per piece, as PyTorch has one per page.</b> CUDA cannot unmap part of a range that
+ * one {@code cuMemMap} mapped, nor free part of the memory one {@code cuMemCreate} made. So every piece the caller
+ * asks for ({@link VirtualMemory#map(long, long, long)}) gets its own handle and its own {@code cuMemMap}, exactly as
+ * PyTorch's {@code ExpandableSegment::map} does per page ({@code c10/cuda/CUDACachingAllocator.cpp}: a
+ * {@code cuMemCreate} of {@code segment_size_} per page, then {@code mapAndSetAccess}: a {@code cuMemMap} per page
+ * and one {@code cuMemSetAccess} over the whole range; the spec's "cuMemSetAccess per page" is not what the source
+ * does, and this class follows the source). Then {@link #unmap} accepts any range of whole pieces, whatever
+ * {@link #map} calls mapped them: some pieces of one call's range, or pieces of several calls; it refuses a range
+ * that starts or ends inside a piece. The caching allocator maps a run of pages in one call, in pieces of its page
+ * size (2 MiB in the small pool, 20 MiB in the large one), and later unmaps any whole-page part of it; the BFC
+ * allocator maps each region as one piece, as TensorFlow's {@code GpuVirtualMemAllocator} does, and frees whole
+ * regions.
  *
- * <p><b>Bookkeeping.</b> Per reservation, a {@code long[]} of the handle mapped at each granule (0 where nothing
- * is), grown on demand up to the highest granule mapped (as PyTorch's {@code handles_} vector grows) and dropped
- * when nothing is mapped, and a count of mapped granules. So every misuse the {@link VirtualMemory} contract names
- * (misaligned, outside a reservation, overlapping, not wholly mapped, releasing while mapped) is refused with
- * {@link IllegalArgumentException} before the driver is called, at a cost of one array slot per granule and one
- * scan of the range's slots per call. A reservation of more granules than one array can index (2<sup>31</sup>
- * granules, 4 PiB at 2 MiB: more address space than any GPU has) is answered like a driver out of address space,
- * with 0, without asking the driver.
+ * <p><b>Cost.</b> Mapping n pieces takes 2n + 1 driver calls and unmapping them 2n, and {@link JCudaApi} keeps one
+ * table entry per live piece. With PyTorch's 20 MiB pages that is PyTorch's own count: a 600 MiB map is 30 pieces,
+ * 61 calls, as upstream (whose comment says "mapping 10 separately allocated 2MiB pages takes 10x time compared to
+ * mapping one 20MiB physical allocation", which is why its large pages are 20 MiB). One-granule pieces (the
+ * two-argument {@link #map(long, long)}) cost ten times as many; a BFC region of 80 GiB mapped as one piece costs 3
+ * calls and one handle instead of 81,921 calls and 40,960 handles.
+ *
+ * <p><b>Bookkeeping.</b> Per reservation, two arrays indexed by granule, grown on demand up to the highest granule
+ * mapped (as PyTorch's {@code handles_} vector grows) and dropped when nothing is mapped: a {@code long[]} with the
+ * handle of the piece that starts at each granule (0 elsewhere), and an {@code int[]} that says, at a piece's first
+ * granule, how many granules the piece has, at its other granules how far back its first granule is (as a negative
+ * number), and 0 where nothing is mapped; and a count of mapped granules. So every misuse the {@link VirtualMemory}
+ * contract names (misaligned, bad piece size, outside a reservation, overlapping, not wholly mapped, cutting a
+ * piece, releasing while mapped) is refused with {@link IllegalArgumentException} before the driver is called, at a
+ * cost of twelve bytes per granule and one scan of the range's slots per call. A reservation of more granules than
+ * one array can index (2<sup>31</sup> granules, 4 PiB at 2 MiB: more address space than any GPU has) is answered
+ * like a driver out of address space, with 0, without asking the driver.
  *
  * <p><b>Failures.</b> Running out of physical memory in {@code cuMemCreate} (or in {@code cuMemMap} or
  * {@code cuMemSetAccess}), or of address space in {@code cuMemAddressReserve}, is an answer rather than a failure:
- * {@code false} and 0. A map that fails partway unmaps the granules it mapped and releases the handles it created,
+ * {@code false} and 0. A map that fails partway unmaps the pieces it mapped and releases the handles it created,
  * and nothing else; any other error, or an OOM whose undo failed, is a {@link DeviceException} naming the failed
  * call, with the undo's failures suppressed. An unmap (and {@link CudaDeviceMemory#close()}) carries on past a
- * failed {@code cuMemUnmap} or {@code cuMemRelease} to the other granules, forgets every granule of the range all
- * the same (the driver's state is unknown, and keeping it would make {@code close()} retry on memory that may be
- * gone), and throws the first failure with the others suppressed; after {@value #LISTED_GRANULE_FAILURES}
- * failures in one unmap, one undo or one reservation being closed, the rest are only counted, in one last
- * suppressed exception, so that a driver that fails every call costs a summary rather than an exception per
- * granule.
+ * failed {@code cuMemUnmap} or {@code cuMemRelease} to the other pieces, forgets every piece of the range all the
+ * same (the driver's state is unknown, and keeping it would make {@code close()} retry on memory that may be gone),
+ * and throws the first failure with the others suppressed; after {@value #LISTED_PIECE_FAILURES} failures in one
+ * unmap, one undo or one reservation being closed, the rest are only counted, in one last suppressed exception, so
+ * that a driver that fails every call costs a summary rather than an exception per piece.
  *
  * <p><b>Synchronisation.</b> Unmapping does not wait for the device: callers make sure no queued work still uses
  * the range (PyTorch synchronises the segment's stream first). {@link CudaDeviceMemory#close()} synchronises the
@@ -63,22 +72,26 @@ import java.util.TreeMap;
  */
 final class CudaVirtualMemory implements VirtualMemory {
 
-    /** How many failed per-granule driver calls one unmap, undo or close lists as exceptions; the rest are counted. */
-    static final int LISTED_GRANULE_FAILURES = 16;
+    /** How many failed per-piece driver calls one unmap, undo or close lists as exceptions; the rest are counted. */
+    static final int LISTED_PIECE_FAILURES = 16;
 
     /** The most granules one reservation may have: what one {@code long[]} can index. */
     private static final long MAX_GRANULES = Integer.MAX_VALUE - 8;
 
     private static final long[] NO_HANDLES = new long[0];
+    private static final int[] NO_PIECES = new int[0];
 
     /**
-     * A reserved range and what is mapped in it: {@code handles[i]} is the physical-memory handle mapped at granule
-     * i ({@code base + i * granularity}), 0 where nothing is mapped; granules past the array's end are unmapped.
+     * A reserved range and what is mapped in it, by granule i ({@code base + i * granularity}): {@code handles[i]}
+     * is the physical-memory handle of the piece that starts at granule i, 0 elsewhere; {@code pieces[i]} is the
+     * piece's number of granules where it starts, minus the distance back to its start at its other granules, and 0
+     * where nothing is mapped. Granules past the arrays' end are unmapped.
      */
     private static final class Reservation {
         final long base;
         final long size;
         long[] handles = NO_HANDLES;
+        int[] pieces = NO_PIECES;
         int mappedGranules;
 
         Reservation(long base, long size) {
@@ -90,38 +103,46 @@ final class CudaVirtualMemory implements VirtualMemory {
             return base + size;
         }
 
-        /** The first granule in {@code [from, to)} that has a handle, or -1. */
+        /** The first granule in {@code [from, to)} that is mapped, or -1. */
         int firstMapped(int from, int to) {
-            int end = Math.min(to, handles.length);
+            int end = Math.min(to, pieces.length);
             for (int i = from; i < end; i++) {
-                if (handles[i] != 0) {
+                if (pieces[i] != 0) {
                     return i;
                 }
             }
             return -1;
         }
 
-        /** The first granule in {@code [from, to)} without a handle, or -1. */
+        /** The first granule in {@code [from, to)} that is not mapped, or -1. */
         int firstUnmapped(int from, int to) {
             for (int i = from; i < to; i++) {
-                if (i >= handles.length || handles[i] == 0) {
+                if (i >= pieces.length || pieces[i] == 0) {
                     return i;
                 }
             }
             return -1;
         }
 
-        /** Grows {@link #handles} to index at least {@code end} granules (doubling, at most {@code granules}). */
+        /** Whether granule {@code i} is mapped but not the first of its piece. */
+        boolean insidePiece(int i) {
+            return i < pieces.length && pieces[i] < 0;
+        }
+
+        /** Grows the arrays to index at least {@code end} granules (doubling, at most {@code granules}). */
         void cover(int end, int granules) {
             if (end > handles.length) {
-                handles = Arrays.copyOf(handles, (int) Math.min(granules, Math.max(end, 2L * handles.length)));
+                int length = (int) Math.min(granules, Math.max(end, 2L * handles.length));
+                handles = Arrays.copyOf(handles, length);
+                pieces = Arrays.copyOf(pieces, length);
             }
         }
 
-        /** Drops the handle array once nothing is mapped. */
+        /** Drops the arrays once nothing is mapped. */
         void trim() {
             if (mappedGranules == 0) {
                 handles = NO_HANDLES;
+                pieces = NO_PIECES;
             }
         }
     }
@@ -195,7 +216,7 @@ final class CudaVirtualMemory implements VirtualMemory {
                 if (r.mappedGranules != 0) {
                     throw new IllegalArgumentException("the reservation at " + ByteSize.hex(base) + " of " + owner
                             + " still has " + r.mappedGranules + " mapped granules (the first at "
-                            + ByteSize.hex(addressOf(r, r.firstMapped(0, r.handles.length))) + "); unmap them first");
+                            + ByteSize.hex(addressOf(r, r.firstMapped(0, r.pieces.length))) + "); unmap them first");
                 }
                 owner.setDevice();
                 reservations.remove(base);
@@ -208,11 +229,16 @@ final class CudaVirtualMemory implements VirtualMemory {
     }
 
     @Override
-    public boolean map(long address, long bytes) {
+    public boolean map(long address, long bytes, long pieceBytes) {
         requireGranules("address", address);
         requireGranules("size", bytes);
         if (bytes <= 0) {
             throw new IllegalArgumentException("size to map must be positive, got " + bytes);
+        }
+        if (pieceBytes <= 0 || pieceBytes % granularity != 0 || bytes % pieceBytes != 0) {
+            throw new IllegalArgumentException("piece size " + pieceBytes + " is not a positive multiple of the "
+                    + ByteSize.format(granularity) + " granule of " + owner + " that divides the " + bytes
+                    + " bytes to map");
         }
         owner.enter();
         try {
@@ -227,7 +253,7 @@ final class CudaVirtualMemory implements VirtualMemory {
                 }
                 owner.setDevice();
                 r.cover(first + count, (int) (r.size / granularity));
-                return mapGranules(r, first, count);
+                return mapPieces(r, first, count, (int) (pieceBytes / granularity));
             }
         } finally {
             owner.exit();
@@ -235,14 +261,16 @@ final class CudaVirtualMemory implements VirtualMemory {
     }
 
     /**
-     * Creates a handle per granule, maps each, then grants access to the whole range, as PyTorch's
+     * Creates a handle per piece, maps each, then grants access to the whole range, as PyTorch's
      * {@code ExpandableSegment::map}; on a failure undoes exactly what it did. The granules' slots are free and
-     * the handle array covers them.
+     * the arrays cover them; {@code pieceGranules} divides {@code count}.
      */
-    private boolean mapGranules(Reservation r, int first, int count) {
+    private boolean mapPieces(Reservation r, int first, int count, int pieceGranules) {
         long[] handles = r.handles;
         long address = addressOf(r, first);
         long bytes = count * granularity;
+        long pieceBytes = pieceGranules * granularity;
+        int pieceCount = count / pieceGranules;
         long[] out = new long[1];
         int created = 0;
         int mapped = 0;
@@ -250,21 +278,23 @@ final class CudaVirtualMemory implements VirtualMemory {
         String failedCall = null;
         Throwable thrown = null;
         try {
-            while (created < count) {
-                rc = api.memCreate(out, granularity, device, 0);
+            while (created < pieceCount) {
+                rc = api.memCreate(out, pieceBytes, device, 0);
                 if (rc != CudaApi.SUCCESS) {
-                    failedCall = "cuMemCreate(" + granularity + " bytes) for the granule at "
-                            + ByteSize.hex(addressOf(r, first + created)) + " of " + range(address, bytes);
+                    failedCall = "cuMemCreate(" + pieceBytes + " bytes) for the piece at "
+                            + ByteSize.hex(addressOf(r, first + created * pieceGranules)) + " of "
+                            + range(address, bytes);
                     break;
                 }
-                handles[first + created] = out[0];
+                handles[first + created * pieceGranules] = out[0];
                 created++;
             }
-            while (rc == CudaApi.SUCCESS && mapped < count) {
-                long at = addressOf(r, first + mapped);
-                rc = api.memMap(at, granularity, 0, handles[first + mapped], 0);
+            while (rc == CudaApi.SUCCESS && mapped < pieceCount) {
+                int start = first + mapped * pieceGranules;
+                long at = addressOf(r, start);
+                rc = api.memMap(at, pieceBytes, 0, handles[start], 0);
                 if (rc != CudaApi.SUCCESS) {
-                    failedCall = "cuMemMap(" + range(at, granularity) + ") of " + range(address, bytes);
+                    failedCall = "cuMemMap(" + range(at, pieceBytes) + ") of " + range(address, bytes);
                     break;
                 }
                 mapped++;
@@ -279,19 +309,27 @@ final class CudaVirtualMemory implements VirtualMemory {
             thrown = e;
         }
         if (rc == CudaApi.SUCCESS && thrown == null) {
+            int[] pieces = r.pieces;
+            for (int start = first; start < first + count; start += pieceGranules) {
+                pieces[start] = pieceGranules;
+                for (int j = 1; j < pieceGranules; j++) {
+                    pieces[start + j] = -j;
+                }
+            }
             r.mappedGranules += count;
             mappedBytes += bytes;
             return true;
         }
         List<RuntimeException> undoFailures = new ArrayList<>();
-        GranuleFailures failures = new GranuleFailures(undoFailures, "undoing a failed map of " + range(address, bytes));
+        PieceFailures failures = new PieceFailures(undoFailures, "undoing a failed map of " + range(address, bytes));
         for (int i = 0; i < created; i++) {
-            long handle = handles[first + i];
-            handles[first + i] = 0;
+            int start = first + i * pieceGranules;
+            long handle = handles[start];
+            handles[start] = 0;
             if (i < mapped) {
-                unmapGranule(addressOf(r, first + i), failures);
+                unmapPiece(addressOf(r, start), pieceBytes, failures);
             }
-            releaseHandle(addressOf(r, first + i), handle, failures);
+            releaseHandle(addressOf(r, start), pieceBytes, handle, failures);
         }
         failures.finish();
         r.trim();
@@ -326,19 +364,26 @@ final class CudaVirtualMemory implements VirtualMemory {
                     throw new IllegalArgumentException(range(address, bytes) + " is not wholly mapped in " + owner
                             + ": nothing is mapped at " + ByteSize.hex(addressOf(r, hole)));
                 }
+                int cut = r.insidePiece(first) ? first : r.insidePiece(end) ? end : -1;
+                if (cut >= 0) {
+                    int pieceStart = cut + r.pieces[cut];
+                    throw new IllegalArgumentException(range(address, bytes) + " cuts the piece "
+                            + range(addressOf(r, pieceStart), r.pieces[pieceStart] * granularity)
+                            + " that one cuMemCreate handle backs in " + owner
+                            + "; unmap whole pieces, as they were mapped");
+                }
                 List<RuntimeException> failures = new ArrayList<>();
                 CudaDeviceMemory.attempt(failures, owner::setDevice);
-                GranuleFailures granuleFailures = new GranuleFailures(failures, "unmapping " + range(address, bytes));
-                long[] handles = r.handles;
-                for (int i = first; i < end; i++) {
-                    long handle = handles[i];
-                    handles[i] = 0;
-                    unmapAndRelease(addressOf(r, i), handle, granuleFailures);
+                PieceFailures pieceFailures = new PieceFailures(failures, "unmapping " + range(address, bytes));
+                for (int i = first; i < end; ) {
+                    int pieceGranules = r.pieces[i];
+                    unmapAndForgetPiece(r, i, pieceFailures);
+                    i += pieceGranules;
                 }
                 r.mappedGranules -= end - first;
                 mappedBytes -= bytes;
                 r.trim();
-                granuleFailures.finish();
+                pieceFailures.finish();
                 throwFirst(failures);
             }
         } finally {
@@ -359,22 +404,24 @@ final class CudaVirtualMemory implements VirtualMemory {
     }
 
     /**
-     * Unmaps and releases every mapped granule and frees every reservation, for {@link CudaDeviceMemory#close()},
+     * Unmaps and releases every mapped piece and frees every reservation, for {@link CudaDeviceMemory#close()},
      * which has made the device current and holds its exclusive lock. Carries on past failures, collecting them.
      */
     synchronized void releaseAll(List<RuntimeException> failures) {
         for (Reservation r : reservations.values()) {
-            GranuleFailures granuleFailures = new GranuleFailures(failures,
+            PieceFailures pieceFailures = new PieceFailures(failures,
                     "closing, in the reservation at " + ByteSize.hex(r.base));
-            long[] handles = r.handles;
-            for (int i = 0; i < handles.length; i++) {
-                long handle = handles[i];
-                if (handle != 0) {
-                    handles[i] = 0;
-                    unmapAndRelease(addressOf(r, i), handle, granuleFailures);
+            int[] pieces = r.pieces;
+            for (int i = 0; i < pieces.length; ) {
+                int pieceGranules = pieces[i];
+                if (pieceGranules > 0) {
+                    unmapAndForgetPiece(r, i, pieceFailures);
+                    i += pieceGranules;
+                } else {
+                    i++;
                 }
             }
-            granuleFailures.finish();
+            pieceFailures.finish();
             r.mappedGranules = 0;
             r.trim();
             CudaDeviceMemory.attempt(failures, () -> owner.checkDriver(api.memAddressFree(r.base, r.size),
@@ -384,30 +431,39 @@ final class CudaVirtualMemory implements VirtualMemory {
         mappedBytes = 0;
     }
 
-    private void unmapAndRelease(long address, long handle, GranuleFailures failures) {
-        unmapGranule(address, failures);
-        // Released even when the unmap failed: the driver frees the memory once nothing maps it.
-        releaseHandle(address, handle, failures);
+    /**
+     * Clears the slots of the piece that starts at granule {@code start}, then unmaps it and releases its handle;
+     * released even when the unmap failed: the driver frees the memory once nothing maps it.
+     */
+    private void unmapAndForgetPiece(Reservation r, int start, PieceFailures failures) {
+        int pieceGranules = r.pieces[start];
+        long handle = r.handles[start];
+        r.handles[start] = 0;
+        Arrays.fill(r.pieces, start, start + pieceGranules, 0);
+        long at = addressOf(r, start);
+        long pieceBytes = pieceGranules * granularity;
+        unmapPiece(at, pieceBytes, failures);
+        releaseHandle(at, pieceBytes, handle, failures);
     }
 
-    /** {@code cuMemUnmap} of one granule; a failure is collected, its message built only then. */
-    private void unmapGranule(long address, GranuleFailures failures) {
+    /** {@code cuMemUnmap} of one piece; a failure is collected, its message built only then. */
+    private void unmapPiece(long address, long pieceBytes, PieceFailures failures) {
         try {
-            int rc = api.memUnmap(address, granularity);
+            int rc = api.memUnmap(address, pieceBytes);
             if (rc != CudaApi.SUCCESS) {
-                failures.driver(rc, "cuMemUnmap(", address, ")");
+                failures.driver(rc, "cuMemUnmap(", address, pieceBytes, ")");
             }
         } catch (RuntimeException | LinkageError e) {
             failures.thrown(e);
         }
     }
 
-    /** {@code cuMemRelease} of the handle of one granule; a failure is collected, its message built only then. */
-    private void releaseHandle(long address, long handle, GranuleFailures failures) {
+    /** {@code cuMemRelease} of the handle of one piece; a failure is collected, its message built only then. */
+    private void releaseHandle(long address, long pieceBytes, long handle, PieceFailures failures) {
         try {
             int rc = api.memRelease(handle);
             if (rc != CudaApi.SUCCESS) {
-                failures.driver(rc, "cuMemRelease of the memory mapped at ", address, "");
+                failures.driver(rc, "cuMemRelease of the memory mapped at ", address, pieceBytes, "");
             }
         } catch (RuntimeException | LinkageError e) {
             failures.thrown(e);
@@ -415,31 +471,31 @@ final class CudaVirtualMemory implements VirtualMemory {
     }
 
     /**
-     * The failed per-granule calls of one operation, collected into a list: the first
-     * {@value #LISTED_GRANULE_FAILURES} as exceptions, the rest counted and summed up by {@link #finish()}.
+     * The failed per-piece calls of one operation, collected into a list: the first
+     * {@value #LISTED_PIECE_FAILURES} as exceptions, the rest counted and summed up by {@link #finish()}.
      */
-    private final class GranuleFailures {
+    private final class PieceFailures {
         private final List<RuntimeException> failures;
         private final String operation;
         private int listed;
         private int unlisted;
 
-        GranuleFailures(List<RuntimeException> failures, String operation) {
+        PieceFailures(List<RuntimeException> failures, String operation) {
             this.failures = failures;
             this.operation = operation;
         }
 
-        void driver(int rc, String callBefore, long address, String callAfter) {
-            if (listed < LISTED_GRANULE_FAILURES) {
+        void driver(int rc, String callBefore, long address, long bytes, String callAfter) {
+            if (listed < LISTED_PIECE_FAILURES) {
                 listed++;
-                failures.add(owner.driverFailure(rc, callBefore + range(address, granularity) + callAfter));
+                failures.add(owner.driverFailure(rc, callBefore + range(address, bytes) + callAfter));
             } else {
                 unlisted++;
             }
         }
 
         void thrown(Throwable e) {
-            if (listed < LISTED_GRANULE_FAILURES) {
+            if (listed < LISTED_PIECE_FAILURES) {
                 listed++;
                 failures.add(CudaDeviceMemory.asFailure(e));
             } else {
@@ -452,7 +508,7 @@ final class CudaVirtualMemory implements VirtualMemory {
             if (unlisted > 0) {
                 failures.add(new DeviceException(unlisted + " more cuMemUnmap or cuMemRelease calls failed on "
                         + owner.descriptor().id() + " while " + operation + "; only the first "
-                        + LISTED_GRANULE_FAILURES + " failures are listed"));
+                        + LISTED_PIECE_FAILURES + " failures are listed"));
             }
         }
     }

@@ -38,14 +38,18 @@
  *       timing disabled ({@code cudaEventDisableTiming}), the cheap kind that allocators record.</li>
  *   <li><b>Virtual memory.</b> On GPUs that report {@code CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED}:
  *       reserve is {@code cuMemAddressReserve}; map is, as in PyTorch's {@code ExpandableSegment::map}, one
- *       {@code cuMemCreate} and one {@code cuMemMap} per granule, then one {@code cuMemSetAccess} (read-write for
- *       this device) over the whole range, with exactly what the call did undone if a step fails; unmap is
- *       {@code cuMemUnmap} + {@code cuMemRelease} per granule; release is {@code cuMemAddressFree}; the granule is
- *       {@code cuMemGetAllocationGranularity} with the minimum flag. Because every granule has its own physical
- *       handle, an unmap may be any granule-aligned range that is wholly mapped, whether it is part of one
- *       {@code map} call's range or spans several (CUDA itself cannot unmap part of one {@code cuMemMap} range);
- *       the cost is driver calls per granule, 2n + 1 to map n granules and 2n to unmap them, as PyTorch's per
- *       page. The handles are kept in a {@code long[]} per reservation, indexed by granule.</li>
+ *       {@code cuMemCreate} and one {@code cuMemMap} per piece (the piece size is the caller's: PyTorch's page of
+ *       2 MiB or 20 MiB for the caching allocator, the whole region for BFC, one granule for the two-argument
+ *       {@code map}), then one {@code cuMemSetAccess} (read-write for this device) over the whole range, with
+ *       exactly what the call did undone if a step fails; unmap is {@code cuMemUnmap} + {@code cuMemRelease} per
+ *       piece; release is {@code cuMemAddressFree}; the granule is {@code cuMemGetAllocationGranularity} with the
+ *       minimum flag. Because every piece has its own physical handle, an unmap may be any range of whole pieces,
+ *       whether they are some of one {@code map} call's pieces or span several calls (CUDA itself cannot unmap part
+ *       of one {@code cuMemMap} range, nor free part of one handle); a range that cuts a piece is refused before
+ *       the driver is called. The cost is driver calls per piece, 2n + 1 to map n pieces and 2n to unmap them:
+ *       PyTorch's own count with its 20 MiB pages (a 600 MiB map is 61 calls), and 3 calls for a BFC region of any
+ *       size. The handles and piece extents are kept in a {@code long[]} and an {@code int[]} per reservation,
+ *       indexed by granule.</li>
  *   <li><b>Close.</b> Closing synchronises the device, unmaps and releases virtual memory, frees every live
  *       allocation, destroys events and streams, carries on past failures and throws the first one with the others
  *       suppressed. It waits for calls in flight (they hold a shared lock that close takes exclusively); every

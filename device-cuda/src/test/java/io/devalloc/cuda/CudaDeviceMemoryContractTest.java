@@ -61,6 +61,30 @@ class CudaDeviceMemoryContractTest extends DeviceMemoryContract {
         assertEquals(0, cuda.liveVirtualMemoryObjects());
     }
 
+    /**
+     * In the simulated CUDA, which only unmaps whole {@code cuMemMap} ranges and releases whole handles: a piece is
+     * one handle and one mapping, so pieces of 20 MiB are a tenth of the objects of granules, and close releases
+     * them.
+     */
+    @Test
+    void aPieceIsOneHandleAndOneMappingInCuda() {
+        var vm = device.virtualMemory().orElseThrow();
+        long g = FakeCuda.GRANULE;
+        long page = 10 * g;
+        long base = vm.reserve(6 * page);
+        assertTrue(vm.map(base, 3 * page, page));
+        assertEquals(1 + 3 + 3, cuda.liveVirtualMemoryObjects(), "a reservation, 3 mappings, 3 handles");
+        assertTrue(vm.map(base + 3 * page, 2 * page, 2 * page));
+        assertEquals(1 + 4 + 4, cuda.liveVirtualMemoryObjects(), "one more mapping and handle, of 40 MiB");
+        assertEquals(5 * page, cuda.usedBytes(1));
+        vm.unmap(base + page, 4 * page);
+        assertEquals(1 + 1 + 1, cuda.liveVirtualMemoryObjects(), "two 20 MiB pieces and the 40 MiB one went");
+        assertEquals(page, cuda.usedBytes(1));
+        device.close();
+        assertEquals(0, cuda.liveVirtualMemoryObjects());
+        assertEquals(0, cuda.usedBytes(1));
+    }
+
     @Test
     void closeLeavesNothingBehindInCuda() {
         device.malloc(4096);

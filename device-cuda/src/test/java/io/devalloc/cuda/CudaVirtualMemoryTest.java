@@ -33,6 +33,8 @@ import org.mockito.InOrder;
 class CudaVirtualMemoryTest {
 
     private static final long G = 2L << 20;
+    /** PyTorch's large-pool page, {@code large_segment_size}: ten granules. */
+    private static final long PAGE = 10 * G;
     private static final long BASE = 0x7000_0000_0000L;
     private static final int DEVICE = 1;
 
@@ -192,6 +194,200 @@ class CudaVirtualMemoryTest {
     }
 
     @Test
+    void mapIn20MiBPiecesIsAHandleAndACuMemMapPerPieceAndOneCuMemSetAccess() {
+        VirtualMemory vm = vm();
+        long base = vm.reserve(8 * PAGE);
+        clearInvocations(api);
+        assertTrue(vm.map(base + PAGE, 3 * PAGE, PAGE), "60 MiB in 20 MiB pieces, as PyTorch's large pool maps");
+        InOrder order = inOrder(api);
+        order.verify(api).setDevice(DEVICE);
+        order.verify(api, times(3)).memCreate(any(), eq(PAGE), eq(DEVICE), eq(0L));
+        order.verify(api).memMap(base + PAGE, PAGE, 0, 101, 0);
+        order.verify(api).memMap(base + 2 * PAGE, PAGE, 0, 102, 0);
+        order.verify(api).memMap(base + 3 * PAGE, PAGE, 0, 103, 0);
+        order.verify(api).memSetAccess(base + PAGE, 3 * PAGE, DEVICE, CudaApi.ACCESS_READ_WRITE);
+        verifyNoMoreInteractions(api);
+        assertEquals(3 * PAGE, vm.mappedBytes());
+
+        vm.unmap(base + 2 * PAGE, PAGE);
+        order.verify(api).setDevice(DEVICE);
+        order.verify(api).memUnmap(base + 2 * PAGE, PAGE);
+        order.verify(api).memRelease(102);
+        verifyNoMoreInteractions(api);
+        assertEquals(2 * PAGE, vm.mappedBytes());
+
+        vm.unmap(base + PAGE, PAGE);
+        vm.unmap(base + 3 * PAGE, PAGE);
+        verify(api).memRelease(101);
+        verify(api).memRelease(103);
+        assertEquals(0, vm.mappedBytes());
+        vm.release(base);
+    }
+
+    @Test
+    void aRegionMappedAsOnePieceIsThreeDriverCallsWhateverItsSize() {
+        VirtualMemory vm = vm();
+        long region = 40L << 30; // half of an 80 GiB device, as a BFC region
+        long base = vm.reserve(region);
+        clearInvocations(api);
+        assertTrue(vm.map(base, region, region));
+        InOrder order = inOrder(api);
+        order.verify(api).setDevice(DEVICE);
+        order.verify(api).memCreate(any(), eq(region), eq(DEVICE), eq(0L));
+        order.verify(api).memMap(base, region, 0, 101, 0);
+        order.verify(api).memSetAccess(base, region, DEVICE, CudaApi.ACCESS_READ_WRITE);
+        verifyNoMoreInteractions(api);
+        assertEquals(region, vm.mappedBytes());
+        assertThrows(IllegalArgumentException.class, () -> vm.unmap(base, region - G), "all but the last granule");
+        verifyNoMoreInteractions(api);
+        vm.unmap(base, region);
+        order.verify(api).setDevice(DEVICE);
+        order.verify(api).memUnmap(base, region);
+        order.verify(api).memRelease(101);
+        verifyNoMoreInteractions(api);
+        assertEquals(0, vm.mappedBytes());
+    }
+
+    @Test
+    void badPieceSizesAreRefusedBeforeTheDriver() {
+        VirtualMemory vm = vm();
+        long base = vm.reserve(8 * PAGE);
+        clearInvocations(api);
+        assertThrows(IllegalArgumentException.class, () -> vm.map(base, 3 * PAGE, 0), "zero");
+        assertThrows(IllegalArgumentException.class, () -> vm.map(base, 3 * PAGE, -PAGE), "negative");
+        assertThrows(IllegalArgumentException.class, () -> vm.map(base, 3 * PAGE, PAGE + 1), "not a granule multiple");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> vm.map(base, 3 * PAGE, 4 * G),
+                "a granule multiple that does not divide the range");
+        assertTrue(e.getMessage().startsWith("piece size 8388608 is not a positive multiple of the 2.00 MiB granule of"),
+                e.getMessage());
+        assertTrue(e.getMessage().endsWith(" that divides the 62914560 bytes to map"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> vm.map(base, 3 * PAGE, 6 * PAGE), "larger than the range");
+        verifyNoInteractions(api);
+        assertEquals(0, vm.mappedBytes());
+        assertTrue(vm.map(base, 3 * PAGE, 3 * PAGE), "the range is still free");
+    }
+
+    @Test
+    void anUnmapThatCutsAPieceIsRefusedBeforeTheDriver() {
+        VirtualMemory vm = vm();
+        long base = vm.reserve(8 * PAGE);
+        assertTrue(vm.map(base, 3 * PAGE, PAGE));
+        clearInvocations(api);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> vm.unmap(base, G),
+                "one granule of the first piece");
+        assertTrue(e.getMessage().startsWith("[0x" + Long.toHexString(base) + ", +2097152 bytes) cuts the piece [0x"
+                + Long.toHexString(base) + ", +20971520 bytes) that one cuMemCreate handle backs in "), e.getMessage());
+        assertTrue(e.getMessage().endsWith("; unmap whole pieces, as they were mapped"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> vm.unmap(base + G, PAGE - G), "starts inside a piece");
+        assertTrue(e.getMessage().contains(" cuts the piece [0x" + Long.toHexString(base) + ", +20971520 bytes)"),
+                e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> vm.unmap(base, PAGE + G), "ends inside a piece");
+        assertTrue(e.getMessage().contains(" cuts the piece [0x" + Long.toHexString(base + PAGE)
+                + ", +20971520 bytes)"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> vm.unmap(base + PAGE / 2, PAGE), "straddles two pieces");
+        assertThrows(IllegalArgumentException.class, () -> vm.unmap(base + 2 * PAGE, 2 * PAGE), "runs past the end");
+        verifyNoInteractions(api);
+        assertEquals(3 * PAGE, vm.mappedBytes(), "refusals change nothing");
+        vm.unmap(base, 3 * PAGE);
+        verify(api, times(3)).memUnmap(anyLong(), eq(PAGE));
+        verify(api, times(3)).memRelease(anyLong());
+        assertEquals(0, vm.mappedBytes());
+    }
+
+    @Test
+    void anUnmapMaySpanPiecesOfDifferentSizesFromTwoMapCalls() {
+        VirtualMemory vm = vm();
+        long base = vm.reserve(16 * G);
+        assertTrue(vm.map(base, 4 * G, 2 * G)); // handles 101, 102
+        assertTrue(vm.map(base + 4 * G, 3 * G, 3 * G)); // handle 103, right after: a piece of its own all the same
+        clearInvocations(api);
+        assertThrows(IllegalArgumentException.class, () -> vm.unmap(base + 2 * G, 4 * G), "cuts the second call's");
+        verifyNoInteractions(api);
+        vm.unmap(base + 2 * G, 5 * G);
+        InOrder order = inOrder(api);
+        order.verify(api).setDevice(DEVICE);
+        order.verify(api).memUnmap(base + 2 * G, 2 * G);
+        order.verify(api).memRelease(102);
+        order.verify(api).memUnmap(base + 4 * G, 3 * G);
+        order.verify(api).memRelease(103);
+        verifyNoMoreInteractions(api);
+        assertEquals(2 * G, vm.mappedBytes());
+        assertTrue(vm.map(base + 2 * G, 2 * G), "the freed pieces' range maps again, now in granules");
+        vm.unmap(base + 3 * G, G);
+        assertEquals(3 * G, vm.mappedBytes());
+    }
+
+    @Test
+    void aFailedCuMemMapOfTheSecondPieceUnmapsTheFirstAndReleasesEveryCreatedPiece() {
+        VirtualMemory vm = vm();
+        long base = vm.reserve(8 * PAGE);
+        when(api.memMap(eq(base + PAGE), anyLong(), anyLong(), anyLong(), anyLong())).thenReturn(1);
+        clearInvocations(api);
+        DeviceException e = assertThrows(DeviceException.class, () -> vm.map(base, 3 * PAGE, PAGE));
+        assertTrue(e.getMessage().startsWith("cuMemMap([0x" + Long.toHexString(base + PAGE) + ", +20971520 bytes)) of"
+                + " [0x" + Long.toHexString(base) + ", +62914560 bytes)"), e.getMessage());
+        assertEquals(0, e.getSuppressed().length, "the undo succeeded");
+        InOrder order = inOrder(api);
+        order.verify(api).setDevice(DEVICE);
+        order.verify(api, times(3)).memCreate(any(), eq(PAGE), eq(DEVICE), eq(0L));
+        order.verify(api).memMap(base, PAGE, 0, 101, 0);
+        order.verify(api).memMap(base + PAGE, PAGE, 0, 102, 0);
+        order.verify(api).memUnmap(base, PAGE);
+        order.verify(api).memRelease(101);
+        order.verify(api).memRelease(102);
+        order.verify(api).memRelease(103);
+        verify(api, times(2)).memMap(anyLong(), anyLong(), anyLong(), anyLong(), anyLong());
+        verify(api, times(1)).memUnmap(anyLong(), anyLong());
+        verify(api, times(3)).memRelease(anyLong());
+        verify(api, never()).memSetAccess(anyLong(), anyLong(), anyInt(), anyInt());
+        assertEquals(0, vm.mappedBytes());
+        when(api.memMap(anyLong(), anyLong(), anyLong(), anyLong(), anyLong())).thenReturn(0);
+        assertTrue(vm.map(base, 3 * PAGE, PAGE), "the range is free again");
+        assertEquals(3 * PAGE, vm.mappedBytes());
+    }
+
+    @Test
+    void outOfMemoryOnTheThirdPieceReleasesTheFirstTwoAndIsFalse() {
+        VirtualMemory vm = vm();
+        long base = vm.reserve(8 * PAGE);
+        assertTrue(vm.map(base + 4 * PAGE, PAGE, PAGE)); // handle 101, which the failed map must not touch
+        doAnswer(out(201, 0)).doAnswer(out(202, 0)).doReturn(CudaApi.CU_ERROR_OUT_OF_MEMORY)
+                .when(api).memCreate(any(), anyLong(), anyInt(), anyLong());
+        clearInvocations(api);
+        assertFalse(vm.map(base, 3 * PAGE, PAGE));
+        InOrder order = inOrder(api);
+        order.verify(api).setDevice(DEVICE);
+        order.verify(api, times(3)).memCreate(any(), eq(PAGE), eq(DEVICE), eq(0L));
+        order.verify(api).memRelease(201);
+        order.verify(api).memRelease(202);
+        verifyNoMoreInteractions(api);
+        assertEquals(PAGE, vm.mappedBytes());
+        assertThrows(IllegalArgumentException.class, () -> vm.unmap(base, PAGE), "nothing of it is left");
+        vm.unmap(base + 4 * PAGE, PAGE);
+        verify(api).memRelease(101);
+    }
+
+    @Test
+    void aFailedCuMemSetAccessUnmapsAndReleasesEveryPiece() {
+        VirtualMemory vm = vm();
+        long base = vm.reserve(8 * PAGE);
+        when(api.memSetAccess(anyLong(), anyLong(), anyInt(), anyInt())).thenReturn(801);
+        clearInvocations(api);
+        assertThrows(DeviceException.class, () -> vm.map(base, 2 * PAGE, PAGE));
+        InOrder order = inOrder(api);
+        order.verify(api).memSetAccess(base, 2 * PAGE, DEVICE, CudaApi.ACCESS_READ_WRITE);
+        order.verify(api).memUnmap(base, PAGE);
+        order.verify(api).memRelease(101);
+        order.verify(api).memUnmap(base + PAGE, PAGE);
+        order.verify(api).memRelease(102);
+        verify(api, times(2)).memCreate(any(), anyLong(), anyInt(), anyLong());
+        verify(api, times(2)).memMap(anyLong(), anyLong(), anyLong(), anyLong(), anyLong());
+        verify(api, times(2)).memUnmap(anyLong(), anyLong());
+        verify(api, times(2)).memRelease(anyLong());
+        assertEquals(0, vm.mappedBytes());
+    }
+
+    @Test
     void mapOutOfMemoryIsFalseAndChangesNothing() {
         VirtualMemory vm = vm();
         long base = vm.reserve(8 * G);
@@ -295,7 +491,7 @@ class CudaVirtualMemoryTest {
                 .when(api).memCreate(any(), anyLong(), anyInt(), anyLong());
         when(api.memRelease(201)).thenReturn(1);
         DeviceException e = assertThrows(DeviceException.class, () -> vm.map(base, 2 * G));
-        assertTrue(e.getMessage().startsWith("cuMemCreate(2097152 bytes) for the granule at 0x"
+        assertTrue(e.getMessage().startsWith("cuMemCreate(2097152 bytes) for the piece at 0x"
                 + Long.toHexString(base + G)), e.getMessage());
         assertTrue(e.getMessage().contains("CUDA_ERROR_OUT_OF_MEMORY"), e.getMessage());
         assertEquals(1, e.getSuppressed().length);
@@ -433,7 +629,7 @@ class CudaVirtualMemoryTest {
         verify(api, times(20)).memRelease(anyLong());
         assertTrue(e.getMessage().startsWith("cuMemUnmap([0x" + Long.toHexString(base) + ", "), e.getMessage());
         Throwable[] others = e.getSuppressed();
-        assertEquals(CudaVirtualMemory.LISTED_GRANULE_FAILURES, others.length, "15 more listed and one summary");
+        assertEquals(CudaVirtualMemory.LISTED_PIECE_FAILURES, others.length, "15 more listed and one summary");
         assertTrue(others[others.length - 2].getMessage().startsWith("cuMemUnmap([0x"
                 + Long.toHexString(base + 15 * G)), others[others.length - 2].getMessage());
         assertEquals("4 more cuMemUnmap or cuMemRelease calls failed on cuda:1 while unmapping [0x"
@@ -443,6 +639,27 @@ class CudaVirtualMemoryTest {
     }
 
     // ---- close
+
+    @Test
+    void closeUnmapsAndReleasesEachPieceOnce() {
+        VirtualMemory vm = vm();
+        long base = vm.reserve(8 * PAGE);
+        assertTrue(vm.map(base, 2 * PAGE, PAGE));
+        assertTrue(vm.map(base + 2 * PAGE, PAGE + 2 * G, PAGE + 2 * G));
+        clearInvocations(api);
+        device.close();
+        InOrder order = inOrder(api);
+        order.verify(api).deviceSynchronize();
+        order.verify(api).memUnmap(base, PAGE);
+        order.verify(api).memRelease(101);
+        order.verify(api).memUnmap(base + PAGE, PAGE);
+        order.verify(api).memRelease(102);
+        order.verify(api).memUnmap(base + 2 * PAGE, PAGE + 2 * G);
+        order.verify(api).memRelease(103);
+        order.verify(api).memAddressFree(base, 8 * PAGE);
+        verify(api, times(3)).memUnmap(anyLong(), anyLong());
+        verify(api, times(3)).memRelease(anyLong());
+    }
 
     @Test
     void closeUnmapsReleasesAndFreesEverythingPastFailures() {

@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #reserve}: {@code mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)},
  *       which takes address space but no memory and no commit charge, like {@code cuMemAddressReserve};</li>
  *   <li>{@link #map}: {@code mprotect(PROT_READ | PROT_WRITE)} on whole granules, then (pinned devices only)
- *       {@code mlock}, like {@code cuMemCreate} + {@code cuMemMap} + {@code cuMemSetAccess};</li>
+ *       {@code mlock}, like {@code cuMemCreate} + {@code cuMemMap} + {@code cuMemSetAccess}; one call of each over
+ *       the whole range, whatever its pieces;</li>
  *   <li>{@link #unmap}: ({@code munlock} when pinned, then) {@code madvise(MADV_DONTNEED)}, which gives the pages
  *       back to the system, and {@code mprotect(PROT_NONE)}, like {@code cuMemUnmap} + {@code cuMemRelease}; a
  *       granule mapped again reads as zeros. A failing {@code madvise} still unmaps the range (as the port says:
@@ -43,7 +44,12 @@ import org.slf4j.LoggerFactory;
  * {@link DeviceException} as a refused pinned malloc, explaining {@code RLIMIT_MEMLOCK}: a 2 MiB granule is a
  * quarter of the usual 8 MiB limit.
  *
- * <p><b>State.</b> Reservations in a sorted map, base → size and a {@link BitSet} of mapped granules. All of it is
+ * <p><b>Pieces.</b> The kernel can unmap any page, so pieces ({@link VirtualMemory#map(long, long, long)}) cost
+ * nothing here, but they are enforced all the same: an {@link #unmap} that would cut a piece is refused as on CUDA,
+ * where a piece is one physical handle, so that code tested on host memory behaves the same on a GPU.
+ *
+ * <p><b>State.</b> Reservations in a sorted map, base → size, a {@link BitSet} of mapped granules and one of the
+ * granules where a piece starts (a piece runs to the next start or the first unmapped granule). All of it is
  * guarded by the device's lock, which the native calls run under too, so {@code close()} cannot race a map.
  * Arguments are checked before any native call, and an {@link IllegalArgumentException} changes nothing. The
  * device's {@code close()} munmaps every reservation (which also drops locks and memory); afterwards every method
@@ -57,8 +63,11 @@ final class HostVirtualMemory implements VirtualMemory {
     /** The mapping granule: 2 MiB, as on a GPU. */
     static final long GRANULARITY = GRANULARITY_MIB * ByteSize.MiB;
 
-    /** One reserved range: {@code [base, base + bytes)}, bit i of {@code mapped} for granule i. */
-    private record Reservation(long base, long bytes, BitSet mapped) {
+    /**
+     * One reserved range: {@code [base, base + bytes)}, bit i of {@code mapped} for granule i, bit i of
+     * {@code pieceStarts} where a mapped piece starts at granule i.
+     */
+    private record Reservation(long base, long bytes, BitSet mapped, BitSet pieceStarts) {
 
         long end() {
             return base + bytes;
@@ -112,7 +121,7 @@ final class HostVirtualMemory implements VirtualMemory {
             long base = (raw + GRANULARITY - 1) & -GRANULARITY;
             trim(raw, base - raw);
             trim(base + bytes, raw + length - (base + bytes));
-            reservations.put(base, new Reservation(base, bytes, new BitSet()));
+            reservations.put(base, new Reservation(base, bytes, new BitSet(), new BitSet()));
             return base;
         } finally {
             lock.unlock();
@@ -162,11 +171,16 @@ final class HostVirtualMemory implements VirtualMemory {
     }
 
     @Override
-    public boolean map(long address, long bytes) {
+    public boolean map(long address, long bytes, long pieceBytes) {
         lock.lock();
         try {
             device.ensureOpen();
             Reservation r = reservationOf(address, bytes);
+            if (pieceBytes <= 0 || pieceBytes % GRANULARITY != 0 || bytes % pieceBytes != 0) {
+                throw new IllegalArgumentException("piece size " + pieceBytes + " is not a positive multiple of the "
+                        + ByteSize.format(GRANULARITY) + " granule that divides the " + bytes + " bytes to map on "
+                        + device);
+            }
             int from = granule(r, address);
             int to = from + (int) (bytes / GRANULARITY);
             int already = r.mapped().nextSetBit(from);
@@ -205,6 +219,10 @@ final class HostVirtualMemory implements VirtualMemory {
                 }
             }
             r.mapped().set(from, to);
+            int pieceGranules = (int) (pieceBytes / GRANULARITY);
+            for (int i = from; i < to; i += pieceGranules) {
+                r.pieceStarts().set(i);
+            }
             mappedBytes += bytes;
             return true;
         } finally {
@@ -226,6 +244,17 @@ final class HostVirtualMemory implements VirtualMemory {
                         + " wholly mapped on " + device + ": the granule at "
                         + ByteSize.hex(r.base() + hole * GRANULARITY) + " is not mapped");
             }
+            int cut = !r.pieceStarts().get(from) ? from
+                    : r.mapped().get(to) && !r.pieceStarts().get(to) ? to : -1;
+            if (cut >= 0) {
+                int pieceStart = r.pieceStarts().previousSetBit(cut);
+                int next = r.pieceStarts().nextSetBit(cut);
+                int pieceEnd = Math.min(r.mapped().nextClearBit(cut), next < 0 ? Integer.MAX_VALUE : next);
+                throw new IllegalArgumentException("[" + ByteSize.hex(address) + ", +" + bytes + " bytes) cuts the"
+                        + " piece [" + ByteSize.hex(r.base() + pieceStart * GRANULARITY) + ", +"
+                        + (pieceEnd - pieceStart) * GRANULARITY + " bytes) mapped as one on " + device
+                        + "; unmap whole pieces");
+            }
             if (pinned) {
                 int errno = calls.munlock(address, bytes);
                 if (errno != 0) {
@@ -243,6 +272,7 @@ final class HostVirtualMemory implements VirtualMemory {
                         MemlockAdvice.errnoName(errno));
             }
             r.mapped().clear(from, to);
+            r.pieceStarts().clear(from, to);
             mappedBytes -= bytes;
             device.uncharge(bytes);
             if (madvised != 0) {

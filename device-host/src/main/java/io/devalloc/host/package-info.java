@@ -45,10 +45,12 @@
  * </ul>
  * The granularity is 2 MiB, a GPU's, so that allocators round and split exactly as on a GPU; {@code mmap} only
  * aligns to a page, so a reservation maps one granule more and unmaps the slack at both ends. The device keeps
- * the reservations in a sorted map (base → size and a {@link java.util.BitSet} of mapped granules), checks every
- * argument against it before any system call (misaligned sizes and addresses, ranges outside one reservation,
- * maps overlapping mapped granules, unmaps of ranges not wholly mapped, releases of anything but a base are all
- * {@link IllegalArgumentException}s that change nothing), counts mapped bytes as used in {@code memoryInfo()},
+ * the reservations in a sorted map (base → size, a {@link java.util.BitSet} of mapped granules and one of the
+ * granules where a map's pieces start), checks every argument against it before any system call (misaligned sizes
+ * and addresses, ranges outside one reservation, piece sizes that are not a granule multiple dividing the range,
+ * maps overlapping mapped granules, unmaps of ranges not wholly mapped or cutting a piece, releases of anything but
+ * a base are all {@link IllegalArgumentException}s that change nothing; the kernel could unmap part of a piece,
+ * but CUDA cannot, and the port's contract is the same on every adapter), counts mapped bytes as used in {@code memoryInfo()},
  * gives {@code hostView} access to ranges inside mapped granules of one reservation, and unmaps every reservation
  * on {@code close()}. A view is a raw pointer: touching it after its granules were unmapped or released hits
  * {@code PROT_NONE} or unmapped pages and crashes the JVM, as a use-after-free would. On plain host memory a

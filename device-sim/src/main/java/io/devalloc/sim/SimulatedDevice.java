@@ -42,7 +42,9 @@ import java.util.TreeSet;
  * finishing the work). An event never recorded counts as complete, as in CUDA.
  *
  * <p><b>Virtual memory</b> (unless disabled): reservations come from the same address space; maps and unmaps
- * work in 2 MiB granules and count against the capacity.
+ * work in 2 MiB granules and count against the capacity. The pieces a map asks for
+ * ({@link VirtualMemory#map(long, long, long)}) are tracked, and an unmap that would cut one is refused, as on
+ * CUDA; the history records each map's whole range (one {@link DeviceOperation} per call), not its pieces.
  *
  * <p>Thread-safe: every method synchronises on the device.
  */
@@ -479,12 +481,20 @@ public final class SimulatedDevice implements DeviceMemory {
 
     // ---------------------------------------------------------------------------------------------- VMM
 
-    /** Reservations and granule maps; every method locks the device. */
+    /**
+     * Reservations and granule maps; every method locks the device. Per reservation, a bit set of mapped granules and
+     * one of the granules where a piece starts (see {@link VirtualMemory#map(long, long, long)}): a piece runs from
+     * its start to the next start or the first unmapped granule, whichever comes first, so that two bit sets say
+     * everything an unmap needs to refuse a range that cuts a piece.
+     */
     private final class SimVirtualMemory implements VirtualMemory {
 
-        /** Reservation base → granules mapped (bit i = granule i). Sizes in {@link #reservationSizes}. */
-        private final TreeMap<Long, BitSet> reservations = new TreeMap<>();
-        private final Map<Long, Long> reservationSizes = new HashMap<>();
+        /** One reserved range: its size, its mapped granules and its piece starts (bit i = granule i). */
+        private record Reservation(long size, BitSet mapped, BitSet pieceStarts) {
+        }
+
+        /** Reservation base → reservation. */
+        private final TreeMap<Long, Reservation> reservations = new TreeMap<>();
 
         @Override
         public long granularity() {
@@ -501,8 +511,7 @@ public final class SimulatedDevice implements DeviceMemory {
                 if (base == NULL) {
                     return NULL;
                 }
-                reservations.put(base, new BitSet());
-                reservationSizes.put(base, bytes);
+                reservations.put(base, new Reservation(bytes, new BitSet(), new BitSet()));
                 record(DeviceOperation.Kind.RESERVE, base, bytes);
                 return base;
             }
@@ -512,31 +521,35 @@ public final class SimulatedDevice implements DeviceMemory {
         public void release(long base) {
             synchronized (SimulatedDevice.this) {
                 ensureOpen();
-                BitSet mapped = reservations.get(base);
-                if (mapped == null) {
+                Reservation r = reservations.get(base);
+                if (r == null) {
                     throw new IllegalArgumentException(ByteSize.hex(base) + " is not the base of a reservation on "
                             + SimulatedDevice.this);
                 }
-                if (!mapped.isEmpty()) {
+                if (!r.mapped().isEmpty()) {
                     throw new IllegalArgumentException("reservation " + ByteSize.hex(base) + " still has "
-                            + mapped.cardinality() + " mapped granules; unmap them first");
+                            + r.mapped().cardinality() + " mapped granules; unmap them first");
                 }
                 reservations.remove(base);
-                long size = reservationSizes.remove(base);
-                returnRange(base, size);
-                record(DeviceOperation.Kind.RELEASE, base, size);
+                returnRange(base, r.size());
+                record(DeviceOperation.Kind.RELEASE, base, r.size());
             }
         }
 
         @Override
-        public boolean map(long address, long bytes) {
+        public boolean map(long address, long bytes, long pieceBytes) {
             synchronized (SimulatedDevice.this) {
                 ensureOpen();
                 long base = reservationOf(address, bytes);
-                BitSet mapped = reservations.get(base);
+                if (pieceBytes <= 0 || pieceBytes % VM_GRANULARITY != 0 || bytes % pieceBytes != 0) {
+                    throw new IllegalArgumentException("piece size " + pieceBytes + " is not a positive multiple of"
+                            + " the " + ByteSize.format(VM_GRANULARITY) + " granule that divides the " + bytes
+                            + " bytes to map on " + SimulatedDevice.this);
+                }
+                Reservation r = reservations.get(base);
                 int from = (int) ((address - base) / VM_GRANULARITY);
                 int to = from + (int) (bytes / VM_GRANULARITY);
-                int already = mapped.nextSetBit(from);
+                int already = r.mapped().nextSetBit(from);
                 if (already >= 0 && already < to) {
                     throw new IllegalArgumentException("granule at " + ByteSize.hex(base + already * VM_GRANULARITY)
                             + " is already mapped");
@@ -544,7 +557,11 @@ public final class SimulatedDevice implements DeviceMemory {
                 if (!fits(bytes)) {
                     return false;
                 }
-                mapped.set(from, to);
+                r.mapped().set(from, to);
+                int pieceGranules = (int) (pieceBytes / VM_GRANULARITY);
+                for (int i = from; i < to; i += pieceGranules) {
+                    r.pieceStarts().set(i);
+                }
                 maps++;
                 use(bytes);
                 record(DeviceOperation.Kind.MAP, address, bytes);
@@ -557,15 +574,27 @@ public final class SimulatedDevice implements DeviceMemory {
             synchronized (SimulatedDevice.this) {
                 ensureOpen();
                 long base = reservationOf(address, bytes);
-                BitSet mapped = reservations.get(base);
+                Reservation r = reservations.get(base);
                 int from = (int) ((address - base) / VM_GRANULARITY);
                 int to = from + (int) (bytes / VM_GRANULARITY);
-                int hole = mapped.nextClearBit(from);
+                int hole = r.mapped().nextClearBit(from);
                 if (hole < to) {
                     throw new IllegalArgumentException("granule at " + ByteSize.hex(base + hole * VM_GRANULARITY)
                             + " is not mapped");
                 }
-                mapped.clear(from, to);
+                int cut = !r.pieceStarts().get(from) ? from
+                        : r.mapped().get(to) && !r.pieceStarts().get(to) ? to : -1;
+                if (cut >= 0) {
+                    int pieceStart = r.pieceStarts().previousSetBit(cut);
+                    int next = r.pieceStarts().nextSetBit(cut);
+                    int pieceEnd = Math.min(r.mapped().nextClearBit(cut), next < 0 ? Integer.MAX_VALUE : next);
+                    throw new IllegalArgumentException("[" + ByteSize.hex(address) + ", +" + bytes + " bytes) cuts the"
+                            + " piece [" + ByteSize.hex(base + pieceStart * VM_GRANULARITY) + ", +"
+                            + (pieceEnd - pieceStart) * VM_GRANULARITY + " bytes) mapped as one on "
+                            + SimulatedDevice.this + "; unmap whole pieces");
+                }
+                r.mapped().clear(from, to);
+                r.pieceStarts().clear(from, to);
                 unmaps++;
                 bytesInUse -= bytes;
                 record(DeviceOperation.Kind.UNMAP, address, bytes);
@@ -576,8 +605,8 @@ public final class SimulatedDevice implements DeviceMemory {
         public long mappedBytes() {
             synchronized (SimulatedDevice.this) {
                 long granules = 0;
-                for (BitSet b : reservations.values()) {
-                    granules += b.cardinality();
+                for (Reservation r : reservations.values()) {
+                    granules += r.mapped().cardinality();
                 }
                 return granules * VM_GRANULARITY;
             }
@@ -592,9 +621,9 @@ public final class SimulatedDevice implements DeviceMemory {
 
         private long reservationOf(long address, long bytes) {
             requireGranules(bytes);
-            Map.Entry<Long, BitSet> r = reservations.floorEntry(address);
+            Map.Entry<Long, Reservation> r = reservations.floorEntry(address);
             if (r == null || address % VM_GRANULARITY != 0
-                    || address + bytes > r.getKey() + reservationSizes.get(r.getKey()) || address + bytes < address) {
+                    || address + bytes > r.getKey() + r.getValue().size() || address + bytes < address) {
                 throw new IllegalArgumentException("range " + ByteSize.hex(address) + " +" + bytes
                         + " is not granule-aligned inside one reservation on " + SimulatedDevice.this);
             }

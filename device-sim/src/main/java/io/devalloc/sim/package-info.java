@@ -14,7 +14,9 @@
  *   <li>Streams and events are sequence numbers per stream; events complete immediately or when the test (or a
  *       synchronize) says so.</li>
  *   <li>Virtual memory: reservations from the same address space, 2 MiB granules tracked in a bit set per
- *       reservation, mapped bytes counted against the capacity.</li>
+ *       reservation, with a second bit set of the granules where a map's pieces start, so that an unmap cutting a
+ *       piece is refused as on CUDA (where a piece is one physical handle); mapped bytes counted against the
+ *       capacity.</li>
  * </ul>
  * Everything is deterministic and every method synchronises on the device.
  */

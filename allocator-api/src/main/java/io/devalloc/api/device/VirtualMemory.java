@@ -8,6 +8,15 @@ package io.devalloc.api.device;
  * <p>PyTorch's expandable segments and TensorFlow's region coalescing need it. Obtain it with
  * {@link DeviceMemory#virtualMemory()}; devices without it return an empty optional.
  *
+ * <p><b>Pieces.</b> A map backs its range with physical memory in <i>pieces</i> of a size the caller chooses
+ * ({@link #map(long, long, long)}): on CUDA one piece is one {@code cuMemCreate} handle, and CUDA can only unmap and
+ * free a handle whole. So an {@link #unmap} may take any range made of whole pieces, of one map call or of several
+ * adjacent ones, and is refused if it would cut a piece. Small pieces let the caller give memory back in small
+ * parts; large pieces cost fewer driver calls (PyTorch's expandable segments map in pages of 2 MiB or 20 MiB, one
+ * handle per page; TensorFlow's {@code GpuVirtualMemAllocator} maps each region as one handle). Every adapter
+ * enforces the piece boundaries, also those without handles of their own (the simulator, host memory), so that code
+ * tested on one behaves the same on another.
+ *
  * <p>Implementations are thread-safe.
  */
 public interface VirtualMemory {
@@ -33,21 +42,47 @@ public interface VirtualMemory {
 
     /**
      * Creates physical memory and maps it at {@code [address, address + bytes)}, readable and writable by the
-     * device.
+     * device, in pieces of one granule each: {@code map(address, bytes, granularity())}. Any whole-granule part of
+     * the range can later be unmapped.
      *
      * @return true on success; false when the device has not enough physical memory (nothing changes then)
      * @throws IllegalArgumentException if the range is not granule-aligned, lies outside a reservation, or
-     *                                  overlaps a mapped range
+     *                                  overlaps a mapped range (nothing changes then)
      */
-    boolean map(long address, long bytes);
+    default boolean map(long address, long bytes) {
+        return map(address, bytes, granularity());
+    }
 
     /**
-     * Unmaps {@code [address, address + bytes)} and returns its physical memory to the device. The range may be
-     * any granule-aligned range that is wholly mapped, whatever {@link #map} calls mapped it: part of one call's
-     * range, or a range spanning several.
+     * Creates physical memory and maps it at {@code [address, address + bytes)}, readable and writable by the
+     * device, as {@code bytes / pieceBytes} pieces of {@code pieceBytes} each: the piece at
+     * {@code address + i * pieceBytes} is one unit of physical memory (on CUDA one {@code cuMemCreate} handle and
+     * one {@code cuMemMap}) that a later {@link #unmap} takes whole or not at all. The pieces stay what they are
+     * until unmapped: mapping the neighbouring range in another call does not merge them.
      *
-     * @throws IllegalArgumentException if the range is not granule-aligned or not wholly mapped (nothing changes
-     *                                  then)
+     * @param address    the first byte, a multiple of the granule, inside a reservation
+     * @param bytes      a positive multiple of the granule; the range must lie in one reservation and overlap
+     *                   nothing mapped
+     * @param pieceBytes a positive multiple of the granule that divides {@code bytes}; {@code bytes} is one piece
+     *                   (the fewest driver calls, unmapped only as a whole), {@link #granularity()} is the most
+     *                   pieces (any whole-granule part can be unmapped)
+     * @return true on success; false when the device has not enough physical memory for all the pieces (nothing
+     *         changes then: pieces created before the shortage are given back)
+     * @throws IllegalArgumentException if the range is not granule-aligned, lies outside a reservation or overlaps a
+     *                                  mapped range, or if {@code pieceBytes} is not a positive multiple of the
+     *                                  granule that divides {@code bytes} (nothing changes then)
+     */
+    boolean map(long address, long bytes, long pieceBytes);
+
+    /**
+     * Unmaps {@code [address, address + bytes)} and returns its physical memory to the device. The range must be
+     * made of whole pieces (see {@link #map(long, long, long)}): it may be some of the pieces of one map call's
+     * range, or span the pieces of several calls, but it must start where a piece starts and end where a piece
+     * ends. Pieces of one granule (the two-argument {@link #map(long, long)}) therefore allow any granule-aligned
+     * range that is wholly mapped.
+     *
+     * @throws IllegalArgumentException if the range is not granule-aligned, not wholly mapped, or cuts a piece
+     *                                  (starts or ends inside one) (nothing changes then)
      * @throws io.devalloc.api.error.DeviceException if the device failed; the range counts as unmapped afterwards
      *                                  (its memory may be lost), so that no caller uses it again or unmaps it twice
      */

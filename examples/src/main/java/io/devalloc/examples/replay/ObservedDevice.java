@@ -213,9 +213,10 @@ final class ObservedDevice implements DeviceMemory {
             vm.release(base);
         }
 
+        /** Forwards the pieces as asked (the two-argument {@code map} arrives here as one-granule pieces). */
         @Override
-        public boolean map(long address, long bytes) {
-            boolean mapped = vm.map(address, bytes);
+        public boolean map(long address, long bytes, long pieceBytes) {
+            boolean mapped = vm.map(address, bytes, pieceBytes);
             if (mapped) {
                 synchronized (ObservedDevice.this) {
                     if (observing) {

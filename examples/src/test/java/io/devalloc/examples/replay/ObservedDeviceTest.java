@@ -2,6 +2,7 @@ package io.devalloc.examples.replay;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.device.VirtualMemory;
@@ -55,6 +56,23 @@ class ObservedDeviceTest {
         }
         assertEquals(List.of("malloc 4194304", "free 2097152", "free 4194304", "map 4194304", "unmap 2097152",
                 "unmap 2097152"), recorder.calls);
+    }
+
+    /** The piece size reaches the device: a map in one 4 MiB piece cannot be unmapped half by half. */
+    @Test
+    void forwardsTheMapsPieceSize() {
+        try (ObservedDevice device = new ObservedDevice(SimulatedDevice.ofCapacity(64 * MiB), new Recorder())) {
+            device.startObserving();
+            VirtualMemory vm = device.virtualMemory().orElseThrow();
+            long base = vm.reserve(8 * MiB);
+            assertTrue(vm.map(base, 4 * MiB, 4 * MiB));
+            assertThrows(IllegalArgumentException.class, () -> vm.unmap(base, 2 * MiB), "half of the one piece");
+            assertEquals(0, device.unmaps(), "a refused unmap is not counted");
+            vm.unmap(base, 4 * MiB);
+            vm.release(base);
+            assertEquals(1, device.maps());
+            assertEquals(1, device.unmaps());
+        }
     }
 
     @Test
