@@ -113,6 +113,18 @@ final class CachingArena implements CachingAllocator {
                     + " without expandable segments", device.descriptor().id());
             options = options.withExpandableSegments(false);
         }
+        if (options.expandableSegments()) {
+            long granule = device.virtualMemory().orElseThrow().granularity();
+            if (options.largeSegmentSize() % granule != 0) {
+                // PyTorch's cuMemCreate of such a page fails at the first large allocation; say so up front.
+                String mb = Long.toString(options.largeSegmentSize() / (1024 * 1024));
+                throw new io.devalloc.api.error.InvalidConfigurationException("large_segment_size_mb", mb,
+                        "large_segment_size_mb:" + mb + " with expandable_segments:True: an expandable segment's large"
+                        + " page must be a multiple of the mapping granule of " + device.descriptor().id() + " ("
+                        + io.devalloc.api.units.ByteSize.format(granule) + "); choose a large_segment_size_mb that is a"
+                        + " multiple of it, or expandable_segments:False");
+            }
+        }
         this.options = options;
         if (options.backend() != CachingOptions.Backend.NATIVE) {
             throw new IllegalArgumentException("backend:" + options.backend().configName() + " is not offered by devalloc;"

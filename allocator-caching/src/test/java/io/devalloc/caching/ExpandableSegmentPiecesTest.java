@@ -52,4 +52,20 @@ class ExpandableSegmentPiecesTest {
         a.free(p);
         a.close();
     }
+
+    /** A large page that is not a multiple of the device's granule cannot be mapped: refused when the allocator opens. */
+    @org.junit.jupiter.api.Test
+    void aLargePageThatIsNotAWholeNumberOfGranulesIsRefusedUpFront() {
+        io.devalloc.sim.SimulatedDevice d = io.devalloc.sim.SimulatedDevice.builder().capacity(1L << 30).build();
+        io.devalloc.api.error.InvalidConfigurationException e = org.junit.jupiter.api.Assertions.assertThrows(
+                io.devalloc.api.error.InvalidConfigurationException.class,
+                () -> new CachingAllocatorProvider(java.util.Map.of()).create(d,
+                        "expandable_segments:True,large_segment_size_mb:11"));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("multiple of the mapping granule"),
+                e.getMessage());
+        org.junit.jupiter.api.Assertions.assertEquals(0, d.counters().mallocCalls());
+        new CachingAllocatorProvider(java.util.Map.of()).create(d, "large_segment_size_mb:11").close();
+        new CachingAllocatorProvider(java.util.Map.of()).create(d, "expandable_segments:True,large_segment_size_mb:12")
+                .close();
+    }
 }
