@@ -33,7 +33,9 @@ import java.util.TreeMap;
  *       of the range before it unless it touches it (two mapped ranges of one segment that touch are one range: a
  *       reader shows touching ranges apart only when they belong to different segments), is not whole pages away
  *       from the segment's base, or would make the segment span more than the reserve of a new segment
- *       ({@link CachingAllocator#expandableSegmentSize}). Usually there is one segment per (stream, pool).</li>
+ *       ({@link CachingAllocator#expandableSegmentSize}). Usually there is one segment per (stream, pool). A range
+ *       larger than that reserve is an error (the replay's reserve is smaller than the recording's, or the trace
+ *       joined the ranges of two segments that lay side by side).</li>
  *   <li><b>Base.</b> A segment's reservation starts at its lowest range, or lower: at the lowest traced
  *       {@code segment_map} below it that it can hold. PyTorch maps the lowest unmapped address that fits, so a map
  *       into a hole below the first mapped range (pages unmapped before the window) starts at the segment's base. A
@@ -51,10 +53,13 @@ import java.util.TreeMap;
  *
  * <p><b>Limits.</b> A segment's base is exact when the window maps into the hole below its lowest range (or there
  * is none); otherwise it is the lowest range, which only matters for maps the window never makes. Its reserve can
- * end earlier than the recorded one's, which only matters when the window maps beyond the next segment. Segments
- * the window creates are reserved top-down above the restored ones, where the recording put them wherever the
- * driver chose: the order of two segments of one stream and pool (only when a reserve filled up) may differ. The
- * replay tags no stream with a reserve class, so every stream's segments reserve the same.
+ * end earlier than the recorded one's, which only matters when the window maps beyond the next segment. The replay
+ * tags no stream with a reserve class, so every stream's segments reserve the same. With a reserve small enough
+ * that one stream and pool filled several segments ({@code expandable_segments_reserve} below what the program
+ * maps), the segments are told apart only where their ranges touch or cannot share one reserve: ranges of two
+ * segments that could share one are restored into one, a traced map that could lie in either of two such segments
+ * is counted for the lower one (it lowers no base), and segments the window creates are reserved top-down
+ * above the restored ones where the recording put them wherever the driver chose; such replays may differ.
  */
 final class ExpandableLayout {
 
