@@ -256,6 +256,24 @@ class ExpandableLayoutTest {
     }
 
     @Test
+    void aSegmentTheAllocatorCannotRestoreIsAnErrorNamingItsFirstRange() throws IOException {
+        TestTraces.Builder t = TestTraces.pytorch()
+                .presegment(A, PAGE)
+                .prealloc(A, 5 * MiB);
+        ExpandableLayout layout = plan(t);
+        TraceScan scan = TraceScan.of("t", t.source());
+        try (SimulatedDevice d = SimulatedDevice.builder().capacity(80 * GiB).build();
+             CachingAllocator plain = new CachingAllocatorProvider().create(d, "")) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> WarmStart.seed(plain,
+                    scan, layout, s -> io.devalloc.api.device.DeviceStream.DEFAULT, new KeyMap(4)));
+            assertTrue(e.getMessage().startsWith("t:2: cannot restore the expandable segment (large pool) recorded at"
+                    + " 0x" + Long.toHexString(A) + ": allocator 'caching' on sim:0 runs without expandable segments"),
+                    e.getMessage());
+            assertEquals(0, plain.stats().reservedBytes());
+        }
+    }
+
+    @Test
     void aRangeTheAllocatorCannotRestoreIsAnErrorNamingItsRow() {
         // Two presegments that overlap: the second cannot be mapped again.
         IllegalArgumentException overlap = assertThrows(IllegalArgumentException.class, () -> replay(
