@@ -38,6 +38,18 @@ import java.util.function.BooleanSupplier;
  * The caching allocator of one device: PyTorch's {@code DeviceCachingAllocator}, step for step (see the package
  * documentation for what is left out). One lock guards all state, and device calls run under it (PyTorch's default,
  * {@code release_lock_on_cudamalloc:False}).
+ *
+ * <p><b>Restoring a recorded state</b> (warm trace replays; PyTorch has no such calls). {@code restoreSegment} is a
+ * device malloc kept as one free block. With expandable segments, {@code restoreExpandableSegment} reserves a
+ * segment as {@code findExpandableBlock} would (whole pages of the stream's reserve, at most the cap given, so that
+ * segments recorded side by side fit where they were) with nothing mapped, and {@code restoreExpandableRange} maps
+ * whole pages of it in one device call with {@code map_block}'s bookkeeping (reserved bytes, one
+ * {@code num_device_alloc}, one {@code segment_map} entry), merged with free mapped neighbours, so the free mapped
+ * memory is one block per run as PyTorch keeps it. {@code restoreAllocation} then carves a live block out of a free
+ * block of either kind; in an expandable segment the pieces stay mapped blocks of that segment and no inactive
+ * split is counted (PyTorch counts none for expandable segments). What PyTorch had but a restore cannot know is the
+ * caller's: a segment's base below its lowest mapped range, its true reserve, the order in which its blocks were
+ * made (the warm start in {@code examples}' replay package works these out).
  */
 final class CachingArena implements CachingAllocator {
 
@@ -1367,6 +1379,146 @@ final class CachingArena implements CachingAllocator {
     }
 
     @Override
+    public long expandableSegmentSize(DeviceStream stream, boolean small) {
+        Objects.requireNonNull(stream, "stream");
+        lock.lock();
+        try {
+            ensureOpen();
+            if (!options.expandableSegments()) {
+                return 0;
+            }
+            long pageSize = small ? SMALL_BUFFER : options.largeSegmentSize();
+            return (segmentReserve(stream.handle()) + pageSize - 1) / pageSize * pageSize;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long restoreExpandableSegment(DeviceStream stream, boolean small, long maxReserveBytes) {
+        Objects.requireNonNull(stream, "stream");
+        lock.lock();
+        try {
+            ensureOpen();
+            if (!options.expandableSegments()) {
+                throw new IllegalStateException(this + " runs without expandable segments; restore the segment with"
+                        + " restoreSegment");
+            }
+            long st = stream.handle();
+            long pageSize = small ? SMALL_BUFFER : options.largeSegmentSize();
+            VirtualMemory vm = device.virtualMemory().orElseThrow();
+            long granule = vm.granularity();
+            // As findExpandableBlock sizes a new segment: whole pages of the stream's reserve, reserved in granules.
+            long pages = (segmentReserve(st) + pageSize - 1) / pageSize;
+            if (maxReserveBytes > 0) {
+                long cap = Math.min(pages, maxReserveBytes / pageSize);
+                while (cap > 0 && roundUp(cap * pageSize, granule) > maxReserveBytes) {
+                    cap--;
+                }
+                if (cap == 0) {
+                    throw new IllegalArgumentException("maxReserveBytes " + maxReserveBytes + " holds no whole page"
+                            + " of " + pageSize + " B (reserved in granules of " + granule + " B); pass at least one"
+                            + " page, or 0 for the full reserve");
+                }
+                pages = cap;
+            }
+            long base = vm.reserve(roundUp(pages * pageSize, granule));
+            if (base == DeviceMemory.NULL) {
+                throw new IllegalStateException("the device refused to reserve a restored expandable segment of "
+                        + pages * pageSize + " bytes");
+            }
+            ExpandableSegment es = new ExpandableSegment(nextExpandableId++, st, small, base, pageSize,
+                    pages * pageSize);
+            expandableSegments.add(es);
+            int h = blocks.create(base, es.size, st, small);
+            blocks.mapped[h] = false;
+            blocks.expandable[h] = es.id;
+            (small ? smallPool : largePool).insertUnmapped(h);
+            return base;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void restoreExpandableRange(long address, long bytes) {
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("a restored mapped range must have a positive size, got " + bytes);
+        }
+        lock.lock();
+        try {
+            ensureOpen();
+            ExpandableSegment es = null;
+            for (ExpandableSegment candidate : expandableSegments) {
+                if (address - candidate.base >= 0 && address - candidate.base < candidate.size) {
+                    es = candidate;
+                }
+            }
+            if (es == null) {
+                throw new IllegalArgumentException("no expandable segment of " + this + " holds 0x"
+                        + Long.toHexString(address) + "; restore its segment first with restoreExpandableSegment");
+            }
+            if ((address - es.base) % es.pageSize != 0 || bytes % es.pageSize != 0
+                    || bytes > es.base + es.size - address) {
+                throw new IllegalArgumentException("[0x" + Long.toHexString(address) + ", +" + bytes + ") is not whole"
+                        + " pages of " + es.pageSize + " B inside the expandable segment at 0x"
+                        + Long.toHexString(es.base) + " (" + es.size + " B)");
+            }
+            BlockPool pool = es.small ? smallPool : largePool;
+            int h = NONE;
+            for (int i = pool.firstUnmapped(es.stream, Long.MIN_VALUE); i >= 0 && i < pool.unmappedCount()
+                    && blocks.stream[pool.unmappedAt(i)] == es.stream; i++) {
+                int u = pool.unmappedAt(i);
+                if (blocks.expandable[u] == es.id && blocks.ptr[u] <= address
+                        && address + bytes <= blocks.ptr[u] + blocks.size[u]) {
+                    h = u;
+                    break;
+                }
+            }
+            if (h == NONE) {
+                throw new IllegalArgumentException("[0x" + Long.toHexString(address) + ", +" + bytes + ") is not"
+                        + " inside one unmapped range of the expandable segment at 0x" + Long.toHexString(es.base)
+                        + ": part of it is mapped already");
+            }
+            // The device call first: a refusal leaves everything as it was.
+            long mapped = es.map(address, bytes);
+            if (mapped == 0) {
+                throw new IllegalStateException("the device refused to map a restored range of " + bytes + " bytes at"
+                        + " 0x" + Long.toHexString(address));
+            }
+            pool.removeUnmapped(h);
+            if (blocks.ptr[h] < address) {
+                int front = blocks.create(blocks.ptr[h], address - blocks.ptr[h], es.stream, es.small);
+                blocks.mapped[front] = false;
+                blocks.expandable[front] = es.id;
+                splice(front, blocks.prev[h], h);
+                pool.insertUnmapped(front);
+            }
+            if (blocks.ptr[h] + blocks.size[h] > address + bytes) {
+                int back = blocks.create(address + bytes, blocks.ptr[h] + blocks.size[h] - (address + bytes),
+                        es.stream, es.small);
+                blocks.mapped[back] = false;
+                blocks.expandable[back] = es.id;
+                splice(back, h, blocks.next[h]);
+                pool.insertUnmapped(back);
+            }
+            blocks.ptr[h] = address;
+            blocks.size[h] = bytes;
+            blocks.mapped[h] = true;
+            // As map_block: merged with free mapped neighbours, counted as one map.
+            tryMergeBlocks(h, blocks.prev[h], pool);
+            tryMergeBlocks(h, blocks.next[h], pool);
+            pool.insert(h);
+            totalAllocatedMemory += mapped;
+            stats.increase(Metric.RESERVED_BYTES, pool.small, mapped);
+            stats.numDeviceAlloc++;
+            trace.record(TraceAction.SEGMENT_MAP, address, mapped, es.stream);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
     public void restoreAllocation(long address, long blockSize, long requested, DeviceStream stream) {
         if (blockSize <= 0 || blockSize % MIN_BLOCK_SIZE != 0 || requested <= 0 || requested > blockSize) {
             throw new IllegalArgumentException("bad restored block: size " + blockSize + ", requested " + requested);
@@ -1375,16 +1527,13 @@ final class CachingArena implements CachingAllocator {
         try {
             ensureOpen();
             int h = findFreeBlockContaining(address, blockSize, stream.handle());
-            if (blocks.expandable[h] != NONE) {
-                throw new IllegalArgumentException("cannot restore a block inside an expandable segment; restore"
-                        + " traces recorded without expandable segments");
-            }
             BlockPool pool = poolOf(h);
             long[] before = inactiveSplitOfSegment(h);
             pool.remove(h);
             if (blocks.ptr[h] < address) {
-                // The part before stays a free block of its own.
+                // The part before stays a free block of its own (of the same expandable segment, if any: mapped).
                 int front = blocks.create(blocks.ptr[h], address - blocks.ptr[h], blocks.stream[h], blocks.small[h]);
+                blocks.expandable[front] = blocks.expandable[h];
                 splice(front, blocks.prev[h], h);
                 blocks.size[h] -= address - blocks.ptr[h];
                 blocks.ptr[h] = address;
@@ -1393,6 +1542,7 @@ final class CachingArena implements CachingAllocator {
             if (blocks.size[h] > blockSize) {
                 int back = blocks.create(address + blockSize, blocks.size[h] - blockSize, blocks.stream[h],
                         blocks.small[h]);
+                blocks.expandable[back] = blocks.expandable[h];
                 splice(back, h, blocks.next[h]);
                 blocks.size[h] = blockSize;
                 pool.insert(back);
@@ -1418,6 +1568,10 @@ final class CachingArena implements CachingAllocator {
         } finally {
             lock.unlock();
         }
+    }
+
+    private static long roundUp(long bytes, long alignment) {
+        return (bytes + alignment - 1) / alignment * alignment;
     }
 
     private void adjust(Metric metric, boolean small, long delta) {

@@ -50,8 +50,10 @@
  *       device allocator to hand the work to.</li>
  *   <li>Bad frees throw {@link io.devalloc.api.error.InvalidFreeException} ({@code invalid device pointer} in
  *       PyTorch) and change nothing.</li>
- *   <li>Warm traces can be seeded with {@code restoreSegment} and {@code restoreAllocation}, which PyTorch has no
- *       need for.</li>
+ *   <li>Warm traces can be seeded with {@code restoreSegment}, {@code restoreExpandableSegment} and
+ *       {@code restoreExpandableRange} (the mapped ranges of an expandable segment, at their recorded offsets from
+ *       its base), and {@code restoreAllocation} (a live block, in either kind of segment), which PyTorch has no
+ *       need for (see {@code CachingArena}).</li>
  *   <li>A request larger than its expandable segment's reserve fails without reserving the address space first
  *       (upstream reserves a segment and deletes it at once); every other effect is the same. A configured reserve
  *       that resolves to 0 bytes (a tiny fraction) still gives a one-page segment, where upstream would make a

@@ -55,6 +55,9 @@ public final class Replayer {
     static final long WARM_TOP_ADDRESS = 1L << 47;
     /** ... and starts at 2 MiB. */
     static final long WARM_ADDRESS_SPACE = WARM_TOP_ADDRESS - 2 * ByteSize.MiB;
+    /** Where the warm start's simulated device reserves expandable segments. */
+    static final ExpandableLayout.AddressSpace WARM_SPACE = new ExpandableLayout.AddressSpace(
+            WARM_TOP_ADDRESS - WARM_ADDRESS_SPACE, WARM_TOP_ADDRESS, SimulatedDevice.VM_GRANULARITY);
 
     /** Live-key map value: the key is not live. */
     static final long MISSING = Long.MIN_VALUE + 1;
@@ -193,26 +196,38 @@ public final class Replayer {
             long restoredSegments = 0;
             long restoredBlocks = 0;
             if (options.warm() && scan.startsWarm()) {
-                if (allocator instanceof CachingAllocator) {
+                if (allocator instanceof CachingAllocator caching) {
+                    boolean sim = spec.provider().equals(SimulatedDeviceProvider.NAME);
+                    // With expandable segments the presegments are the mapped ranges of expandable segments, unless
+                    // the trace shows it was recorded without them.
+                    ExpandableLayout layout = caching.options().expandableSegments() && !scan.presegmentRows.isEmpty()
+                            ? ExpandableLayout.plan(caching, scan, sim ? WARM_SPACE : null) : null;
+                    boolean expandable = layout != null && layout.ordinaryReason() == null;
                     boolean placed = false;
-                    if (spec.provider().equals(SimulatedDeviceProvider.NAME) && !scan.presegmentRows.isEmpty()) {
-                        reopenScripted(scan);
+                    if (sim && !scan.presegmentRows.isEmpty()) {
+                        reopenScripted(expandable ? layout.scriptedAddresses() : presegmentAddresses(scan));
                         placed = true;
                     }
                     List<WarmStart.RestoredBlock> restored = WarmStart.seed((CachingAllocator) allocator, scan,
-                            this::stream, live);
+                            expandable ? layout : null, this::stream, live);
                     warm = WarmStartKind.RESTORED;
                     restoredSegments = scan.presegmentRows.size();
                     restoredBlocks = restored.size();
+                    String how = expandable ? ", the presegments as the mapped ranges of " + layout.segments().size()
+                            + " expandable segments" : "";
                     notes.add("warm start: " + restoredSegments + " presegments and " + restoredBlocks
-                            + " prealloc blocks restored" + (placed ? " at their recorded addresses"
-                            : "; this device cannot place segments at the recorded addresses, so blocks keep their"
-                            + " offsets within their segments and ties between equal free blocks may go elsewhere"));
-                    if (restoredSegments > 0 && (scan.segmentMaps > 0 || scan.segmentUnmaps > 0
-                            || ((CachingAllocator) allocator).options().expandableSegments())) {
+                            + " prealloc blocks restored" + (placed ? " at their recorded addresses" + how
+                            : how + "; this device cannot place segments at the recorded addresses, so blocks keep"
+                            + " their offsets within their segments and ties between equal free blocks may go"
+                            + " elsewhere"));
+                    if (expandable) {
+                        notes.addAll(layout.notes());
+                    } else if (layout != null) {
                         notes.add("warm start: the presegments were restored as ordinary (cudaMalloc'd) segments, not"
-                                + " as mapped ranges of expandable segments; a trace recorded with expandable segments"
-                                + " replays exactly only when its history starts from an empty allocator");
+                                + " as mapped ranges of expandable segments: " + layout.ordinaryReason());
+                    } else if (restoredSegments > 0 && (scan.segmentMaps > 0 || scan.segmentUnmaps > 0)) {
+                        notes.add("warm start: the trace maps and unmaps expandable segments, but this replay runs"
+                                + " without them: its presegments were restored as ordinary (cudaMalloc'd) segments");
                     }
                 } else {
                     warm = WarmStartKind.MALLOC;
@@ -377,16 +392,21 @@ public final class Replayer {
             }
         }
 
-        /**
-         * Replaces the registry's simulated device with one that hands out the presegment addresses first, in row
-         * order, from the address space [2 MiB, 2^47), with the same capacity.
-         */
-        private void reopenScripted(TraceScan scan) {
-            long capacity = device.descriptor().totalBytes();
+        private static List<Long> presegmentAddresses(TraceScan scan) {
             List<Long> addresses = new ArrayList<>();
             for (TraceScan.Pre s : scan.presegmentRows) {
                 addresses.add(s.address());
             }
+            return addresses;
+        }
+
+        /**
+         * Replaces the registry's simulated device with one that hands out {@code addresses} first, in order (to
+         * mallocs and reservations alike: the presegment addresses in row order, or the bases of the expandable
+         * segments to restore), from the address space [2 MiB, 2^47), with the same capacity.
+         */
+        private void reopenScripted(List<Long> addresses) {
+            long capacity = device.descriptor().totalBytes();
             SimulatedDevice scripted;
             try {
                 scripted = SimulatedDevice.builder()

@@ -23,13 +23,28 @@ import java.util.TreeMap;
  *       (starting from the sum of the presegments), and the sizes of its segment allocations and maps, in order;</li>
  *   <li>with a warm start: the {@code presegment} and {@code prealloc} rows, and the one look-ahead of the block-size
  *       inference (rule 3 in the package documentation): for each live block of a large segment, the address of the
- *       trace's first {@code alloc} in the space after it while it is still live.</li>
+ *       trace's first {@code alloc} in the space after it while it is still live;</li>
+ *   <li>with a warm start, for restoring presegments as mapped ranges of expandable segments
+ *       ({@link ExpandableLayout}): the {@code segment_map} rows, each with the size asked for by the {@code alloc}
+ *       it was made for (the next {@code alloc} row: PyTorch maps inside {@code malloc}, before it records the
+ *       allocation), and for each presegment without a live block the size asked for by the first {@code alloc}
+ *       inside it before any {@code segment_unmap} or {@code segment_free} touched it (which tells its pool).</li>
  * </ul>
  */
 final class TraceScan {
 
     /** A presegment or prealloc row. */
     record Pre(long address, long size, long stream, long line) {
+        long end() {
+            return address + size;
+        }
+    }
+
+    /**
+     * A {@code segment_map} row, with the size asked for by the allocation it was made for ({@code requested}), or
+     * -1 when no {@code alloc} row followed it before an {@code oom} row or the trace's end.
+     */
+    record MapRow(long address, long size, long stream, long requested) {
         long end() {
             return address + size;
         }
@@ -70,6 +85,17 @@ final class TraceScan {
     /** Block address → index of its candidate range. */
     private final LongLongHashMap gapOfBlock = new LongLongHashMap();
     private int openGaps;
+
+    // The segment_map rows and what the first allocs inside the presegments asked for (expandable restores).
+    final List<MapRow> mapRows = new ArrayList<>();
+    /** Maps waiting for the alloc they were made for. */
+    private final List<TraceEvent> pendingMaps = new ArrayList<>();
+    private long[] presegmentStart = new long[0];
+    private long[] presegmentEnd = new long[0];
+    private long[] presegmentFirstAlloc = new long[0];
+    /** Presegments whose first alloc is still to be seen, and that no unmap or free has touched. */
+    private boolean[] presegmentOpen = new boolean[0];
+    private int openPresegments;
 
     private TraceScan(String trace, boolean collectWarm) {
         this.trace = trace;
@@ -154,6 +180,9 @@ final class TraceScan {
                     segmentAllocs++;
                 } else {
                     segmentMaps++;
+                    if (collectWarm) {
+                        pendingMaps.add(e);
+                    }
                 }
                 segments.trace(e.size());
                 delta += e.size();
@@ -168,11 +197,20 @@ final class TraceScan {
                 }
                 delta -= e.size();
                 recorded(e);
+                if (openPresegments > 0) {
+                    closePresegments(e.key(), e.size());
+                }
             }
             case ALLOC -> {
                 recorded(e);
                 if (openGaps > 0) {
                     allocInGap(e.key());
+                }
+                if (!pendingMaps.isEmpty()) {
+                    flushMaps(e.size());
+                }
+                if (openPresegments > 0) {
+                    allocInPresegment(e.key(), e.size());
                 }
             }
             case FREE -> {
@@ -185,7 +223,11 @@ final class TraceScan {
                     }
                 }
             }
-            case OOM -> recorded(e);
+            case OOM -> {
+                recorded(e);
+                // A map followed by an oom was made for a request that failed: its size is not known here.
+                flushMaps(-1);
+            }
         }
     }
 
@@ -203,6 +245,7 @@ final class TraceScan {
             firstRecordedLine = e.line();
             if (collectWarm) {
                 openGaps();
+                openPresegments();
             }
         }
     }
@@ -211,6 +254,14 @@ final class TraceScan {
         if (!recordedEventsStarted && collectWarm) {
             openGaps();
         }
+        flushMaps(-1);
+    }
+
+    private void flushMaps(long requested) {
+        for (TraceEvent m : pendingMaps) {
+            mapRows.add(new MapRow(m.key(), m.size(), m.stream(), requested));
+        }
+        pendingMaps.clear();
     }
 
     // ---------------------------------------------------------------------------------------------- warm state
@@ -260,6 +311,76 @@ final class TraceScan {
     long firstAllocAfter(long blockAddress) {
         long g = gapOfBlock.get(blockAddress, -1);
         return g < 0 ? -1 : gapFirstAlloc[(int) g];
+    }
+
+    /**
+     * The size asked for by the first {@code alloc} inside the presegment at {@code address} before any
+     * {@code segment_unmap} or {@code segment_free} touched it, or -1 if there was none or the presegment holds a
+     * live block ({@code prealloc} row).
+     */
+    long firstAllocIn(long address) {
+        int i = Arrays.binarySearch(presegmentStart, address);
+        return i < 0 ? -1 : presegmentFirstAlloc[i];
+    }
+
+    /**
+     * Starts watching the presegments that hold no live block for their first alloc (a live block tells the pool
+     * already). Presegments do not overlap in a trace PyTorch wrote; where they do, an alloc counts for the one that
+     * starts last below it.
+     */
+    private void openPresegments() {
+        if (presegmentRows.isEmpty()) {
+            return;
+        }
+        List<Pre> sorted = new ArrayList<>(presegmentRows);
+        sorted.sort((x, y) -> Long.compare(x.address(), y.address()));
+        int n = sorted.size();
+        presegmentStart = new long[n];
+        presegmentEnd = new long[n];
+        presegmentFirstAlloc = new long[n];
+        presegmentOpen = new boolean[n];
+        Arrays.fill(presegmentFirstAlloc, -1);
+        Arrays.fill(presegmentOpen, true);
+        for (int i = 0; i < n; i++) {
+            presegmentStart[i] = sorted.get(i).address();
+            presegmentEnd[i] = sorted.get(i).end();
+        }
+        openPresegments = n;
+        for (Pre b : preallocRows) {
+            int i = Arrays.binarySearch(presegmentStart, b.address());
+            if (i < 0) {
+                i = -i - 2;
+            }
+            if (b.size() > 0 && i >= 0 && b.address() < presegmentEnd[i] && presegmentOpen[i]) {
+                presegmentOpen[i] = false;
+                openPresegments--;
+            }
+        }
+    }
+
+    private void allocInPresegment(long address, long size) {
+        int i = Arrays.binarySearch(presegmentStart, address);
+        if (i < 0) {
+            i = -i - 2;
+        }
+        if (i >= 0 && address < presegmentEnd[i] && presegmentOpen[i]) {
+            presegmentFirstAlloc[i] = size;
+            presegmentOpen[i] = false;
+            openPresegments--;
+        }
+    }
+
+    /**
+     * An unmap or a segment free of {@code [address, address + size)}: the presegments it touches may be given back
+     * (and their address space reused by another pool), so later allocs there say nothing about them.
+     */
+    private void closePresegments(long address, long size) {
+        for (int i = 0; i < presegmentStart.length; i++) {
+            if (presegmentOpen[i] && presegmentStart[i] < address + size && address < presegmentEnd[i]) {
+                presegmentOpen[i] = false;
+                openPresegments--;
+            }
+        }
     }
 
     /**

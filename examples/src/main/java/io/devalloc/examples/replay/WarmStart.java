@@ -13,13 +13,16 @@ import java.util.function.LongFunction;
 
 /**
  * Seeds a caching allocator with a warm PyTorch trace's state from when recording began: each {@code presegment}
- * row becomes {@link CachingAllocator#restoreSegment}, each {@code prealloc} row
- * {@link CachingAllocator#restoreAllocation} with the block size PyTorch must have made for it (see the package
- * documentation for the three rules). The same logic as the caching module's test-only {@code TraceReplayer}, on
- * the first pass's rows instead of a trace held in memory.
+ * row becomes {@link CachingAllocator#restoreSegment}, or, when the allocator runs with expandable segments and
+ * an {@link ExpandableLayout} is given, a mapped range of a restored expandable segment
+ * ({@link CachingAllocator#restoreExpandableSegment}, {@link CachingAllocator#restoreExpandableRange}); each
+ * {@code prealloc} row becomes {@link CachingAllocator#restoreAllocation} with the block size PyTorch must have made
+ * for it (see the package documentation for the rules). The same logic as the caching module's test-only
+ * {@code TraceReplayer}, on the first pass's rows instead of a trace held in memory.
  *
- * <p>On a simulated device scripted with the presegment addresses every segment sits at its recorded address; on any
- * other device the segments land elsewhere and each prealloc block keeps its offset within its segment.
+ * <p>On a simulated device scripted with the presegment addresses (or the expandable segments' bases) every segment
+ * sits at its recorded address; on any other device the segments land elsewhere and each prealloc block keeps its
+ * offset within its segment (each range its offset from its expandable segment's base).
  */
 final class WarmStart {
 
@@ -53,25 +56,26 @@ final class WarmStart {
      */
     static List<RestoredBlock> seed(CachingAllocator allocator, TraceScan scan, LongFunction<DeviceStream> streams,
                                     KeyMap live) {
+        return seed(allocator, scan, null, streams, live);
+    }
+
+    /**
+     * As {@link #seed(CachingAllocator, TraceScan, LongFunction, KeyMap)}, restoring the presegments as the mapped
+     * ranges of {@code layout}'s expandable segments when it is given and has no
+     * {@link ExpandableLayout#ordinaryReason() reason} against it.
+     */
+    static List<RestoredBlock> seed(CachingAllocator allocator, TraceScan scan, ExpandableLayout layout,
+                                    LongFunction<DeviceStream> streams, KeyMap live) {
         CachingOptions options = allocator.options();
-        // Presegments, in row order: with scripted addresses the device hands each its recorded address.
-        Map<Long, Long> ourSegment = new HashMap<>();
-        for (Pre s : scan.presegmentRows) {
-            long ours;
-            try {
-                ours = allocator.restoreSegment(s.size(), streams.apply(s.stream()));
-            } catch (IllegalArgumentException | IllegalStateException e) {
-                throw new IllegalArgumentException(scan.trace + ":" + s.line() + ": cannot restore the presegment of "
-                        + s.size() + " B at 0x" + Long.toHexString(s.address()) + ": " + e.getMessage(), e);
-            }
-            ourSegment.put(s.address(), ours);
-        }
+        boolean expandable = layout != null && layout.ordinaryReason() == null;
+        Map<Long, Long> ourSegment = expandable ? restoreRanges(allocator, scan, layout, streams)
+                : restoreSegments(allocator, scan, streams);
         // Rule 1 (should_split), then rule 3 (the look-ahead) for blocks rule 1 left at their rounded size.
         Map<Long, RestoredBlock> byAddress = new HashMap<>();
         TreeMap<Long, List<Pre>> bySegment = scan.blocksBySegment();
         for (var e : bySegment.entrySet()) {
             Pre seg = scan.presegmentAt(e.getKey());
-            boolean small = seg.size() == SMALL_SEGMENT;
+            boolean small = expandable ? layout.isSmall(seg.address()) : seg.size() == SMALL_SEGMENT;
             long segmentBase = ourSegment.get(seg.address());
             List<Pre> blocks = e.getValue();
             for (int i = 0; i < blocks.size(); i++) {
@@ -84,9 +88,10 @@ final class WarmStart {
                             + Long.toHexString(b.address()) + " (" + b.size() + " B, " + rounded + " B rounded) does"
                             + " not fit in the " + room + " B before the next block or its segment's end");
                 }
-                long blockSize = inferBlockSize(options, rounded, room, small);
+                long blockSize = inferBlockSize(options, rounded, room, small, expandable);
                 SizeRule rule = blockSize == rounded ? SizeRule.ROUNDED : SizeRule.TAIL_TO_BOUNDARY;
-                if (!small && blockSize == rounded && b.address() + rounded < boundary) {
+                // Expandable segments split every remainder of 512 B or more: no unsplit tail to look for.
+                if (!small && !expandable && blockSize == rounded && b.address() + rounded < boundary) {
                     long first = scan.firstAllocAfter(b.address());
                     long tail = first < 0 ? 0 : first - (b.address() + rounded);
                     if (tail > 0 && tail <= CachingOptions.SMALL_SIZE && rounded < options.maxSplitSize()) {
@@ -115,19 +120,73 @@ final class WarmStart {
         return restored;
     }
 
+    /** Each presegment as an ordinary segment, in row order: with scripted addresses, at its recorded address. */
+    private static Map<Long, Long> restoreSegments(CachingAllocator allocator, TraceScan scan,
+                                                   LongFunction<DeviceStream> streams) {
+        Map<Long, Long> ourSegment = new HashMap<>();
+        for (Pre s : scan.presegmentRows) {
+            long ours;
+            try {
+                ours = allocator.restoreSegment(s.size(), streams.apply(s.stream()));
+            } catch (IllegalArgumentException | IllegalStateException e) {
+                throw new IllegalArgumentException(scan.trace + ":" + s.line() + ": cannot restore the presegment of "
+                        + s.size() + " B at 0x" + Long.toHexString(s.address()) + ": " + e.getMessage(), e);
+            }
+            ourSegment.put(s.address(), ours);
+        }
+        return ourSegment;
+    }
+
+    /**
+     * Each expandable segment of {@code layout}, in its order (with scripted addresses the placed ones reserve at
+     * their recorded bases), then its ranges at their recorded offsets from its base.
+     */
+    private static Map<Long, Long> restoreRanges(CachingAllocator allocator, TraceScan scan, ExpandableLayout layout,
+                                                 LongFunction<DeviceStream> streams) {
+        Map<Long, Long> ourRange = new HashMap<>();
+        for (ExpandableLayout.Segment s : layout.segments()) {
+            long base;
+            try {
+                base = allocator.restoreExpandableSegment(streams.apply(s.stream()), s.small(), s.maxReserveBytes());
+            } catch (IllegalArgumentException | IllegalStateException e) {
+                throw new IllegalArgumentException(scan.trace + ":" + s.ranges().getFirst().line() + ": cannot restore"
+                        + " the expandable segment (" + (s.small() ? "small" : "large") + " pool) recorded at 0x"
+                        + Long.toHexString(s.recordedBase()) + ": " + e.getMessage(), e);
+            }
+            for (Pre r : s.ranges()) {
+                long ours = base + (r.address() - s.recordedBase());
+                try {
+                    allocator.restoreExpandableRange(ours, r.size());
+                } catch (IllegalArgumentException | IllegalStateException e) {
+                    throw new IllegalArgumentException(scan.trace + ":" + r.line() + ": cannot restore the presegment"
+                            + " of " + r.size() + " B at 0x" + Long.toHexString(r.address()) + " as a mapped range of"
+                            + " the expandable segment recorded at 0x" + Long.toHexString(s.recordedBase()) + ": "
+                            + e.getMessage(), e);
+                }
+                ourRange.put(r.address(), ours);
+            }
+        }
+        return ourRange;
+    }
+
+    /** {@link #inferBlockSize(CachingOptions, long, long, boolean, boolean)} for a segment that is not expandable. */
+    static long inferBlockSize(CachingOptions options, long rounded, long room, boolean small) {
+        return inferBlockSize(options, rounded, room, small, false);
+    }
+
     /**
      * The size of a live block PyTorch made for a request that rounds to {@code rounded}, given the room up to the
-     * next live block or the segment's end: PyTorch splits the remainder off only when {@code should_split} says
-     * so (small pool: remainder &ge; 512 B; large pool: size &lt; max_split_size and remainder &gt; 1 MiB). In the
-     * large pool every free block is larger than 1 MiB, so room of at most 1 MiB past the rounded size can only be
-     * this block's unsplit tail.
+     * next live block or the segment's (or mapped range's) end: PyTorch splits the remainder off only when
+     * {@code should_split} says so (small pool, or any expandable segment: remainder &ge; 512 B; large pool:
+     * size &lt; max_split_size and remainder &gt; 1 MiB). In the large pool of ordinary segments every free block is
+     * larger than 1 MiB, so room of at most 1 MiB past the rounded size can only be this block's unsplit tail.
      */
-    static long inferBlockSize(CachingOptions options, long rounded, long room, boolean small) {
+    static long inferBlockSize(CachingOptions options, long rounded, long room, boolean small, boolean expandable) {
         long remainder = room - rounded;
         if (remainder < 0) {
             throw new IllegalArgumentException("a block of " + rounded + " B does not fit in " + room + " B");
         }
-        boolean split = small
+        boolean split = small || expandable
                 ? remainder >= CachingOptions.MIN_BLOCK_SIZE
                 : rounded < options.maxSplitSize() && remainder > CachingOptions.SMALL_SIZE;
         return split || remainder == 0 ? rounded : room;

@@ -73,8 +73,27 @@
  *       with 0 &lt; t &le; 1 MiB, the block is rounded + t (its unsplit tail); otherwise the rounded size. Rule 3 is
  *       the look-ahead the first pass answers.</li>
  * </ol>
- * With any other allocator, {@code --warm} allocates the prealloc blocks with {@code malloc} (as a cold replay does)
- * and says so in the notes; presegments cannot be restored.
+ * <b>With expandable segments</b> ({@code --conf expandable_segments:True}) the presegments of a trace recorded with
+ * them are the mapped ranges of expandable segments at the window's start (as PyTorch's snapshot shows them, one
+ * segment per contiguous mapped range), and they are restored as such ({@link
+ * io.devalloc.examples.replay.ExpandableLayout} has the rules and their limits): the ranges are grouped into one
+ * expandable segment per (stream, pool) (more only where ranges touch, are not whole pages apart or would not fit
+ * one reserve), each segment's base is its lowest range or the lowest traced map below it that it can hold (a map
+ * into a hole left by unmaps before the window starts at the base), the simulated device is scripted with the
+ * segments' bases instead of the presegment addresses (its scripted addresses apply to reservations too), each
+ * segment reserves at most the distance to the next one, its ranges are mapped at their recorded offsets
+ * ({@code restoreExpandableSegment}, {@code restoreExpandableRange}: one map each, merged free, not counted as the
+ * replay's) and the live blocks are restored inside them with PyTorch's {@code should_split} for expandable segments
+ * (every remainder of 512 B or more is split off, so a block is its rounded size and rules 2 and 3 do not apply).
+ * The pool of a range is that of its live blocks (rounded size &le; 1 MiB: small), else of the first alloc inside
+ * it, else small unless it is a multiple of {@code large_segment_size}. A trace whose rows show it was recorded
+ * without expandable segments ({@code segment_alloc}/{@code segment_free} rows, or a presegment that is not whole
+ * pages of its pool) is restored as ordinary segments, and the notes say why; so is any trace replayed without
+ * expandable segments (the notes say so when it maps). A segment whose recorded base cannot be placed on the
+ * simulated device is reserved where the device puts it, its ranges at their offsets, with a note.
+ *
+ * <p>With any other allocator, {@code --warm} allocates the prealloc blocks with {@code malloc} (as a cold replay
+ * does) and says so in the notes; presegments cannot be restored.
  *
  * <h2>Figures</h2>
  * <ul>

@@ -28,8 +28,10 @@ import net.razorvine.pickle.PickleException;
  *       {@code is_expandable} segment is one contiguous mapped range, as PyTorch reports them), with each traced
  *       {@code segment_map} undone by unmapping its range (which shrinks a range, moves its start, splits it in two
  *       or removes it) and each traced {@code segment_unmap} undone by mapping its range again (merged with the
- *       adjacent ranges of the same stream). One row per ordinary segment and per mapped range, ordered by
- *       address.</li>
+ *       adjacent ranges of the same stream, but never across the boundary between two segments: the snapshot's
+ *       expandable segments that touch belong to different segments, and ranges of different
+ *       {@code segment_type}s are never one; see {@code MappedRanges}). One row per ordinary segment and per mapped
+ *       range, ordered by address: two rows that touch are ranges of two different expandable segments.</li>
  *   <li>one {@link Kind#PREALLOC} per block that was live when recording began: first, in trace order, each
  *       {@code free_completed} of an address not allocated earlier in the trace (its size and stream); then each
  *       block still allocated in the end state ({@code active_allocated}, {@code active_pending_free},
@@ -220,7 +222,7 @@ public final class PyTorchPickleReader implements TraceReader {
             long size = unsigned(seg, "total_size", where);
             long stream = stream(seg, where);
             if (isExpandable(seg, where)) {
-                if (!mapped.add(address, size, stream)) {
+                if (!mapped.addSegment(address, size, stream, pool(seg))) {
                     throw new TraceFormatException(file, 0, where + ": the expandable segment of " + size
                             + " B at " + Long.toUnsignedString(address) + " is empty, ends beyond 2^64 or overlaps"
                             + " another one");
@@ -249,7 +251,8 @@ public final class PyTorchPickleReader implements TraceReader {
                 long size = e.size("size");
                 if (size > 0 && !mapped.add(addr, size, e.optional("stream", 0))) {
                     throw e.error("segment_unmap of " + size + " B at " + Long.toUnsignedString(addr) + " cannot be"
-                            + " undone: that range overlaps memory still mapped after it, or ends beyond 2^64");
+                            + " undone: that range overlaps memory still mapped after it, spans the boundary between"
+                            + " two expandable segments that touch in the snapshot, or ends beyond 2^64");
                 }
             }
         }
@@ -314,6 +317,18 @@ public final class PyTorchPickleReader implements TraceReader {
         for (long[] p : pre) {
             rows.add(new TraceEvent(Kind.PREALLOC, p[0], p[1], p[2], 0, record++));
         }
+    }
+
+    /**
+     * The pool of an expandable segment, from its {@code segment_type} ({@code "small"} or {@code "large"}); unknown
+     * when it is missing or says something else (the pool only keeps touching ranges of two segments apart).
+     */
+    private static int pool(Map<?, ?> seg) {
+        Object type = seg.get("segment_type");
+        if ("small".equals(type)) {
+            return MappedRanges.SMALL_POOL;
+        }
+        return "large".equals(type) ? MappedRanges.LARGE_POOL : MappedRanges.UNKNOWN_POOL;
     }
 
     /** {@code seg.get("is_expandable", False)}, which must be a bool when present. */

@@ -304,6 +304,47 @@ class PyTorchPickleReaderTest {
                 new TraceEvent(Kind.PRESEGMENT, A + 2 * M, 2 * M, 7, 0, 4)), presegments(s));
     }
 
+    /** An expandable segment at the end of the given pool ({@code segment_type}). */
+    private static Map<String, Object> typed(int address, int size, String type) {
+        Map<String, Object> s = expandable(segment(0, address, size, 0, new ArrayList<>()));
+        s.put("segment_type", type);
+        return s;
+    }
+
+    /**
+     * Two expandable segments of one stream can lie side by side (the small and the large pool's, or a second one
+     * after a small reserve filled): their ranges are two presegments even where they touch.
+     */
+    @Test
+    void rangesOfTwoSegmentsThatTouchStayTwoPresegments() throws IOException {
+        Map<String, Object> s = expandableSnapshot(new int[0][], new ArrayList<>(List.of(
+                entry("segment_unmap", A + 6 * M, 2 * M, 0, 1))));
+        @SuppressWarnings("unchecked")
+        List<Object> segments = (List<Object>) s.get("segments");
+        segments.add(typed(A, 2 * M, "small"));
+        segments.add(typed(A + 2 * M, 4 * M, "large"));
+        segments.add(typed(A + 8 * M, 2 * M, "large"));
+        segments.add(typed(A + 10 * M, 2 * M, "large"));
+        // The unmapped [A+6M, A+8M) rejoins the large range below it and the one above (one segment: nothing says
+        // otherwise), but not the touching large segment above that, nor the small one.
+        assertEquals(List.of(pre(A, 2 * M, 1), pre(A + 2 * M, 8 * M, 2), pre(A + 10 * M, 2 * M, 3)),
+                presegments(s));
+
+        // An unmap that would span the point where two segments meet cannot be undone.
+        Map<String, Object> spanning = expandableSnapshot(new int[0][], new ArrayList<>(List.of(
+                entry("segment_unmap", A, 4 * M, 0, 1),
+                entry("segment_map", A, 2 * M, 0, 2),
+                entry("segment_map", A + 2 * M, 2 * M, 0, 3))));
+        @SuppressWarnings("unchecked")
+        List<Object> ends = (List<Object>) spanning.get("segments");
+        ends.add(typed(A, 2 * M, "large"));
+        ends.add(typed(A + 2 * M, 2 * M, "large"));
+        TraceFormatException e = assertThrows(TraceFormatException.class, () -> presegments(spanning));
+        assertTrue(e.getMessage().contains("device_traces[0][0]: segment_unmap of 8388608 B at " + A + " cannot be"
+                + " undone: that range overlaps memory still mapped after it, spans the boundary between two"
+                + " expandable segments that touch in the snapshot"), e.getMessage());
+    }
+
     @Test
     void aMapOrUnmapThatDoesNotFitTheSegmentsIsAFormatError() throws IOException {
         // Undoing the map needs [A+2M, A+4M) mapped after it, but the segments end at A+2M.
