@@ -26,7 +26,7 @@ import io.devalloc.api.stats.AllocatorStats;
  * <p><b>Lifecycle.</b> {@link #close()} returns all memory, cached or live, to the device; later allocations,
  * frees and cache operations throw {@link IllegalStateException}, while {@link #name()}, {@link #device()},
  * {@link #stats()}, {@link #snapshot()} and {@link #isClosed()} keep answering (for final reports). If the
- * allocator was opened through {@link io.devalloc.api.registry.DeviceAllocators} it owns its device and closes it
+ * allocator was opened through {@link io.devalloc.api.DeviceAllocators} it owns its device and closes it
  * too.
  */
 public interface DeviceAllocator extends AutoCloseable {
@@ -124,6 +124,18 @@ public interface DeviceAllocator extends AutoCloseable {
 
     /** Whether {@link #close()} was called. */
     boolean isClosed();
+
+    /**
+     * This allocator, or the one a decorator wraps, as {@code type}: its own interface (e.g. the caching allocator's
+     * {@code CachingAllocator}) or a capability (e.g. {@link io.devalloc.api.spi.TraceStateRestore}), when it is
+     * one. Decorators forward the question to what they wrap, so that a recorded or observed allocator still offers
+     * everything it is.
+     *
+     * @return the allocator as {@code type}, or empty when neither it nor anything it wraps is one
+     */
+    default <T> java.util.Optional<T> unwrap(Class<T> type) {
+        return type.isInstance(this) ? java.util.Optional.of(type.cast(this)) : java.util.Optional.empty();
+    }
 
     /** Returns all memory to the device; idempotent. */
     @Override

@@ -1,6 +1,6 @@
 /**
  * devalloc's API: what applications call ({@link io.devalloc.api.DeviceAllocator}, {@link io.devalloc.api.Allocation},
- * {@link io.devalloc.api.registry.DeviceAllocators}) and the vocabulary every module shares.
+ * {@link io.devalloc.api.DeviceAllocators}) and the vocabulary every module shares.
  *
  * <h2>Design</h2>
  * The project is hexagonal. This module is the core: it holds the port that algorithms call

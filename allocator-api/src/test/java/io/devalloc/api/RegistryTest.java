@@ -18,12 +18,9 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.direct.DirectAllocatorProvider;
 import io.devalloc.api.error.DeviceUnavailableException;
 import io.devalloc.api.error.InvalidConfigurationException;
-import io.devalloc.api.registry.AllocatorRegistry;
-import io.devalloc.api.registry.DevallocSettings;
-import io.devalloc.api.registry.DeviceAllocators;
-import io.devalloc.api.registry.DeviceRegistry;
-import io.devalloc.api.registry.DeviceSpec;
-import io.devalloc.api.registry.ProviderStatus;
+import io.devalloc.api.internal.AllocatorRegistry;
+import io.devalloc.api.internal.DeviceRegistry;
+import io.devalloc.api.internal.DeviceSpec;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.Availability;
 import io.devalloc.api.spi.DeviceMemoryProvider;
@@ -141,10 +138,9 @@ class RegistryTest {
     @Test
     void builderChecksTheConfigurationBeforeOpeningTheDevice() {
         DeviceMemoryProvider sim = provider("sim", 1, Availability.available("a"));
-        DeviceRegistry devices = DeviceRegistry.of(List.of(sim));
-        AllocatorRegistry allocators = AllocatorRegistry.of(List.of(new DirectAllocatorProvider()));
         InvalidConfigurationException e = assertThrows(InvalidConfigurationException.class,
-                () -> DeviceAllocators.builder().deviceRegistry(devices).allocatorRegistry(allocators)
+                () -> DeviceAllocators.builder().deviceProviders(List.of(sim))
+                        .allocatorProviders(List.of(new DirectAllocatorProvider()))
                         .device("sim").config("memory_limit_mb:lots").build());
         assertEquals("memory_limit_mb", e.key());
         verify(sim, never()).open(any());
@@ -160,8 +156,8 @@ class RegistryTest {
         when(failing.configSchema()).thenReturn(io.devalloc.api.config.ConfigSchema.empty("allocator 'failing'"));
         when(failing.create(any())).thenThrow(new IllegalStateException("boom"));
         assertThrows(IllegalStateException.class, () -> DeviceAllocators.builder()
-                .deviceRegistry(DeviceRegistry.of(List.of(sim)))
-                .allocatorRegistry(AllocatorRegistry.of(List.of(failing)))
+                .deviceProviders(List.of(sim))
+                .allocatorProviders(List.of(failing))
                 .allocator("failing").build());
         verify(d).close();
     }
@@ -171,11 +167,48 @@ class RegistryTest {
         DeviceMemoryProvider sim = provider("sim", 1, Availability.available("a"));
         DeviceMemory d = device("sim");
         when(sim.open("")).thenReturn(d);
-        DeviceAllocator a = DeviceAllocators.builder().deviceRegistry(DeviceRegistry.of(List.of(sim)))
-                .allocatorRegistry(AllocatorRegistry.of(List.of(new DirectAllocatorProvider()))).build();
+        DeviceAllocator a = DeviceAllocators.builder().deviceProviders(List.of(sim))
+                .allocatorProviders(List.of(new DirectAllocatorProvider())).build();
         assertEquals("direct", a.name());
         a.close();
         verify(d).close();
+    }
+
+    @Test
+    void decorationsWrapTheBuiltAllocatorInOrderAndAFailingOneClosesIt() {
+        DeviceMemoryProvider sim = provider("sim", 1, Availability.available("a"));
+        DeviceMemory d = device("sim");
+        when(sim.open("")).thenReturn(d);
+        List<String> order = new java.util.ArrayList<>();
+        DeviceAllocator a = DeviceAllocators.builder().deviceProviders(List.of(sim))
+                .allocatorProviders(List.of(new DirectAllocatorProvider()))
+                .decorate(inner -> {
+                    order.add("first:" + inner.name());
+                    return inner;
+                })
+                .decorate(inner -> {
+                    order.add("second:" + inner.name());
+                    return inner;
+                }).build();
+        assertEquals(List.of("first:direct", "second:direct"), order);
+        a.close();
+
+        DeviceMemory d2 = device("sim");
+        when(sim.open("")).thenReturn(d2);
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> DeviceAllocators.builder()
+                .deviceProviders(List.of(sim)).allocatorProviders(List.of(new DirectAllocatorProvider()))
+                .decorate(inner -> {
+                    throw new IllegalStateException("cannot decorate");
+                }).build());
+        assertEquals("cannot decorate", e.getMessage());
+        verify(d2).close();
+    }
+
+    @Test
+    void theDiscoveredProvidersAreListed() {
+        assertTrue(DeviceAllocators.allocators().contains("direct"), DeviceAllocators.allocators()::toString);
+        assertEquals(io.devalloc.api.internal.DeviceRegistry.load().names(),
+                DeviceAllocators.devices().stream().map(ProviderStatus::name).toList());
     }
 
     @Test

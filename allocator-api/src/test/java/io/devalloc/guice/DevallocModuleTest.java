@@ -10,18 +10,15 @@ import static org.mockito.Mockito.never;
 import static org.mockito.Mockito.verify;
 import static org.mockito.Mockito.when;
 
-import com.google.inject.AbstractModule;
 import com.google.inject.Guice;
 import com.google.inject.Injector;
 import com.google.inject.ProvisionException;
-import com.google.inject.util.Modules;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.device.DeviceDescriptor;
 import io.devalloc.api.device.DeviceKind;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.error.InvalidConfigurationException;
-import io.devalloc.api.registry.DevallocSettings;
-import io.devalloc.api.registry.DeviceRegistry;
+import io.devalloc.api.DevallocSettings;
 import io.devalloc.api.spi.Availability;
 import io.devalloc.api.spi.DeviceMemoryProvider;
 import java.util.List;
@@ -42,13 +39,8 @@ class DevallocModuleTest {
     }
 
     private Injector injector(String config) {
-        return Guice.createInjector(Modules.override(new DevallocModule(new DevallocSettings("fake:2GiB", "direct", config)))
-                .with(new AbstractModule() {
-                    @Override
-                    protected void configure() {
-                        bind(DeviceRegistry.class).toInstance(DeviceRegistry.of(List.of(provider)));
-                    }
-                }));
+        return Guice.createInjector(new DevallocModule(new DevallocSettings("fake:2GiB", "direct", config),
+                List.of(provider), List.of(new io.devalloc.api.direct.DirectAllocatorProvider())));
     }
 
     @Test
@@ -70,15 +62,8 @@ class DevallocModuleTest {
         when(failing.name()).thenReturn("failing");
         when(failing.configSchema()).thenReturn(io.devalloc.api.config.ConfigSchema.empty("allocator 'failing'"));
         when(failing.create(any())).thenThrow(new IllegalStateException("boom"));
-        Injector injector = Guice.createInjector(Modules.override(new DevallocModule(
-                new DevallocSettings("fake:2GiB", "failing", ""))).with(new AbstractModule() {
-                    @Override
-                    protected void configure() {
-                        bind(DeviceRegistry.class).toInstance(DeviceRegistry.of(List.of(provider)));
-                        bind(io.devalloc.api.registry.AllocatorRegistry.class)
-                                .toInstance(io.devalloc.api.registry.AllocatorRegistry.of(List.of(failing)));
-                    }
-                }));
+        Injector injector = Guice.createInjector(new DevallocModule(
+                new DevallocSettings("fake:2GiB", "failing", ""), List.of(provider), List.of(failing)));
         assertThrows(ProvisionException.class, () -> injector.getInstance(DeviceAllocator.class));
         verify(device).close();
     }

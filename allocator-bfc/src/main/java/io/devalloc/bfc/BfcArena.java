@@ -2,13 +2,13 @@ package io.devalloc.bfc;
 
 import static io.devalloc.bfc.ChunkTable.NONE;
 
-import io.devalloc.api.AllocationRequest;
-import io.devalloc.api.collect.LongLongHashMap;
+import io.devalloc.api.internal.AllocationRequest;
+import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
-import io.devalloc.api.error.Failures;
+import io.devalloc.api.internal.Failures;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.snapshot.BlockSnapshot;

@@ -1,23 +1,24 @@
 package io.devalloc.caching;
 
-import io.devalloc.api.AllocationRequest;
+import io.devalloc.api.internal.AllocationRequest;
 import static io.devalloc.caching.BlockTable.NONE;
 
-import io.devalloc.api.collect.LongLongHashMap;
+import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.error.DeviceException;
-import io.devalloc.api.error.Failures;
+import io.devalloc.api.internal.Failures;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.snapshot.BlockSnapshot;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.snapshot.SegmentSnapshot;
-import io.devalloc.api.snapshot.export.PyTorchSnapshots;
+import io.devalloc.api.snapshot.PythonTuple;
+import io.devalloc.api.spi.TraceStateRestore;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.caching.DeviceStats.Metric;
 import java.util.ArrayDeque;
@@ -51,7 +52,7 @@ import java.util.function.BooleanSupplier;
  * caller's: a segment's base below its lowest mapped range, its true reserve, the order in which its blocks were
  * made (the warm start in {@code examples}' replay package works these out).
  */
-final class CachingArena implements CachingAllocator {
+final class CachingArena implements CachingAllocator, TraceStateRestore {
 
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CachingArena.class);
 
@@ -1343,6 +1344,45 @@ final class CachingArena implements CachingAllocator {
     // ================================================================================================ restore
 
     @Override
+    public long roundSize(long requested) {
+        return options.roundSize(requested);
+    }
+
+    @Override
+    public boolean isSmallRequest(long rounded) {
+        return rounded <= SMALL_SIZE;
+    }
+
+    @Override
+    public long smallSegmentSize() {
+        return SMALL_BUFFER;
+    }
+
+    @Override
+    public long largeSegmentSize() {
+        return options.largeSegmentSize();
+    }
+
+    @Override
+    public boolean expandableSegments() {
+        return options.expandableSegments();
+    }
+
+    @Override
+    public boolean shouldSplit(long rounded, long remainder, boolean smallPool, boolean expandable) {
+        // PyTorch's should_split, as shouldSplit(int, long) applies it to a block.
+        if (smallPool || expandable) {
+            return remainder >= MIN_BLOCK_SIZE;
+        }
+        return rounded < maxSplitSize && remainder > SMALL_SIZE;
+    }
+
+    @Override
+    public boolean mayKeepTail(long rounded, long tail) {
+        return tail > 0 && tail <= SMALL_SIZE && rounded < maxSplitSize;
+    }
+
+    @Override
     public long restoreSegment(long bytes, DeviceStream stream) {
         if (bytes <= 0 || bytes % MIN_BLOCK_SIZE != 0) {
             throw new IllegalArgumentException("a segment size must be a positive multiple of 512, got " + bytes);
@@ -1827,7 +1867,7 @@ final class CachingArena implements CachingAllocator {
                         seg.put("requested_size", requestedSize);
                         seg.put("stream", blocks.stream[head]);
                         seg.put("segment_type", blocks.small[head] ? "small" : "large");
-                        seg.put("segment_pool_id", PyTorchSnapshots.DEFAULT_POOL_ID);
+                        seg.put("segment_pool_id", PythonTuple.DEFAULT_POOL_ID);
                         seg.put("is_expandable", blocks.expandable[head] != NONE);
                         seg.put("frames", List.of());
                         seg.put("blocks", runBlocks);
@@ -1875,7 +1915,7 @@ final class CachingArena implements CachingAllocator {
                 t.put("user_metadata", "");
                 t.put("frames", List.of());
                 // Every block here is in the default pools (no CUDA graph pools), which PyTorch writes as (0, 0).
-                t.put("pool_id", PyTorchSnapshots.DEFAULT_POOL_ID);
+                t.put("pool_id", PythonTuple.DEFAULT_POOL_ID);
                 traces.add(t);
             }
             // One history per device, indexed by device as PyTorch's: device_traces[i] is device i's. This

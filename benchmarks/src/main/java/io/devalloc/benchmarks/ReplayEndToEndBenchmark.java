@@ -1,12 +1,12 @@
 package io.devalloc.benchmarks;
 
-import io.devalloc.examples.replay.ReplayOptions;
-import io.devalloc.examples.replay.ReplayOutcome;
-import io.devalloc.examples.replay.Replayer;
-import io.devalloc.examples.replay.TraceSources;
-import io.devalloc.examples.trace.PyTorchCsvReader;
-import io.devalloc.examples.trace.RmmCsvWriter;
-import io.devalloc.examples.trace.TraceEvent;
+import io.devalloc.replay.ReplayOptions;
+import io.devalloc.replay.ReplayOutcome;
+import io.devalloc.replay.Replayer;
+import io.devalloc.replay.TraceSources;
+import io.devalloc.trace.pytorch.PyTorchCsvReader;
+import io.devalloc.trace.rmm.RmmCsvWriter;
+import io.devalloc.trace.TraceEvent;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

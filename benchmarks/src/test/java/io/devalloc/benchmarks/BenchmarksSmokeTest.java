@@ -72,9 +72,9 @@ class BenchmarksSmokeTest {
         int oneRepetition = 7946 + 7549 + 61 + 397;
         java.nio.file.Path repeated = dir.resolve("opt.csv");
         ReplayEndToEndBenchmark.writeRepeated(repeated, rows, oneRepetition);
-        io.devalloc.examples.replay.ReplayResult r = new io.devalloc.examples.replay.Replayer(
-                io.devalloc.examples.replay.ReplayOptions.defaults().withAllocator("caching"))
-                .replay("opt.csv", io.devalloc.examples.replay.TraceSources.of(repeated)).result();
+        io.devalloc.replay.ReplayResult r = new io.devalloc.replay.Replayer(
+                io.devalloc.replay.ReplayOptions.defaults().withAllocator("caching"))
+                .replay("opt.csv", io.devalloc.replay.TraceSources.of(repeated)).result();
         assertEquals(oneRepetition, r.events());
         assertEquals(1_897_922_560L, r.peakReservedBytes());
         assertTrue(r.groundTruth().match(), r.groundTruth().toString());
@@ -88,9 +88,9 @@ class BenchmarksSmokeTest {
         ReplayEndToEndBenchmark.writeRmm(rmm, 20_000, 1);
         for (var file : java.util.Map.of(longer, 3 * oneRepetition - 1000, random, 20_000, rmm, 20_000).entrySet()) {
             for (String allocator : java.util.List.of("caching", "bfc")) {
-                io.devalloc.examples.replay.ReplayResult result = new io.devalloc.examples.replay.Replayer(
-                        io.devalloc.examples.replay.ReplayOptions.defaults().withAllocator(allocator))
-                        .replay("t.csv", io.devalloc.examples.replay.TraceSources.of(file.getKey())).result();
+                io.devalloc.replay.ReplayResult result = new io.devalloc.replay.Replayer(
+                        io.devalloc.replay.ReplayOptions.defaults().withAllocator(allocator))
+                        .replay("t.csv", io.devalloc.replay.TraceSources.of(file.getKey())).result();
                 assertEquals((long) file.getValue(), result.events(), file.getKey() + " " + allocator);
                 assertEquals(0, result.ooms());
             }

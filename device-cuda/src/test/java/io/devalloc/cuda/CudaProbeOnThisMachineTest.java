@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.devalloc.api.error.DeviceUnavailableException;
-import io.devalloc.api.registry.DeviceRegistry;
+import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.spi.Availability;
 import io.devalloc.api.spi.DeviceMemoryProvider;
 import java.util.List;

@@ -1,6 +1,6 @@
 package io.devalloc.sim;
 
-import io.devalloc.api.collect.LongLongHashMap;
+import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.device.DeviceDescriptor;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceKind;

@@ -1,7 +1,9 @@
 package io.devalloc.examples;
 
+import io.devalloc.replay.TrainingLoopWorkload;
+import io.devalloc.replay.cli.TextTable;
 import io.devalloc.api.DeviceAllocator;
-import io.devalloc.api.registry.DeviceAllocators;
+import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import java.io.PrintWriter;

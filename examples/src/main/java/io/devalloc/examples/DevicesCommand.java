@@ -1,10 +1,11 @@
 package io.devalloc.examples;
 
+import io.devalloc.replay.cli.TextTable;
 import io.devalloc.api.error.DeviceUnavailableException;
-import io.devalloc.api.registry.AllocatorRegistry;
-import io.devalloc.api.registry.DeviceRegistry;
-import io.devalloc.api.registry.DeviceSpec;
-import io.devalloc.api.registry.ProviderStatus;
+import io.devalloc.api.internal.AllocatorRegistry;
+import io.devalloc.api.internal.DeviceRegistry;
+import io.devalloc.api.internal.DeviceSpec;
+import io.devalloc.api.ProviderStatus;
 import io.devalloc.api.spi.AllocatorProvider;
 import java.io.PrintWriter;
 import java.util.List;

@@ -1,5 +1,8 @@
 package io.devalloc.examples;
 
+import io.devalloc.replay.cli.CompareCommand;
+import io.devalloc.replay.cli.ExitCodes;
+import io.devalloc.replay.cli.ReplayCommand;
 import io.devalloc.api.error.DevallocException;
 import java.io.OutputStreamWriter;
 import java.io.PrintStream;
@@ -48,11 +51,11 @@ import picocli.CommandLine;
 public final class Launcher implements Callable<Integer> {
 
     /** Success. */
-    public static final int EXIT_OK = 0;
+    public static final int EXIT_OK = ExitCodes.OK;
     /** A bug or an unexpected failure (picocli's convention for exceptions from a command). */
-    public static final int EXIT_INTERNAL = 1;
+    public static final int EXIT_INTERNAL = ExitCodes.INTERNAL;
     /** Bad command line or bad input: unknown command or option, unknown device, refused configuration. */
-    public static final int EXIT_USAGE = 2;
+    public static final int EXIT_USAGE = ExitCodes.USAGE;
 
     private static final String PROGRAM = "devalloc";
     private static final String LOG_LEVEL_PROPERTY = "org.slf4j.simpleLogger.defaultLogLevel";

@@ -6,7 +6,7 @@
  *       {@code demo}, {@code replay}, {@code compare}); new subcommands are added to its list of subcommands.</li>
  *   <li>{@link io.devalloc.examples.trace} reads allocation traces and {@link io.devalloc.examples.replay} replays
  *       them through any allocator; {@code replay} and {@code compare} are their commands.</li>
- *   <li>{@link io.devalloc.examples.TrainingLoopWorkload}: a seeded, deterministic allocation pattern of a
+ *   <li>{@link io.devalloc.replay.TrainingLoopWorkload}: a seeded, deterministic allocation pattern of a
  *       training loop, reused by the demo, the tests and benchmarks.</li>
  *   <li>{@link io.devalloc.examples.PlainApiExample}, {@link io.devalloc.examples.ServiceLoaderExample} and
  *       {@link io.devalloc.examples.GuiceExample}: the builder API, plug-in discovery, and Guice injection, each a

@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.inject.Guice;
 import io.devalloc.api.DeviceAllocator;
-import io.devalloc.api.registry.AllocatorRegistry;
-import io.devalloc.api.registry.DevallocSettings;
-import io.devalloc.api.registry.DeviceAllocators;
+import io.devalloc.api.internal.AllocatorRegistry;
+import io.devalloc.api.DevallocSettings;
+import io.devalloc.api.DeviceAllocators;
 import io.devalloc.bfc.BfcAllocator;
 import io.devalloc.guice.DevallocModule;
 import org.junit.jupiter.api.Test;

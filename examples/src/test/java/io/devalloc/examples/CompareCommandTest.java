@@ -1,5 +1,7 @@
 package io.devalloc.examples;
 
+import io.devalloc.replay.cli.CompareCommand;
+import io.devalloc.replay.cli.TraceReplays;
 import static io.devalloc.examples.LauncherTest.assertNoStackTrace;
 import static io.devalloc.examples.LauncherTest.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -7,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.examples.LauncherTest.Run;
-import io.devalloc.examples.replay.TraceSource;
+import io.devalloc.replay.TraceSource;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,5 +1,6 @@
 package io.devalloc.examples;
 
+import io.devalloc.replay.TrainingLoopWorkload;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

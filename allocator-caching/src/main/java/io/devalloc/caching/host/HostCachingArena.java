@@ -1,12 +1,12 @@
 package io.devalloc.caching.host;
 
-import io.devalloc.api.AllocationRequest;
-import io.devalloc.api.collect.LongLongHashMap;
+import io.devalloc.api.internal.AllocationRequest;
+import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
-import io.devalloc.api.error.Failures;
+import io.devalloc.api.internal.Failures;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;

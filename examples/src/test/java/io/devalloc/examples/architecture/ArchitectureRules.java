@@ -1,5 +1,6 @@
 package io.devalloc.examples.architecture;
 
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -11,6 +12,13 @@ import java.util.List;
 /**
  * The project's dependency rules, written against a root package so that the same rules check the real code
  * ({@code io.devalloc}) and, in {@link ArchitectureRulesCatchViolationsTest}, deliberately broken fixtures.
+ *
+ * <p>The arrows they encode (see {@code docs/architecture.md}): algorithms ({@code bfc}, {@code caching}) and adapters
+ * ({@code sim}, {@code host}, {@code cuda}) see only the API; {@code trace} (trace-io) sees only the API;
+ * {@code replay} sees the API, {@code trace} and the simulator, never an algorithm (it reaches allocator capabilities
+ * through the SPI); the API sees none of them; only the launcher ({@code examples}) sees everything, and its example
+ * programs, which stand for application code, never name the API's internal package. On the module path the
+ * module descriptors enforce the same fence at compile time; these rules hold it for class-path users too.
  */
 final class ArchitectureRules {
 
@@ -18,6 +26,8 @@ final class ArchitectureRules {
     static final List<String> ALGORITHMS = List.of("bfc", "caching");
     /** Device adapters. */
     static final List<String> ADAPTERS = List.of("sim", "host", "cuda");
+    /** The trace tools: formats (trace-io) and the replay engine. */
+    static final List<String> TOOLS = List.of("trace", "replay");
 
     private ArchitectureRules() {
     }
@@ -33,6 +43,9 @@ final class ArchitectureRules {
             rules.add(adapterIsIndependent(root, adapter));
         }
         rules.add(onlyTheCudaAdapterUsesJcuda(root));
+        rules.add(traceIoUsesOnlyTheApi(root));
+        rules.add(replayUsesTheApiTraceIoAndTheSimulatorOnly(root));
+        rules.add(examplesNeverNameTheInternalPackage(root));
         rules.add(noPackageCycles(root));
         return rules;
     }
@@ -54,9 +67,13 @@ final class ArchitectureRules {
         for (String a : ALGORITHMS) {
             forbidden.add(root + "." + a + "..");
         }
+        for (String t : TOOLS) {
+            forbidden.add(root + "." + t + "..");
+        }
         return noClasses().that().resideInAPackage(root + ".api..")
                 .should().dependOnClassesThat().resideInAnyPackage(forbidden.toArray(String[]::new))
-                .because("the API is the hexagon's core: adapters, algorithms and wiring depend on it, never the reverse");
+                .because("the API is the hexagon's core: adapters, algorithms, tools and wiring depend on it, never the"
+                        + " reverse (and it knows no file format)");
     }
 
     static ArchRule onlyWiringUsesGuice(String root) {
@@ -76,6 +93,9 @@ final class ArchitectureRules {
         for (String a : ALGORITHMS) {
             others.add(root + "." + a + "..");
         }
+        for (String t : TOOLS) {
+            others.add(root + "." + t + "..");
+        }
         others.add(root + ".examples..");
         return noClasses().that().resideInAPackage(root + "." + adapter + "..")
                 .should().dependOnClassesThat().resideInAnyPackage(others.toArray(String[]::new))
@@ -89,8 +109,36 @@ final class ArchitectureRules {
                 .because("JCuda stays behind the CUDA adapter's port, so nothing else can break without a driver");
     }
 
+    static ArchRule traceIoUsesOnlyTheApi(String root) {
+        return classes().that().resideInAPackage(root + ".trace..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage(root + ".api..", root + ".trace..", "java..",
+                        "org.slf4j..", "net.razorvine..", "")
+                .because("trace-io reads and writes formats over the API only: any allocator, any device")
+                .allowEmptyShould(true);
+    }
+
+    static ArchRule replayUsesTheApiTraceIoAndTheSimulatorOnly(String root) {
+        return classes().that().resideInAPackage(root + ".replay..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage(root + ".api..", root + ".trace..",
+                        root + ".sim..", root + ".replay..", "java..", "org.slf4j..", "picocli..", "")
+                .because("the replay reaches allocators through the SPI (unwrap to a capability), never through an"
+                        + " algorithm's own classes; the simulator is its one device dependency, for scripted placement")
+                .allowEmptyShould(true);
+    }
+
+    static ArchRule examplesNeverNameTheInternalPackage(String root) {
+        return noClasses().that().resideInAPackage(root + ".examples..").and().haveSimpleNameEndingWith("Example")
+                .should().dependOnClassesThat().resideInAPackage(root + ".api.internal..")
+                .because("the example programs stand for application code, which the module descriptor keeps out of"
+                        + " allocator-api's internal package")
+                .allowEmptyShould(true);
+    }
+
     static ArchRule noPackageCycles(String root) {
+        // allocator-api's packages depend on each other both ways by nature (providers create allocators, the entry
+        // point uses the providers); every other package, and the modules among themselves, form a layered graph.
         return slices().matching(root + ".(**)").should().beFreeOfCycles()
+                .ignoreDependency(resideInAPackage(root + ".api.."), resideInAPackage(root + ".api.."))
                 .because("packages form a layered graph");
     }
 }

@@ -34,7 +34,27 @@ class ArchitectureRulesCatchViolationsTest {
     @Test
     void apiImportingAnAdapterIsCaught() {
         String report = violations(ArchitectureRules.apiImportsNoAdapterNoJcudaNoGuice(ROOT));
+        assertTrue(report.contains("fixtures.devalloc.api.BadApi"), report);
         assertTrue(report.contains("fixtures.devalloc.sim.FakeSimDevice"), report);
+    }
+
+    @Test
+    void traceIoImportingAnAdapterIsCaught() {
+        String report = violations(ArchitectureRules.traceIoUsesOnlyTheApi(ROOT));
+        assertTrue(report.contains("fixtures.devalloc.trace.a.CycleA"), report);
+        assertTrue(report.contains("fixtures.devalloc.sim.FakeSimDevice"), report);
+    }
+
+    @Test
+    void replayReachingIntoAnAlgorithmIsCaught() {
+        String report = violations(ArchitectureRules.replayUsesTheApiTraceIoAndTheSimulatorOnly(ROOT));
+        assertTrue(report.contains("fixtures.devalloc.caching.SomeAllocator"), report);
+    }
+
+    @Test
+    void anExampleNamingTheInternalPackageIsCaught() {
+        String report = violations(ArchitectureRules.examplesNeverNameTheInternalPackage(ROOT));
+        assertTrue(report.contains("fixtures.devalloc.api.internal.Helper"), report);
     }
 
     @Test

@@ -1,0 +1,161 @@
+package io.devalloc.api;
+
+import io.devalloc.api.internal.AllocatorRegistry;
+import io.devalloc.api.internal.DeviceRegistry;
+import io.devalloc.api.config.AllocatorConfig;
+import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.api.spi.AllocatorSetup;
+import io.devalloc.api.spi.DeviceMemoryProvider;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.UnaryOperator;
+
+/**
+ * The plain (no Guice) way in: opens a device and builds an allocator over it, both found with
+ * {@link java.util.ServiceLoader}.
+ * <pre>{@code
+ * try (DeviceAllocator allocator = DeviceAllocators.builder()
+ *         .device("sim:80GiB").allocator("direct").config("memory_limit_mb:1024").build()) {
+ *     long address = allocator.malloc(1 << 20);
+ *     allocator.free(address);
+ * }
+ * }</pre>
+ * The allocator owns the device it opened: closing the allocator closes the device.
+ *
+ * <p>{@link Builder#decorate} wraps the built allocator, for example to record every call for a later replay
+ * ({@code .decorate(RecordingAllocator.to(Path.of("run.csv"), RecordingAllocator.Format.RMM_CSV))} with module
+ * {@code trace-io}); closing the decorated allocator closes the one inside and its device.
+ *
+ * <p>{@link #devices()} and {@link #allocators()} tell what the class path (or module path) offers.
+ */
+public final class DeviceAllocators {
+
+    private DeviceAllocators() {
+    }
+
+    /** A builder with the defaults: device {@code auto}, allocator {@code direct}, empty configuration. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Opens {@code deviceSpec} and builds allocator {@code allocator} with {@code config} over it. */
+    public static DeviceAllocator open(String deviceSpec, String allocator, String config) {
+        return builder().device(deviceSpec).allocator(allocator).config(config).build();
+    }
+
+    /** Builds from {@link DevallocSettings} (e.g. {@link DevallocSettings#fromEnvironment()}). */
+    public static DeviceAllocator open(DevallocSettings settings) {
+        return open(settings.device(), settings.allocator(), settings.config());
+    }
+
+    /**
+     * Every device provider found with {@link java.util.ServiceLoader}, available or not, with the reason, in
+     * priority order (what {@code auto} picks first comes first).
+     */
+    public static List<ProviderStatus> devices() {
+        return DeviceRegistry.load().describe();
+    }
+
+    /** The names of every allocator found with {@link java.util.ServiceLoader}. */
+    public static List<String> allocators() {
+        return AllocatorRegistry.load().names();
+    }
+
+    /** Builds allocators. Not thread-safe; the allocators it builds are. */
+    public static final class Builder {
+        private String device = "auto";
+        private String allocator = DevallocSettings.DEFAULT_ALLOCATOR;
+        private String config = "";
+        private DeviceRegistry devices;
+        private AllocatorRegistry allocators;
+        private final List<UnaryOperator<DeviceAllocator>> decorations = new ArrayList<>();
+
+        private Builder() {
+        }
+
+        /** The device spec: {@code sim:80GiB}, {@code host}, {@code pinned-host}, {@code cuda:0}, {@code auto}. */
+        public Builder device(String spec) {
+            this.device = Objects.requireNonNull(spec, "spec");
+            return this;
+        }
+
+        /** The allocator name: {@code direct}, {@code bfc}, {@code caching}. */
+        public Builder allocator(String name) {
+            this.allocator = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /** The allocator's configuration, {@code key:value,key:value}. */
+        public Builder config(String text) {
+            this.config = Objects.requireNonNull(text, "text");
+            return this;
+        }
+
+        /** Uses these device providers instead of the ones {@link java.util.ServiceLoader} finds. */
+        public Builder deviceProviders(List<? extends DeviceMemoryProvider> providers) {
+            this.devices = DeviceRegistry.of(List.copyOf(providers));
+            return this;
+        }
+
+        /** Uses these allocator providers instead of the ones {@link java.util.ServiceLoader} finds. */
+        public Builder allocatorProviders(List<? extends AllocatorProvider> providers) {
+            this.allocators = AllocatorRegistry.of(List.copyOf(providers));
+            return this;
+        }
+
+        /**
+         * Wraps the built allocator in {@code decoration} (applied in the order given). A decorator owns what it
+         * wraps: closing it closes the allocator inside, and so its device.
+         */
+        public Builder decorate(UnaryOperator<DeviceAllocator> decoration) {
+            decorations.add(Objects.requireNonNull(decoration, "decoration"));
+            return this;
+        }
+
+        /**
+         * Validates the allocator name and configuration, opens the device, builds the allocator and applies the
+         * decorations. Nothing is left open when it fails: a decoration that throws closes what was built.
+         */
+        public DeviceAllocator build() {
+            AllocatorRegistry allocatorRegistry = allocators != null ? allocators : AllocatorRegistry.load();
+            AllocatorProvider provider = allocatorRegistry.get(allocator);
+            // Check the configuration before touching any device, so a typo costs no device open.
+            AllocatorConfig parsed = AllocatorConfig.parse(config, provider.configSchema());
+            DeviceRegistry deviceRegistry = devices != null ? devices : DeviceRegistry.load();
+            DeviceMemory memory = deviceRegistry.open(device);
+            DeviceAllocator built;
+            try {
+                built = provider.create(new AllocatorSetup(memory, parsed, true));
+            } catch (RuntimeException | Error e) {
+                try {
+                    memory.close();
+                } catch (RuntimeException closeFailure) {
+                    e.addSuppressed(closeFailure);
+                }
+                throw e;
+            }
+            for (UnaryOperator<DeviceAllocator> decoration : decorations) {
+                DeviceAllocator decorated;
+                try {
+                    decorated = Objects.requireNonNull(decoration.apply(built), "a decoration returned null");
+                } catch (RuntimeException e) {
+                    throw closing(built, e);
+                }
+                built = decorated;
+            }
+            return built;
+        }
+
+        /** Closes {@code allocator} (and so its device) and returns {@code failure} with any close failure added. */
+        private static RuntimeException closing(DeviceAllocator allocator, RuntimeException failure) {
+            try {
+                allocator.close();
+            } catch (RuntimeException closeFailure) {
+                failure.addSuppressed(closeFailure);
+            }
+            return failure;
+        }
+    }
+}

@@ -1,0 +1,27 @@
+package io.devalloc.api.internal;
+
+/**
+ * Keeps going past failures when releasing many things (every segment at close, say): the first failure is the one
+ * thrown, later ones ride along as suppressed exceptions, so no error is lost and no resource is skipped.
+ * Stateless and thread-safe.
+ */
+public final class Failures {
+
+    private Failures() {
+    }
+
+    /**
+     * Chains {@code next} onto {@code first}.
+     *
+     * @return {@code next} when there was no earlier failure, otherwise {@code first} with {@code next} suppressed
+     */
+    public static RuntimeException chain(RuntimeException first, RuntimeException next) {
+        if (first == null) {
+            return next;
+        }
+        if (next != null && next != first) {
+            first.addSuppressed(next);
+        }
+        return first;
+    }
+}

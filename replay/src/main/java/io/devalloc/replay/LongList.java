@@ -1,0 +1,28 @@
+package io.devalloc.replay;
+
+import java.util.Arrays;
+
+/** A growable list of primitive longs. Not thread-safe. */
+final class LongList {
+
+    private long[] values = new long[16];
+    private int size;
+
+    void add(long value) {
+        if (size == values.length) {
+            values = Arrays.copyOf(values, size * 2);
+        }
+        values[size++] = value;
+    }
+
+    long get(int index) {
+        if (index >= size) {
+            throw new IndexOutOfBoundsException(index);
+        }
+        return values[index];
+    }
+
+    int size() {
+        return size;
+    }
+}

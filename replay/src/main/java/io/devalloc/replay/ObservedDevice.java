@@ -1,0 +1,247 @@
+package io.devalloc.replay;
+
+import io.devalloc.api.internal.LongLongHashMap;
+import io.devalloc.api.device.DeviceDescriptor;
+import io.devalloc.api.device.DeviceEvent;
+import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.device.DeviceStream;
+import io.devalloc.api.device.MemoryInfo;
+import io.devalloc.api.device.VirtualMemory;
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A {@link DeviceMemory} decorator that counts what an allocator takes from the device and gives back: successful
+ * mallocs and virtual-memory maps ("grows"), frees and unmaps ("shrinks"), with their sizes, reported to a
+ * {@link Listener} as primitive arguments (no boxing, no record per call). Everything else is passed through.
+ *
+ * <p>Counting starts with {@link #startObserving()}, so that a warm start's restored segments are not counted as
+ * the replay's device mallocs; sizes of live mallocs are tracked from the start, so that freeing a restored segment
+ * reports its size. Thread-safe, as the port requires: the bookkeeping is guarded by this object's lock.
+ */
+final class ObservedDevice implements DeviceMemory {
+
+    /** What the decorator reports; called on the allocator's thread, inside the allocator's call. */
+    interface Listener {
+        /** A successful device malloc ({@code map} false) or virtual-memory map ({@code map} true) of {@code bytes}. */
+        void grew(long bytes, boolean map);
+
+        /** A device free or unmap of {@code bytes}. */
+        void shrank(long bytes, boolean unmap);
+    }
+
+    private static final long MISSING = -1;
+
+    private final DeviceMemory delegate;
+    private final Listener listener;
+    private final LongLongHashMap live = new LongLongHashMap(256);
+    private final Optional<VirtualMemory> virtualMemory;
+    private boolean observing;
+    private long mallocs;
+    private long frees;
+    private long maps;
+    private long unmaps;
+
+    ObservedDevice(DeviceMemory delegate, Listener listener) {
+        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        this.listener = Objects.requireNonNull(listener, "listener");
+        this.virtualMemory = delegate.virtualMemory().map(ObservedVirtualMemory::new);
+    }
+
+    /** The device being observed. */
+    DeviceMemory delegate() {
+        return delegate;
+    }
+
+    /** Counts and reports from now on. */
+    synchronized void startObserving() {
+        observing = true;
+    }
+
+    /**
+     * Successful mallocs plus maps since {@link #startObserving()}. Read without the lock, for the replay's hot loop:
+     * exact on the thread that makes the allocator's calls (the replaying thread), which is the only one that asks.
+     */
+    long grows() {
+        return mallocs + maps;
+    }
+
+    /** Frees plus unmaps since {@link #startObserving()}; read without the lock, as {@link #grows()}. */
+    long shrinks() {
+        return frees + unmaps;
+    }
+
+    synchronized long mallocs() {
+        return mallocs;
+    }
+
+    synchronized long frees() {
+        return frees;
+    }
+
+    synchronized long maps() {
+        return maps;
+    }
+
+    synchronized long unmaps() {
+        return unmaps;
+    }
+
+    @Override
+    public DeviceDescriptor descriptor() {
+        return delegate.descriptor();
+    }
+
+    @Override
+    public long alignment() {
+        return delegate.alignment();
+    }
+
+    @Override
+    public long malloc(long bytes) {
+        long address = delegate.malloc(bytes);
+        if (address != NULL) {
+            synchronized (this) {
+                live.put(address, bytes, MISSING);
+                if (observing) {
+                    mallocs++;
+                    listener.grew(bytes, false);
+                }
+            }
+        }
+        return address;
+    }
+
+    @Override
+    public void free(long address) {
+        delegate.free(address);
+        synchronized (this) {
+            long bytes = live.remove(address, MISSING);
+            if (observing) {
+                frees++;
+                listener.shrank(Math.max(0, bytes), false);
+            }
+        }
+    }
+
+    @Override
+    public MemoryInfo memoryInfo() {
+        return delegate.memoryInfo();
+    }
+
+    @Override
+    public DeviceStream createStream() {
+        return delegate.createStream();
+    }
+
+    @Override
+    public void destroyStream(DeviceStream stream) {
+        delegate.destroyStream(stream);
+    }
+
+    @Override
+    public DeviceEvent createEvent() {
+        return delegate.createEvent();
+    }
+
+    @Override
+    public void recordEvent(DeviceEvent event, DeviceStream stream) {
+        delegate.recordEvent(event, stream);
+    }
+
+    @Override
+    public boolean isEventComplete(DeviceEvent event) {
+        return delegate.isEventComplete(event);
+    }
+
+    @Override
+    public void synchronizeEvent(DeviceEvent event) {
+        delegate.synchronizeEvent(event);
+    }
+
+    @Override
+    public void destroyEvent(DeviceEvent event) {
+        delegate.destroyEvent(event);
+    }
+
+    @Override
+    public void synchronize() {
+        delegate.synchronize();
+    }
+
+    @Override
+    public Optional<VirtualMemory> virtualMemory() {
+        return virtualMemory;
+    }
+
+    @Override
+    public Optional<MemorySegment> hostView(long address, long bytes) {
+        return delegate.hostView(address, bytes);
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+
+    @Override
+    public String toString() {
+        return "observed " + delegate;
+    }
+
+    /** Counts maps and unmaps; reservations cost no memory and are passed through uncounted. */
+    private final class ObservedVirtualMemory implements VirtualMemory {
+        private final VirtualMemory vm;
+
+        ObservedVirtualMemory(VirtualMemory vm) {
+            this.vm = vm;
+        }
+
+        @Override
+        public long granularity() {
+            return vm.granularity();
+        }
+
+        @Override
+        public long reserve(long bytes) {
+            return vm.reserve(bytes);
+        }
+
+        @Override
+        public void release(long base) {
+            vm.release(base);
+        }
+
+        /** Forwards the pieces as asked (the two-argument {@code map} arrives here as one-granule pieces). */
+        @Override
+        public boolean map(long address, long bytes, long pieceBytes) {
+            boolean mapped = vm.map(address, bytes, pieceBytes);
+            if (mapped) {
+                synchronized (ObservedDevice.this) {
+                    if (observing) {
+                        maps++;
+                        listener.grew(bytes, true);
+                    }
+                }
+            }
+            return mapped;
+        }
+
+        @Override
+        public void unmap(long address, long bytes) {
+            vm.unmap(address, bytes);
+            synchronized (ObservedDevice.this) {
+                if (observing) {
+                    unmaps++;
+                    listener.shrank(bytes, true);
+                }
+            }
+        }
+
+        @Override
+        public long mappedBytes() {
+            return vm.mappedBytes();
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package io.devalloc.replay;
+
+import io.devalloc.trace.text.JsonWriter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Replay outcomes as JSON, the form {@code devalloc replay --json} prints (one object) and {@code devalloc compare
+ * --json} prints (an array of them). Keys, in this order:
+ *
+ * <p>{@code trace}, {@code format}, {@code allocator}, {@code device}, {@code device_name}, {@code conf},
+ * {@code warm_start} ({@code none}, {@code restored}, {@code malloc}), {@code events}, {@code allocs}, {@code frees},
+ * {@code unknown_frees}, {@code device_mallocs}, {@code device_frees}, {@code peak_reserved_bytes},
+ * {@code peak_allocated_bytes}, {@code peak_requested_bytes}, {@code end_reserved_bytes}, {@code ooms},
+ * {@code alloc_retries}, {@code fragmentation} (1 − allocated / reserved at the reserved peak),
+ * {@code requested_fragmentation} (1 − requested / reserved there), {@code events_per_second},
+ * {@code empty_cache_calls}, {@code streams}, {@code timeline_points}, then for PyTorch traces {@code ground_truth}:
+ * {@code device_mallocs}, {@code device_frees}, {@code peak_reserved_bytes}, {@code match} and
+ * {@code first_difference} (null on a match); and last {@code notes}, a list of sentences.
+ */
+public final class ReplayJson {
+
+    private ReplayJson() {
+    }
+
+    /** One outcome as an ordered map of JSON values. */
+    public static Map<String, Object> toMap(ReplayOutcome outcome) {
+        ReplayResult r = outcome.result();
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("trace", r.trace());
+        m.put("format", outcome.format().name().toLowerCase(Locale.ROOT));
+        m.put("allocator", r.allocator());
+        m.put("device", r.device());
+        m.put("device_name", outcome.deviceName());
+        m.put("conf", r.conf());
+        m.put("warm_start", outcome.warmStart().name().toLowerCase(Locale.ROOT));
+        m.put("events", r.events());
+        m.put("allocs", r.allocs());
+        m.put("frees", r.frees());
+        m.put("unknown_frees", outcome.unknownFrees());
+        m.put("device_mallocs", r.deviceMallocs());
+        m.put("device_frees", r.deviceFrees());
+        m.put("peak_reserved_bytes", r.peakReservedBytes());
+        m.put("peak_allocated_bytes", r.peakAllocatedBytes());
+        m.put("peak_requested_bytes", r.peakRequestedBytes());
+        m.put("end_reserved_bytes", r.endReservedBytes());
+        m.put("ooms", r.ooms());
+        m.put("alloc_retries", r.allocRetries());
+        m.put("fragmentation", r.fragmentation());
+        m.put("requested_fragmentation", r.requestedFragmentation());
+        m.put("events_per_second", Math.rint(r.eventsPerSecond()));
+        m.put("empty_cache_calls", outcome.emptyCacheCalls());
+        m.put("streams", (long) outcome.streams());
+        m.put("timeline_points", (long) r.timeline().size());
+        ReplayResult.GroundTruth g = r.groundTruth();
+        if (g != null) {
+            Map<String, Object> gt = new LinkedHashMap<>();
+            gt.put("device_mallocs", g.deviceMallocs());
+            gt.put("device_frees", g.deviceFrees());
+            gt.put("peak_reserved_bytes", g.peakReservedBytes());
+            gt.put("match", g.match());
+            gt.put("first_difference", g.firstDifference());
+            m.put("ground_truth", gt);
+        }
+        m.put("notes", outcome.notes());
+        return m;
+    }
+
+    /** One outcome as one line of JSON (or indented, when {@code pretty}). */
+    public static String toJson(ReplayOutcome outcome, boolean pretty) {
+        return JsonWriter.toString(toMap(outcome), pretty);
+    }
+
+    /** Outcomes as a JSON array. */
+    public static String toJson(List<ReplayOutcome> outcomes, boolean pretty) {
+        List<Object> list = new ArrayList<>(outcomes.size());
+        for (ReplayOutcome o : outcomes) {
+            list.add(toMap(o));
+        }
+        return JsonWriter.toString(list, pretty);
+    }
+}

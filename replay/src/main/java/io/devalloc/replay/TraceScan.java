@@ -1,0 +1,442 @@
+package io.devalloc.replay;
+
+import io.devalloc.api.internal.LongLongHashMap;
+import io.devalloc.trace.TraceEvent;
+import io.devalloc.trace.TraceFormat;
+import io.devalloc.trace.TraceReader;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.TreeMap;
+
+/**
+ * What a trace says beyond its allocations, in memory that grows with the trace's warm state and its segment rows,
+ * never with its length: with {@code --warm}, the first, streaming pass over the trace ({@link #of}), which must
+ * know before the replay starts; otherwise fed by the one replaying pass ({@link #streaming}) with every event that
+ * is not an alloc or a free.
+ *
+ * <ul>
+ *   <li>the number of events (in the first pass: for the progress bar, the timeline's sampling and the snapshot
+ *       rule);</li>
+ *   <li>the ground truth of a PyTorch trace: its {@code segment_*} rows counted, the reserved bytes they imply
+ *       (starting from the sum of the presegments), and the sizes of its segment allocations and maps, in order;</li>
+ *   <li>with a warm start: the {@code presegment} and {@code prealloc} rows, and the one look-ahead of the block-size
+ *       inference (rule 3 in the package documentation): for each live block of a large segment, the address of the
+ *       trace's first {@code alloc} in the space after it while it is still live;</li>
+ *   <li>with a warm start, for restoring presegments as mapped ranges of expandable segments
+ *       ({@link ExpandableLayout}): the {@code segment_map} rows, each with the size asked for by the {@code alloc}
+ *       it was made for (the next {@code alloc} row: PyTorch maps inside {@code malloc}, before it records the
+ *       allocation), and for each presegment without a live block the size asked for by the first {@code alloc}
+ *       inside it before any {@code segment_unmap} or {@code segment_free} touched it (which tells its pool).</li>
+ * </ul>
+ */
+final class TraceScan {
+
+    /** A presegment or prealloc row. */
+    record Pre(long address, long size, long stream, long line) {
+        long end() {
+            return address + size;
+        }
+    }
+
+    /**
+     * A {@code segment_map} row, with the size asked for by the allocation it was made for ({@code requested}), or
+     * -1 when no {@code alloc} row followed it before an {@code oom} row or the trace's end.
+     */
+    record MapRow(long address, long size, long stream, long requested) {
+        long end() {
+            return address + size;
+        }
+    }
+
+    final String trace;
+    final boolean collectWarm;
+    TraceFormat format;
+    long events;
+
+    // Ground truth.
+    long segmentAllocs;
+    long segmentMaps;
+    long segmentFrees;
+    long segmentUnmaps;
+    long presegmentBytes;
+    private long delta;
+    private long maxDelta;
+    /**
+     * The sizes of the segment_alloc and segment_map rows, in order, as the comparison with the replay's device
+     * mallocs keeps them (the trace's side of it; the replay adds its own).
+     */
+    final SegmentComparison segments = new SegmentComparison();
+
+    // Warm state.
+    long presegments;
+    long preallocs;
+    final List<Pre> presegmentRows = new ArrayList<>();
+    final List<Pre> preallocRows = new ArrayList<>();
+    private boolean recordedEventsStarted;
+    private long firstRecordedLine;
+
+    // Rule 3's look-ahead: candidate free ranges after live blocks, sorted by start, disjoint.
+    private long[] gapStart = new long[0];
+    private long[] gapEnd = new long[0];
+    private long[] gapFirstAlloc = new long[0];
+    private boolean[] gapOpen = new boolean[0];
+    /** Block address → index of its candidate range. */
+    private final LongLongHashMap gapOfBlock = new LongLongHashMap();
+    private int openGaps;
+
+    // The segment_map rows and what the first allocs inside the presegments asked for (expandable restores).
+    final List<MapRow> mapRows = new ArrayList<>();
+    /** Maps waiting for the alloc they were made for. */
+    private final List<TraceEvent> pendingMaps = new ArrayList<>();
+    private long[] presegmentStart = new long[0];
+    private long[] presegmentEnd = new long[0];
+    private long[] presegmentFirstAlloc = new long[0];
+    /** Presegments whose first alloc is still to be seen, and that no unmap or free has touched. */
+    private boolean[] presegmentOpen = new boolean[0];
+    private int openPresegments;
+
+    private TraceScan(String trace, boolean collectWarm) {
+        this.trace = trace;
+        this.collectWarm = collectWarm;
+    }
+
+    /**
+     * A scan fed by the replay itself ({@link #accept}), for a replay in one pass: no warm state is collected, and
+     * alloc and free events are not passed to it (so {@link #events} is not the trace's count).
+     */
+    static TraceScan streaming(String trace, TraceFormat format) {
+        TraceScan scan = new TraceScan(trace, false);
+        scan.format = format;
+        return scan;
+    }
+
+    /** Reads {@code source} once from start to end. */
+    static TraceScan of(String trace, TraceSource source) throws IOException {
+        TraceScan scan = new TraceScan(trace, true);
+        try (TraceReader reader = source.open()) {
+            scan.format = reader.format();
+            for (TraceEvent e = reader.next(); e != null; e = reader.next()) {
+                scan.accept(e);
+            }
+        }
+        scan.endOfRows();
+        return scan;
+    }
+
+    /** Whether the trace is a PyTorch snapshot, whose segment rows are the ground truth. */
+    boolean isPyTorch() {
+        return format == TraceFormat.PYTORCH_CSV || format == TraceFormat.PYTORCH_PICKLE;
+    }
+
+    /**
+     * Whether the trace carries ground truth: a PyTorch trace with segment rows or a warm start. A PyTorch CSV that
+     * a recorder wrote has neither (a decorator cannot see device mallocs), so there is nothing to compare with.
+     */
+    boolean hasGroundTruth() {
+        return isPyTorch() && (presegments > 0 || groundTruthMallocs() > 0 || groundTruthFrees() > 0);
+    }
+
+    /** Whether the trace starts from a warm allocator (it has presegment or prealloc rows). */
+    boolean startsWarm() {
+        return presegments > 0 || preallocs > 0;
+    }
+
+    long groundTruthMallocs() {
+        return segmentAllocs + segmentMaps;
+    }
+
+    long groundTruthFrees() {
+        return segmentFrees + segmentUnmaps;
+    }
+
+    /** The trace's peak reserved bytes: the presegments, plus segment allocs and maps, minus frees and unmaps. */
+    long groundTruthPeakReserved() {
+        return presegmentBytes + maxDelta;
+    }
+
+    /** Takes the trace's next event. */
+    void accept(TraceEvent e) {
+        events++;
+        switch (e.kind()) {
+            case PRESEGMENT -> {
+                presegments++;
+                presegmentBytes += e.size();
+                if (collectWarm) {
+                    requireBeforeRecordedEvents(e, "presegment");
+                    presegmentRows.add(new Pre(e.key(), e.size(), e.stream(), e.line()));
+                }
+            }
+            case PREALLOC -> {
+                preallocs++;
+                if (collectWarm) {
+                    requireBeforeRecordedEvents(e, "prealloc");
+                    preallocRows.add(new Pre(e.key(), e.size(), e.stream(), e.line()));
+                }
+            }
+            case SEGMENT_ALLOC, SEGMENT_MAP -> {
+                if (e.kind() == TraceEvent.Kind.SEGMENT_ALLOC) {
+                    segmentAllocs++;
+                } else {
+                    segmentMaps++;
+                    if (collectWarm) {
+                        pendingMaps.add(e);
+                    }
+                }
+                segments.trace(e.size());
+                delta += e.size();
+                maxDelta = Math.max(maxDelta, delta);
+                recorded(e);
+            }
+            case SEGMENT_FREE, SEGMENT_UNMAP -> {
+                if (e.kind() == TraceEvent.Kind.SEGMENT_FREE) {
+                    segmentFrees++;
+                } else {
+                    segmentUnmaps++;
+                }
+                delta -= e.size();
+                recorded(e);
+                if (openPresegments > 0) {
+                    closePresegments(e.key(), e.size());
+                }
+            }
+            case ALLOC -> {
+                recorded(e);
+                if (openGaps > 0) {
+                    allocInGap(e.key());
+                }
+                if (!pendingMaps.isEmpty()) {
+                    flushMaps(e.size());
+                }
+                if (openPresegments > 0) {
+                    allocInPresegment(e.key(), e.size());
+                }
+            }
+            case FREE -> {
+                recorded(e);
+                if (openGaps > 0) {
+                    long g = gapOfBlock.get(e.key(), -1);
+                    if (g >= 0 && gapOpen[(int) g]) {
+                        gapOpen[(int) g] = false;
+                        openGaps--;
+                    }
+                }
+            }
+            case OOM -> {
+                recorded(e);
+                // A map followed by an oom was made for a request that failed: its size is not known here.
+                flushMaps(-1);
+            }
+        }
+    }
+
+    private void requireBeforeRecordedEvents(TraceEvent e, String what) {
+        if (recordedEventsStarted) {
+            throw new IllegalArgumentException(trace + ":" + e.line() + ": a " + what + " row after the recorded events"
+                    + " (which start at line " + firstRecordedLine + "); a warm start needs the presegment and"
+                    + " prealloc rows first");
+        }
+    }
+
+    private void recorded(TraceEvent e) {
+        if (!recordedEventsStarted) {
+            recordedEventsStarted = true;
+            firstRecordedLine = e.line();
+            if (collectWarm) {
+                openGaps();
+                openPresegments();
+            }
+        }
+    }
+
+    private void endOfRows() {
+        if (!recordedEventsStarted && collectWarm) {
+            openGaps();
+        }
+        flushMaps(-1);
+    }
+
+    private void flushMaps(long requested) {
+        for (TraceEvent m : pendingMaps) {
+            mapRows.add(new MapRow(m.key(), m.size(), m.stream(), requested));
+        }
+        pendingMaps.clear();
+    }
+
+    // ---------------------------------------------------------------------------------------------- warm state
+
+    /**
+     * The presegments by address, each with its prealloc rows sorted by address.
+     *
+     * @throws IllegalArgumentException if a prealloc row lies in no presegment
+     */
+    TreeMap<Long, List<Pre>> blocksBySegment() {
+        TreeMap<Long, Pre> segments = new TreeMap<>();
+        for (Pre s : presegmentRows) {
+            segments.put(s.address(), s);
+        }
+        TreeMap<Long, List<Pre>> blocks = new TreeMap<>();
+        for (Pre s : presegmentRows) {
+            blocks.put(s.address(), new ArrayList<>());
+        }
+        for (Pre b : preallocRows) {
+            var e = segments.floorEntry(b.address());
+            if (e == null || b.address() >= e.getValue().end()) {
+                throw new IllegalArgumentException(trace + ":" + b.line() + ": prealloc block at 0x"
+                        + Long.toHexString(b.address()) + " lies in no presegment");
+            }
+            blocks.get(e.getKey()).add(b);
+        }
+        for (List<Pre> list : blocks.values()) {
+            list.sort((x, y) -> Long.compare(x.address(), y.address()));
+        }
+        return blocks;
+    }
+
+    /** The segment a presegment row describes, by address. */
+    Pre presegmentAt(long address) {
+        for (Pre s : presegmentRows) {
+            if (s.address() == address) {
+                return s;
+            }
+        }
+        throw new IllegalArgumentException("no presegment at 0x" + Long.toHexString(address));
+    }
+
+    /**
+     * The address of the trace's first alloc in the space after the live block at {@code blockAddress}, made while
+     * that block was still live, or -1 if there was none (or the block is not in a large segment).
+     */
+    long firstAllocAfter(long blockAddress) {
+        long g = gapOfBlock.get(blockAddress, -1);
+        return g < 0 ? -1 : gapFirstAlloc[(int) g];
+    }
+
+    /**
+     * The size asked for by the first {@code alloc} inside the presegment at {@code address} before any
+     * {@code segment_unmap} or {@code segment_free} touched it, or -1 if there was none or the presegment holds a
+     * live block ({@code prealloc} row).
+     */
+    long firstAllocIn(long address) {
+        int i = Arrays.binarySearch(presegmentStart, address);
+        return i < 0 ? -1 : presegmentFirstAlloc[i];
+    }
+
+    /**
+     * Starts watching the presegments that hold no live block for their first alloc (a live block tells the pool
+     * already). Presegments do not overlap in a trace PyTorch wrote; where they do, an alloc counts for the one that
+     * starts last below it.
+     */
+    private void openPresegments() {
+        if (presegmentRows.isEmpty()) {
+            return;
+        }
+        List<Pre> sorted = new ArrayList<>(presegmentRows);
+        sorted.sort((x, y) -> Long.compare(x.address(), y.address()));
+        int n = sorted.size();
+        presegmentStart = new long[n];
+        presegmentEnd = new long[n];
+        presegmentFirstAlloc = new long[n];
+        presegmentOpen = new boolean[n];
+        Arrays.fill(presegmentFirstAlloc, -1);
+        Arrays.fill(presegmentOpen, true);
+        for (int i = 0; i < n; i++) {
+            presegmentStart[i] = sorted.get(i).address();
+            presegmentEnd[i] = sorted.get(i).end();
+        }
+        openPresegments = n;
+        for (Pre b : preallocRows) {
+            int i = Arrays.binarySearch(presegmentStart, b.address());
+            if (i < 0) {
+                i = -i - 2;
+            }
+            if (b.size() > 0 && i >= 0 && b.address() < presegmentEnd[i] && presegmentOpen[i]) {
+                presegmentOpen[i] = false;
+                openPresegments--;
+            }
+        }
+    }
+
+    private void allocInPresegment(long address, long size) {
+        int i = Arrays.binarySearch(presegmentStart, address);
+        if (i < 0) {
+            i = -i - 2;
+        }
+        if (i >= 0 && address < presegmentEnd[i] && presegmentOpen[i]) {
+            presegmentFirstAlloc[i] = size;
+            presegmentOpen[i] = false;
+            openPresegments--;
+        }
+    }
+
+    /**
+     * An unmap or a segment free of {@code [address, address + size)}: the presegments it touches may be given back
+     * (and their address space reused by another pool), so later allocs there say nothing about them.
+     */
+    private void closePresegments(long address, long size) {
+        for (int i = 0; i < presegmentStart.length; i++) {
+            if (presegmentOpen[i] && presegmentStart[i] < address + size && address < presegmentEnd[i]) {
+                presegmentOpen[i] = false;
+                openPresegments--;
+            }
+        }
+    }
+
+    /**
+     * Opens the look-ahead's candidate ranges: after each live block of a large segment (not 2 MiB), from the end of
+     * its request to the next live block or the segment's end. The block's real end lies inside (its rounded size
+     * is at least the request), and no alloc can land between the request's end and the block's end while it is live,
+     * so the first alloc in the range is the first one in the free space after the block.
+     */
+    private void openGaps() {
+        if (presegmentRows.isEmpty() || preallocRows.isEmpty()) {
+            return;
+        }
+        TreeMap<Long, List<Pre>> bySegment = blocksBySegment();
+        List<long[]> ranges = new ArrayList<>();
+        for (var e : bySegment.entrySet()) {
+            Pre seg = presegmentAt(e.getKey());
+            if (seg.size() == WarmStart.PYTORCH_SMALL_SEGMENT) {
+                continue;
+            }
+            List<Pre> blocks = e.getValue();
+            for (int i = 0; i < blocks.size(); i++) {
+                Pre b = blocks.get(i);
+                long boundary = i + 1 < blocks.size() ? blocks.get(i + 1).address() : seg.end();
+                if (b.end() < boundary) {
+                    ranges.add(new long[] {b.end(), boundary, b.address()});
+                }
+            }
+        }
+        ranges.sort((x, y) -> Long.compare(x[0], y[0]));
+        int n = ranges.size();
+        gapStart = new long[n];
+        gapEnd = new long[n];
+        gapFirstAlloc = new long[n];
+        gapOpen = new boolean[n];
+        Arrays.fill(gapFirstAlloc, -1);
+        for (int i = 0; i < n; i++) {
+            long[] r = ranges.get(i);
+            gapStart[i] = r[0];
+            gapEnd[i] = r[1];
+            gapOpen[i] = true;
+            if (r[2] != 0) {
+                gapOfBlock.put(r[2], i, -1);
+            }
+        }
+        openGaps = n;
+    }
+
+    private void allocInGap(long address) {
+        int i = Arrays.binarySearch(gapStart, address);
+        if (i < 0) {
+            i = -i - 2;
+        }
+        if (i >= 0 && address < gapEnd[i] && gapOpen[i]) {
+            gapFirstAlloc[i] = address;
+            gapOpen[i] = false;
+            openGaps--;
+        }
+    }
+}

@@ -1,0 +1,377 @@
+package io.devalloc.replay.cli;
+
+import static io.devalloc.replay.cli.TraceReplays.bytes;
+import static io.devalloc.replay.cli.TraceReplays.count;
+import static io.devalloc.replay.cli.TraceReplays.percent;
+
+import io.devalloc.replay.ReplayJson;
+import io.devalloc.replay.ReplayOptions;
+import io.devalloc.replay.ReplayOutcome;
+import io.devalloc.replay.ReplayResult;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.function.Function;
+import java.util.function.IntFunction;
+import java.util.function.ToDoubleFunction;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code devalloc compare TRACE...}: replays each trace through several allocators and configurations ("runs") on
+ * the same device and prints one table per trace with the runs side by side, the best figure of each row marked
+ * {@value #BEST}; with several traces, a last table over all of them. {@code --json} prints an array of the
+ * replays' JSON objects instead ({@link ReplayJson}), trace by trace, run by run; {@code --html FILE} also writes
+ * the HTML report ({@link io.devalloc.replay.report.HtmlReport}).
+ */
+@Command(name = "compare",
+        mixinStandardHelpOptions = true,
+        header = "Replay traces through several allocators and configurations and compare them side by side.",
+        description = {"Replay each trace through several allocators and configurations on the same device and print "
+                + "their figures side by side, the best of each row marked with " + CompareCommand.BEST + ". "
+                + "Default runs: direct, bfc, caching, and caching with expandable_segments:True."},
+        footer = {"", "Examples:",
+                "  devalloc compare memory.csv",
+                "  devalloc compare a.csv b.csv --run caching --run caching:max_split_size_mb:128",
+                "  devalloc compare memory.csv --run bfc:allow_growth:true --run caching --json",
+                "  devalloc compare memory.csv --html report.html"})
+public final class CompareCommand implements Callable<Integer> {
+
+    /** Marks the best figure of a row. */
+    public static final String BEST = "*";
+
+    /** The runs when none is given. */
+    static final List<String> DEFAULT_RUNS = List.of("direct", "bfc", "caching", "caching:expandable_segments:True");
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0..*", arity = "1..*", paramLabel = "TRACE", description = "The trace files.")
+    List<Path> traces;
+
+    @Option(names = "--run", paramLabel = "NAME[:CONF]",
+            description = "An allocator and its configuration (after the first colon, passed unchanged), e.g. "
+                    + "caching:expandable_segments:True. Repeat for each run. Default: direct, bfc, caching, "
+                    + "caching:expandable_segments:True.")
+    List<String> runs;
+
+    @Option(names = "--device", paramLabel = "SPEC", defaultValue = ReplayOptions.DEFAULT_DEVICE,
+            description = "Device spec for every run. Default: ${DEFAULT-VALUE}.")
+    String device;
+
+    @Option(names = "--warm", description = "PyTorch traces: restore the recorded starting state (see 'replay').")
+    boolean warm;
+
+    @Option(names = "--empty-cache-at-segment-free",
+            description = "Release cached memory where the trace shows a run of segment_free or segment_unmap rows.")
+    boolean emptyCacheAtSegmentFree;
+
+    @Option(names = "--json", description = "Print a JSON array of the replays instead of the tables.")
+    boolean json;
+
+    @Option(names = "--html", paramLabel = "FILE",
+            description = "Also write a self-contained HTML report: memory over time, the comparison table, the "
+                    + "segment maps at the peak.")
+    Path html;
+
+    /** One run: an allocator and its configuration. */
+    record Run(String allocator, String conf) {
+
+        /** Parses {@code NAME[:CONF]}: the configuration is everything after the first colon. */
+        static Run parse(String text) {
+            String s = text.strip();
+            int colon = s.indexOf(':');
+            String name = (colon < 0 ? s : s.substring(0, colon)).strip();
+            String conf = colon < 0 ? "" : s.substring(colon + 1).strip();
+            if (name.isEmpty()) {
+                throw new IllegalArgumentException("--run '" + text + "' names no allocator; expected NAME[:CONF],"
+                        + " e.g. caching or caching:expandable_segments:True");
+            }
+            return new Run(name, conf);
+        }
+
+        String label() {
+            return ReplayOutcome.label(allocator, conf);
+        }
+    }
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        List<Run> parsed = new ArrayList<>();
+        for (String r : runs == null || runs.isEmpty() ? DEFAULT_RUNS : runs) {
+            parsed.add(Run.parse(r));
+        }
+        List<List<ReplayOutcome>> byTrace = new ArrayList<>();
+        for (Path trace : traces) {
+            List<ReplayOutcome> outcomes = new ArrayList<>();
+            for (Run run : parsed) {
+                ReplayOptions options = new ReplayOptions(run.allocator(), device, run.conf(), warm,
+                        emptyCacheAtSegmentFree);
+                outcomes.add(TraceReplays.replay(trace, options, spec.commandLine().getErr(),
+                        trace + " (" + run.label() + ")"));
+            }
+            byTrace.add(outcomes);
+        }
+        List<ReplayOutcome> all = new ArrayList<>();
+        byTrace.forEach(all::addAll);
+        if (html != null) {
+            List<String> names = new ArrayList<>();
+            for (Path trace : traces) {
+                names.add(trace.toString());
+            }
+            TraceReplays.writeReport(html, "devalloc compare " + String.join(" ", names), all);
+        }
+        if (json) {
+            out.println(ReplayJson.toJson(all, false));
+            return ExitCodes.OK;
+        }
+        for (List<ReplayOutcome> outcomes : byTrace) {
+            printTrace(out, outcomes);
+            out.println();
+        }
+        if (byTrace.size() > 1) {
+            printAll(out, parsed, byTrace);
+            out.println();
+        }
+        out.println("Lower is better except events per second; " + BEST + " marks the best of each row (ties share"
+                + " it). 'devalloc replay TRACE --allocator NAME' shows one run in detail.");
+        if (html != null) {
+            out.println("HTML report: " + html);
+        }
+        return ExitCodes.OK;
+    }
+
+    /** Which way a row improves. */
+    private enum Better { LOWER, HIGHER, NONE }
+
+    /** A row of the comparison: how to show each run's figure, and how to rank it. */
+    private record Row(String name, Better better, Function<ReplayOutcome, String> text,
+                       ToDoubleFunction<ReplayOutcome> value) {
+    }
+
+    private static final List<Row> ROWS = List.of(
+            new Row("peak reserved", Better.LOWER, o -> bytes(o.result().peakReservedBytes()),
+                    o -> o.result().peakReservedBytes()),
+            new Row("peak allocated", Better.LOWER, o -> bytes(o.result().peakAllocatedBytes()),
+                    o -> o.result().peakAllocatedBytes()),
+            new Row("peak requested", Better.NONE, o -> bytes(o.result().peakRequestedBytes()),
+                    o -> o.result().peakRequestedBytes()),
+            new Row("end reserved", Better.LOWER, o -> bytes(o.result().endReservedBytes()),
+                    o -> o.result().endReservedBytes()),
+            new Row("fragmentation at peak", Better.LOWER, o -> percent(o.result().fragmentation()),
+                    o -> Math.round(o.result().fragmentation() * 1000)),
+            new Row("device mallocs", Better.LOWER, o -> count(o.result().deviceMallocs()),
+                    o -> o.result().deviceMallocs()),
+            new Row("device frees", Better.LOWER, o -> count(o.result().deviceFrees()),
+                    o -> o.result().deviceFrees()),
+            new Row("out-of-memory errors", Better.LOWER, o -> count(o.result().ooms()), o -> o.result().ooms()),
+            new Row("allocation retries", Better.LOWER, o -> count(o.result().allocRetries()),
+                    o -> o.result().allocRetries()),
+            new Row("events per second", Better.HIGHER, o -> count(Math.round(o.result().eventsPerSecond())),
+                    o -> o.result().eventsPerSecond()));
+
+    private static void printTrace(PrintWriter out, List<ReplayOutcome> outcomes) {
+        ReplayOutcome first = outcomes.getFirst();
+        ReplayResult r0 = first.result();
+        out.println(r0.trace() + " (" + TraceReplays.formatName(first.format()) + ", " + count(r0.events())
+                + " events) on " + r0.device());
+        out.println();
+        List<String> labels = new ArrayList<>();
+        for (ReplayOutcome o : outcomes) {
+            labels.add(o.label());
+        }
+        TextTable table = table(labels);
+        for (Row row : ROWS) {
+            table.row(cells(row.name(), row.better(), outcomes, row.text(), row.value()));
+        }
+        boolean groundTruth = r0.groundTruth() != null;
+        if (groundTruth) {
+            List<Object> cells = new ArrayList<>();
+            cells.add("same as PyTorch");
+            for (ReplayOutcome o : outcomes) {
+                cells.add(TraceReplays.groundTruthWord(o.result()));
+                cells.add("");
+            }
+            table.row(cells.toArray());
+        }
+        table.print(out, "  ");
+        if (groundTruth) {
+            ReplayResult.GroundTruth g = r0.groundTruth();
+            out.println();
+            out.println("  PyTorch (the trace's segment rows): " + count(g.deviceMallocs()) + " device mallocs, "
+                    + count(g.deviceFrees()) + " device frees, peak reserved " + bytes(g.peakReservedBytes()));
+            for (ReplayOutcome o : outcomes) {
+                ReplayResult.GroundTruth og = o.result().groundTruth();
+                if (og != null && !og.match()) {
+                    out.println("  " + o.label() + ": " + og.firstDifference());
+                }
+            }
+        }
+        // A note every run has is printed once.
+        List<String> shared = new ArrayList<>(first.notes());
+        for (ReplayOutcome o : outcomes) {
+            shared.retainAll(o.notes());
+        }
+        for (String note : shared) {
+            out.println("  note: " + note);
+        }
+        for (ReplayOutcome o : outcomes) {
+            for (String note : o.notes()) {
+                if (!shared.contains(note)) {
+                    out.println("  note (" + o.label() + "): " + note);
+                }
+            }
+        }
+    }
+
+    /** One table over all traces: sums, except fragmentation (the mean) and speed (over all events). */
+    private static void printAll(PrintWriter out, List<Run> runs, List<List<ReplayOutcome>> byTrace) {
+        out.println("All " + byTrace.size() + " traces");
+        out.println();
+        List<String> labels = new ArrayList<>();
+        for (Run run : runs) {
+            labels.add(run.label());
+        }
+        int n = runs.size();
+        long[] peak = new long[n];
+        long[] mallocs = new long[n];
+        long[] frees = new long[n];
+        long[] ooms = new long[n];
+        double[] fragmentation = new double[n];
+        double[] seconds = new double[n];
+        long[] events = new long[n];
+        int[] matches = new int[n];
+        int withGroundTruth = 0;
+        for (List<ReplayOutcome> outcomes : byTrace) {
+            if (outcomes.getFirst().result().groundTruth() != null) {
+                withGroundTruth++;
+            }
+            for (int i = 0; i < n; i++) {
+                ReplayResult r = outcomes.get(i).result();
+                peak[i] += r.peakReservedBytes();
+                mallocs[i] += r.deviceMallocs();
+                frees[i] += r.deviceFrees();
+                ooms[i] += r.ooms();
+                fragmentation[i] += r.fragmentation() / byTrace.size();
+                events[i] += r.events();
+                seconds[i] += r.eventsPerSecond() > 0 ? r.events() / r.eventsPerSecond() : 0;
+                if (r.groundTruth() != null && r.groundTruth().match()) {
+                    matches[i]++;
+                }
+            }
+        }
+        TextTable table = table(labels);
+        table.row(marked("sum of peak reserved", Better.LOWER, peak, i -> bytes(peak[i])));
+        table.row(marked("mean fragmentation at peak", Better.LOWER,
+                roundedPermille(fragmentation), i -> percent(fragmentation[i])));
+        table.row(marked("device mallocs", Better.LOWER, mallocs, i -> count(mallocs[i])));
+        table.row(marked("device frees", Better.LOWER, frees, i -> count(frees[i])));
+        table.row(marked("out-of-memory errors", Better.LOWER, ooms, i -> count(ooms[i])));
+        long[] speed = new long[n];
+        for (int i = 0; i < n; i++) {
+            speed[i] = seconds[i] > 0 ? Math.round(events[i] / seconds[i]) : 0;
+        }
+        table.row(marked("events per second", Better.HIGHER, speed, i -> count(speed[i])));
+        if (withGroundTruth > 0) {
+            final int total = withGroundTruth;
+            table.row(marked("same as PyTorch", Better.HIGHER, toLongs(matches), i -> matches[i] + "/" + total));
+        }
+        table.print(out, "  ");
+    }
+
+    /**
+     * A table with a name column, then for each run a right-aligned figure column headed by the run's label and a
+     * narrow column for the {@value #BEST} mark, so that figures line up whether or not they are marked.
+     */
+    private static TextTable table(List<String> labels) {
+        String[] headers = new String[1 + 2 * labels.size()];
+        headers[0] = "";
+        for (int i = 0; i < labels.size(); i++) {
+            headers[1 + 2 * i] = labels.get(i);
+            headers[2 + 2 * i] = "";
+        }
+        TextTable table = TextTable.withHeaders(headers);
+        for (int i = 0; i < labels.size(); i++) {
+            table.align(1 + 2 * i, TextTable.Align.RIGHT);
+        }
+        return table;
+    }
+
+    private static Object[] cells(String name, Better better, List<ReplayOutcome> outcomes,
+                                  Function<ReplayOutcome, String> text, ToDoubleFunction<ReplayOutcome> value) {
+        double[] values = new double[outcomes.size()];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = value.applyAsDouble(outcomes.get(i));
+        }
+        boolean[] best = best(better, values);
+        Object[] cells = new Object[1 + 2 * values.length];
+        cells[0] = name;
+        for (int i = 0; i < values.length; i++) {
+            cells[1 + 2 * i] = text.apply(outcomes.get(i));
+            cells[2 + 2 * i] = best[i] ? BEST : "";
+        }
+        return cells;
+    }
+
+    private static Object[] marked(String name, Better better, long[] values,
+                                   IntFunction<String> text) {
+        double[] v = new double[values.length];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = values[i];
+        }
+        boolean[] best = best(better, v);
+        Object[] cells = new Object[1 + 2 * values.length];
+        cells[0] = name;
+        for (int i = 0; i < values.length; i++) {
+            cells[1 + 2 * i] = text.apply(i);
+            cells[2 + 2 * i] = best[i] ? BEST : "";
+        }
+        return cells;
+    }
+
+    /**
+     * Which values are the best: the lowest (or highest), ties included; none when every value is the same (nothing
+     * to choose) or when the row has no better direction.
+     */
+    private static boolean[] best(Better better, double[] values) {
+        boolean[] best = new boolean[values.length];
+        if (better == Better.NONE || values.length < 2) {
+            return best;
+        }
+        double target = values[0];
+        boolean allSame = true;
+        for (double v : values) {
+            allSame &= v == values[0];
+            target = better == Better.LOWER ? Math.min(target, v) : Math.max(target, v);
+        }
+        if (allSame) {
+            return best;
+        }
+        for (int i = 0; i < values.length; i++) {
+            best[i] = values[i] == target;
+        }
+        return best;
+    }
+
+    private static long[] roundedPermille(double[] fractions) {
+        long[] out = new long[fractions.length];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = Math.round(fractions[i] * 1000);
+        }
+        return out;
+    }
+
+    private static long[] toLongs(int[] values) {
+        long[] out = new long[values.length];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = values[i];
+        }
+        return out;
+    }
+}

@@ -1,0 +1,162 @@
+package io.devalloc.replay.cli;
+
+import static io.devalloc.replay.cli.TraceReplays.bytesExact;
+import static io.devalloc.replay.cli.TraceReplays.count;
+import static io.devalloc.replay.cli.TraceReplays.percent;
+
+import io.devalloc.replay.ReplayJson;
+import io.devalloc.replay.ReplayOptions;
+import io.devalloc.replay.ReplayOutcome;
+import io.devalloc.replay.ReplayResult;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code devalloc replay TRACE}: replays one allocation trace through one allocator and configuration on one device
+ * and prints the figures, with PyTorch's own where the trace has them (see {@link io.devalloc.examples.replay} for the
+ * rules). {@code --json} prints one JSON object instead ({@link ReplayJson}); {@code --html FILE} also writes the
+ * HTML report ({@link io.devalloc.replay.report.HtmlReport}).
+ */
+@Command(name = "replay",
+        mixinStandardHelpOptions = true,
+        header = "Replay an allocation trace through an allocator and print its figures.",
+        description = {"Replay an allocation trace (PyTorch snapshot pickle or CSV, RMM replay log, valgrind or "
+                + "Android memory_replay malloc trace; the format is detected from the content) through an allocator "
+                + "on a device, and print what the allocator did: allocations, device mallocs and frees, peak "
+                + "reserved, allocated and requested bytes, fragmentation at the peak, out-of-memory errors, speed. "
+                + "For PyTorch traces, also what PyTorch's allocator did (the trace's segment rows): MATCH or the "
+                + "first difference."},
+        footer = {"", "Examples:",
+                "  devalloc replay memory.csv",
+                "  devalloc replay memory.csv --allocator caching --conf expandable_segments:True",
+                "  devalloc replay snapshot.pickle --warm --json",
+                "  devalloc replay memory.csv --html report.html",
+                "  devalloc replay trace.valgrind --allocator bfc --conf allow_growth:true --device sim:16GiB"})
+public final class ReplayCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "TRACE", description = "The trace file.")
+    Path trace;
+
+    @Option(names = "--allocator", paramLabel = "NAME", defaultValue = ReplayOptions.DEFAULT_ALLOCATOR,
+            description = "Allocator: direct, bfc, caching, caching-host or any plug-in ('devalloc devices' lists "
+                    + "them). Default: ${DEFAULT-VALUE}.")
+    String allocator;
+
+    @Option(names = "--device", paramLabel = "SPEC", defaultValue = ReplayOptions.DEFAULT_DEVICE,
+            description = "Device spec: sim:SIZE, host, cuda:N, ... Default: ${DEFAULT-VALUE}.")
+    String device;
+
+    @Option(names = {"--conf", "--config"}, paramLabel = "K:V,...", defaultValue = "",
+            description = "The allocator's configuration, passed to it unchanged, e.g. "
+                    + "expandable_segments:True or allow_growth:true. Default: none.")
+    String conf;
+
+    @Option(names = "--warm",
+            description = "PyTorch traces: restore the allocator's state from when recording began (the trace's "
+                    + "presegment and prealloc rows) before replaying.")
+    boolean warm;
+
+    @Option(names = "--empty-cache-at-segment-free",
+            description = "Release cached memory where the trace shows a run of segment_free or segment_unmap rows "
+                    + "(where the program called torch.cuda.empty_cache()).")
+    boolean emptyCacheAtSegmentFree;
+
+    @Option(names = "--json", description = "Print one JSON object instead of the table.")
+    boolean json;
+
+    @Option(names = "--html", paramLabel = "FILE",
+            description = "Also write a self-contained HTML report (memory over time, segment map at the peak).")
+    Path html;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        ReplayOptions options = new ReplayOptions(allocator, device, conf, warm, emptyCacheAtSegmentFree);
+        ReplayOutcome outcome = TraceReplays.replay(trace, options, spec.commandLine().getErr(), trace.toString());
+        if (html != null) {
+            TraceReplays.writeReport(html, "devalloc replay " + trace + " (" + outcome.label() + " on " + device + ")",
+                    List.of(outcome));
+        }
+        if (json) {
+            out.println(ReplayJson.toJson(outcome, false));
+        } else {
+            print(out, outcome);
+            if (html != null) {
+                out.println();
+                out.println("HTML report: " + html);
+            }
+        }
+        return ExitCodes.OK;
+    }
+
+    static void print(PrintWriter out, ReplayOutcome outcome) {
+        ReplayResult r = outcome.result();
+        out.println("Replay of " + r.trace() + " (" + TraceReplays.formatName(outcome.format()) + ", "
+                + count(r.events()) + " events)");
+        out.println();
+        TextTable table = TextTable.withoutHeaders(2);
+        table.row("allocator", r.allocator());
+        table.row("config", r.conf().isBlank() ? "(defaults)" : r.conf());
+        table.row("device", r.device() + ": " + outcome.deviceName());
+        table.row("warm start", switch (outcome.warmStart()) {
+            case NONE -> "no";
+            case RESTORED -> "restored " + outcome.restoredSegments() + " segments, " + outcome.restoredBlocks()
+                    + " blocks";
+            case MALLOC -> outcome.restoredBlocks() + " blocks allocated with malloc";
+        });
+        table.row("events", count(r.events()));
+        table.row("allocations", count(r.allocs()));
+        table.row("frees", count(r.frees()));
+        table.row("unknown frees (skipped)", count(outcome.unknownFrees()));
+        table.row("out-of-memory errors", count(r.ooms()));
+        table.row("allocation retries", count(r.allocRetries()));
+        table.row("device mallocs / frees", count(r.deviceMallocs()) + " / " + count(r.deviceFrees()));
+        table.row("peak reserved", bytesExact(r.peakReservedBytes()));
+        table.row("peak allocated", bytesExact(r.peakAllocatedBytes()));
+        table.row("peak requested", bytesExact(r.peakRequestedBytes()));
+        table.row("end reserved", bytesExact(r.endReservedBytes()));
+        table.row("fragmentation at peak", percent(r.fragmentation()) + " (1 - allocated/reserved), "
+                + percent(r.requestedFragmentation()) + " (1 - requested/reserved)");
+        if (outcome.emptyCacheCalls() > 0) {
+            table.row("empty-cache calls", count(outcome.emptyCacheCalls()));
+        }
+        table.row("events per second", count(Math.round(r.eventsPerSecond())));
+        table.print(out, "  ");
+
+        ReplayResult.GroundTruth g = r.groundTruth();
+        if (g != null) {
+            out.println();
+            out.println("Compared with the trace's own segment rows (what PyTorch's allocator did): "
+                    + (g.match() ? "MATCH" : "DIFFERENT"));
+            out.println();
+            TextTable gt = TextTable.withHeaders("", "THIS REPLAY", "THE TRACE")
+                    .align(1, TextTable.Align.RIGHT)
+                    .align(2, TextTable.Align.RIGHT);
+            gt.row("device mallocs", count(r.deviceMallocs()), count(g.deviceMallocs()));
+            gt.row("device frees", count(r.deviceFrees()), count(g.deviceFrees()));
+            gt.row("peak reserved", count(r.peakReservedBytes()) + " B", count(g.peakReservedBytes()) + " B");
+            gt.print(out, "  ");
+            if (!g.match()) {
+                out.println();
+                out.println("  first difference: " + g.firstDifference());
+            }
+        }
+        if (!outcome.notes().isEmpty()) {
+            out.println();
+            out.println("Notes:");
+            for (String note : outcome.notes()) {
+                out.println("  - " + note);
+            }
+        }
+    }
+}

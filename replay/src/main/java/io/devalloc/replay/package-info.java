@@ -1,0 +1,138 @@
+/**
+ * Trace replay: real allocation traces through any allocator and configuration, on any device, with the figures
+ * that tell allocators apart and, for PyTorch traces, a comparison with what PyTorch's allocator did. The launcher's
+ * {@code devalloc replay} and {@code devalloc compare} run it.
+ *
+ * <ul>
+ *   <li>{@link io.devalloc.replay.Replayer}: one replay per call, configured by
+ *       {@link io.devalloc.replay.ReplayOptions}; returns a
+ *       {@link io.devalloc.replay.ReplayOutcome} holding the
+ *       {@link io.devalloc.replay.ReplayResult}.</li>
+ *   <li>{@link io.devalloc.replay.TraceSource}: a trace that can be read more than once;
+ *       {@link io.devalloc.replay.TraceSources#of(java.nio.file.Path)} for a file.</li>
+ *   <li>{@link io.devalloc.replay.ReplayJson}: the JSON form;
+ *       {@link io.devalloc.replay.ProgressBar}: the terminal's progress bar.</li>
+ * </ul>
+ *
+ * <h2>One pass, or two with {@code --warm}</h2>
+ * A replay streams the trace, so memory does not grow with its length. By default it reads the trace once and
+ * collects the ground truth of a PyTorch trace (its {@code segment_*} rows: counts, the reserved bytes they imply,
+ * and the segment sizes in order) as it replays. With {@code --warm} the state to restore must be known before the
+ * first event, so a first pass collects the {@code presegment}/{@code prealloc} rows, the one look-ahead of the
+ * block-size inference (rule 3 below), the ground truth and the event count; the second pass replays. Events per
+ * second are measured over the replaying pass.
+ *
+ * <p>The replaying pass is read ahead ({@code ReadAhead}): a thread of its own reads and parses the trace and hands
+ * the events over in batches of primitive arrays, so that parsing runs on one core while the allocator runs on
+ * another; the events and any reading error arrive in the file's order. Both results are the same whichever way
+ * the trace was read, except the timeline's sampling and the moment of the peak snapshot (so the blocks it
+ * shows), which depend on whether the event count is known in advance (below).
+ *
+ * <h2>Replay rules</h2>
+ * <ul>
+ *   <li>{@code ALLOC}: {@code malloc(size, stream)}; the trace's key (the recorded address, or the allocation's
+ *       index) is mapped to our address in a primitive map ({@code LongLongHashMap}). An out-of-memory error is
+ *       counted and the replay goes on; a later free of that key is skipped (counted apart). An allocation of a key
+ *       that is still live means the trace lost a free: the older allocation is freed after the new one is made
+ *       (counted as a reallocation).</li>
+ *   <li>{@code FREE} (PyTorch's {@code free_completed}): {@code free} of the mapped address. A free of a key that is
+ *       not live is counted and skipped, not fatal.</li>
+ *   <li>{@code PREALLOC}: allocates like {@code ALLOC}, except after a warm start that restored it.
+ *       {@code PRESEGMENT}: used only by the warm start.</li>
+ *   <li>{@code SEGMENT_ALLOC}, {@code SEGMENT_MAP}, {@code SEGMENT_FREE}, {@code SEGMENT_UNMAP}, {@code OOM}: what the
+ *       recorded allocator did, never replayed (segment rows are the ground truth; the trace's OOMs are counted in
+ *       a note beside the replay's own); with {@code --empty-cache-at-segment-free} the first
+ *       {@code SEGMENT_FREE} or {@code SEGMENT_UNMAP} of each run of consecutive ones calls
+ *       {@code releaseCachedMemory()} (where the program called {@code torch.cuda.empty_cache()}, which frees
+ *       whole segments and, with expandable segments, unmaps their free pages).</li>
+ *   <li>Streams: trace stream 0 is the device's default stream; any other value gets a stream created on the device
+ *       the first time it appears. Threads are ignored (the replay is single-threaded).</li>
+ *   <li>Device: opened from the spec through {@link io.devalloc.api.internal.DeviceRegistry} ({@code sim:80GiB} by
+ *       default) and wrapped in a decorator that counts device mallocs and maps, frees and unmaps, with their sizes,
+ *       without boxing. The configuration string goes to the allocator's provider unchanged (so {@code caching} with an
+ *       empty one reads {@code PYTORCH_CUDA_ALLOC_CONF}, as PyTorch does).</li>
+ * </ul>
+ *
+ * <h2>Warm start ({@code --warm}, PyTorch traces)</h2>
+ * A snapshot taken after the allocator was already in use starts with {@code presegment} rows (the segments of that
+ * moment) and {@code prealloc} rows (its live blocks). With a caching allocator
+ * ({@link io.devalloc.caching.CachingAllocator}) they are restored exactly as the caching module's trace tests do:
+ * <ol>
+ *   <li>On a simulated device ({@code sim:SIZE}) the replay opens its own {@link io.devalloc.sim.SimulatedDevice} of
+ *       the same capacity, with the address space [2 MiB, 2^47) (the recorded addresses, about 2^35, lie inside, and
+ *       new segments come top-down from 2^47, above every restored one) and {@code scriptedAddresses} = the
+ *       presegment addresses in row order. Each presegment row becomes {@code restoreSegment(size, stream)}, which
+ *       lands at its recorded address. On other devices segments land elsewhere; each block keeps its offset within
+ *       its segment.</li>
+ *   <li>Each prealloc row becomes {@code restoreAllocation(address, blockSize, requested, stream)}, in row order.
+ *       The block size is inferred, with <em>room</em> = the distance to the next prealloc block of the same segment,
+ *       or to the segment's end: (1) small pool (2 MiB segments), or a remainder PyTorch's {@code should_split} would
+ *       split off: the rounded size; (2) large pool, room &minus; rounded &le; 1 MiB: the whole room (PyTorch would
+ *       not have split it, and no free large block is that small); (3) large pool, more room: if the trace's first
+ *       {@code alloc} inside the space after the block, while it is still live, lands t bytes past the rounded end
+ *       with 0 &lt; t &le; 1 MiB, the block is rounded + t (its unsplit tail); otherwise the rounded size. Rule 3 is
+ *       the look-ahead the first pass answers.</li>
+ * </ol>
+ * <b>With expandable segments</b> ({@code --conf expandable_segments:True}) the presegments of a trace recorded with
+ * them are the mapped ranges of expandable segments at the window's start (as PyTorch's snapshot shows them, one
+ * segment per contiguous mapped range), and they are restored as such ({@link
+ * io.devalloc.replay.ExpandableLayout} has the rules and their limits): the ranges are grouped into one
+ * expandable segment per (stream, pool) (more only where ranges touch, are not whole pages apart or would not fit
+ * one reserve), each segment's base is its lowest range or the lowest traced map below it that it can hold (a map
+ * into a hole left by unmaps before the window starts at the base), the simulated device is scripted with the
+ * segments' bases instead of the presegment addresses (its scripted addresses apply to reservations too), each
+ * segment reserves at most the distance to the next one, its ranges are mapped at their recorded offsets
+ * ({@code restoreExpandableSegment}, {@code restoreExpandableRange}: one map each, merged free, not counted as the
+ * replay's) and the live blocks are restored inside them with PyTorch's {@code should_split} for expandable segments
+ * (every remainder of 512 B or more is split off, so a block is its rounded size and rules 2 and 3 do not apply).
+ * The pool of a range is that of its live blocks (rounded size &le; 1 MiB: small), else of the first alloc inside
+ * it, else small unless it is a multiple of {@code large_segment_size}. A trace whose rows show it was recorded
+ * without expandable segments ({@code segment_alloc}/{@code segment_free} rows, or a presegment that is not whole
+ * pages of its pool) is restored as ordinary segments, and the notes say why; so is any trace replayed without
+ * expandable segments (the notes say so when it maps). A segment whose recorded base cannot be placed on the
+ * simulated device is reserved where the device puts it, its ranges at their offsets, with a note.
+ *
+ * <p>With any other allocator, {@code --warm} allocates the prealloc blocks with {@code malloc} (as a cold replay
+ * does) and says so in the notes; presegments cannot be restored.
+ *
+ * <h2>Figures</h2>
+ * <ul>
+ *   <li>{@code allocs}: successful allocations; {@code frees}: frees replayed; {@code ooms}: allocations that failed
+ *       with out of memory; {@code alloc_retries}: the allocator's own count.</li>
+ *   <li>Device mallocs and frees: what the decorator saw during the replaying pass (a warm start's restored segments
+ *       are not counted), mallocs and virtual-memory maps together, frees and unmaps together.</li>
+ *   <li>Peaks: peak allocated and peak requested are the allocator's own peak figures (which it updates at every
+ *       call, warm start included). Peak reserved is the higher of the allocator's peak and the reserved bytes read
+ *       from its stats after every event in which the device gave it memory (reserved bytes can only grow then).</li>
+ *   <li>Fragmentation at the reserved peak: 1 &minus; allocated / reserved and 1 &minus; requested / reserved, with
+ *       the highest allocated and requested bytes read while the reserved bytes stood at their peak (stats are read
+ *       after every event in which the device gave memory, every
+ *       {@value io.devalloc.replay.Replayer#OBSERVE_INTERVAL} events for the first 32,768, then every 1/1024
+ *       of the events so far (a power of two), at the start and at the end: the same events in one pass and in
+ *       two). A caching
+ *       allocator's peak is first reached right after a segment malloc, when the new segment is nearly empty; its
+ *       fragmentation is what remains unused once the segments have filled.</li>
+ *   <li>Timeline: allocated and reserved bytes sampled at event 0 (after a warm start), then every
+ *       ceil(events / 1998) events when the count is known (two passes); in one pass, every event until the points
+ *       fill up, then every other point is dropped and the stride doubled, as often as needed; and at the end: at
+ *       most {@value io.devalloc.replay.Replayer#MAX_TIMELINE_POINTS} points, evenly spaced.</li>
+ *   <li>Peak snapshot ({@code allocator.snapshot()}): taken when the state is at the reserved peak and the last
+ *       snapshot is below it, but at most once per 1% of the trace's events (in one pass, once per
+ *       {@value io.devalloc.replay.Replayer#SNAPSHOT_SAMPLES} timeline strides: about 1% of the events
+ *       replayed so far), and no sooner after the previous
+ *       snapshot than 9 times as long as that one took (so that snapshots, which cost time proportional to the
+ *       allocator's blocks, take at most about a tenth of the replay): a peak reached too soon after the previous
+ *       snapshot is taken at the first later event where both have passed, provided the
+ *       allocator has given no memory back in between (so the segments are still the peak's; the blocks are those
+ *       of that later moment), or whenever the reserved bytes climb back to the peak; and at the end if the state is
+ *       still at an untaken peak. If the allocator gave memory back before a peak could be taken and never reached
+ *       it again, the snapshot is the highest earlier one taken; its own stats say its reserved bytes. A replay that
+ *       never reserved anything gets the end state.</li>
+ *   <li>Ground truth (PyTorch traces): the trace's device mallocs ({@code segment_alloc} + {@code segment_map}),
+ *       device frees ({@code segment_free} + {@code segment_unmap}), peak reserved (start = sum of the presegments,
+ *       + alloc/map, &minus; free/unmap), and the sequence of its segment sizes against our device mallocs' sizes:
+ *       {@code match}, or the first difference, e.g. {@code device malloc #17: 20971520 B here, 2097152 B in the
+ *       trace}, else the frees, else the peak.</li>
+ * </ul>
+ */
+package io.devalloc.replay;

@@ -1,0 +1,195 @@
+package io.devalloc.replay.report;
+
+import static io.devalloc.replay.report.Markup.esc;
+
+import io.devalloc.replay.ReplayResult;
+import io.devalloc.replay.ReplayResult.GroundTruth;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.function.ToDoubleFunction;
+import java.util.function.ToLongFunction;
+
+/**
+ * The comparison table: one row per result, grouped by trace (a header row names each trace). In every figure
+ * column the best value among the rows of the same trace is marked (class {@code best}): the lowest for bytes,
+ * device calls, out-of-memory errors and fragmentation, the highest for events per second. Nothing is marked in
+ * a column where all rows of a trace agree, since no set-up is better there.
+ */
+final class ComparisonTable {
+
+    /** Which way a column improves. */
+    enum Better { LOWER, HIGHER, NONE }
+
+    /**
+     * One column.
+     *
+     * @param header  the header text
+     * @param numeric whether cells are right-aligned figures
+     * @param better  which way is better, for the best mark
+     * @param value   the figure compared for the best mark (NaN for none)
+     * @param cell    the cell's HTML content, already escaped
+     */
+    record Column(String header, boolean numeric, Better better, ToDoubleFunction<Row> value,
+                  Function<Row, String> cell) {
+
+        /** The CSS class of the column's cells: {@code num} for figures, else the header's first word. */
+        String cssClass() {
+            return numeric ? "num" : header.split(" ")[0];
+        }
+    }
+
+    /** A result and its series. */
+    record Row(ReplayResult result, Series series) {
+    }
+
+    static final List<Column> COLUMNS = List.of(
+            new Column("allocator", false, Better.NONE, r -> Double.NaN,
+                    r -> "<span class=\"setup\">" + r.series().swatchHtml() + esc(r.result().allocator())
+                            + "</span><br/><span class=\"dim\">" + esc(r.result().device()) + "</span>"),
+            new Column("conf", false, Better.NONE, r -> Double.NaN,
+                    r -> r.result().conf().isEmpty() ? "<span class=\"dim\">default</span>"
+                            : "<code>" + esc(r.result().conf()).replace(",", ",<wbr/>") + "</code>"),
+            count("device mallocs", Better.LOWER, ReplayResult::deviceMallocs),
+            count("device frees", Better.LOWER, ReplayResult::deviceFrees),
+            bytes("peak reserved", ReplayResult::peakReservedBytes),
+            bytes("peak allocated", ReplayResult::peakAllocatedBytes),
+            bytes("peak requested", ReplayResult::peakRequestedBytes),
+            bytes("end reserved", ReplayResult::endReservedBytes),
+            new Column("OOMs", true, Better.LOWER, r -> r.result().ooms(),
+                    r -> "<span title=\"" + Markup.grouped(r.result().allocRetries()) + " allocation retries\">"
+                            + Markup.grouped(r.result().ooms()) + "</span>"),
+            new Column("fragmentation", true, Better.LOWER, r -> finite(r.result().fragmentation()),
+                    ComparisonTable::fragmentationCell),
+            new Column("events/s", true, Better.HIGHER, r -> finite(r.result().eventsPerSecond()),
+                    r -> Double.isFinite(r.result().eventsPerSecond())
+                            ? "<span title=\"" + Markup.grouped(r.result().events()) + " events\">"
+                            + Markup.rate(r.result().eventsPerSecond()) + "</span>"
+                            : "<span class=\"dim\">—</span>"),
+            new Column("ground truth", false, Better.NONE, r -> Double.NaN,
+                    r -> groundTruthCell(r.result().groundTruth())));
+
+    private ComparisonTable() {
+    }
+
+    private static Column count(String header, Better better, ToLongFunction<ReplayResult> value) {
+        return new Column(header, true, better, r -> value.applyAsLong(r.result()),
+                r -> Markup.grouped(value.applyAsLong(r.result())));
+    }
+
+    private static Column bytes(String header, ToLongFunction<ReplayResult> value) {
+        return new Column(header, true, Better.LOWER, r -> value.applyAsLong(r.result()),
+                r -> "<span title=\"" + Markup.grouped(value.applyAsLong(r.result())) + " B\">"
+                        + Markup.bytes(value.applyAsLong(r.result())) + "</span>");
+    }
+
+    private static double finite(double v) {
+        return Double.isFinite(v) ? v : Double.NaN;
+    }
+
+    private static String fragmentationCell(Row r) {
+        double f = r.result().fragmentation();
+        double rf = r.result().requestedFragmentation();
+        if (!Double.isFinite(f)) {
+            return "<span class=\"dim\">—</span>";
+        }
+        String requested = Double.isFinite(rf) ? Markup.percent(rf) : "—";
+        return "<span title=\"at the reserved peak: 1 − allocated/reserved = " + Markup.percent(f)
+                + ", 1 − requested/reserved = " + requested + "\">" + Markup.percent(f)
+                + "</span><br/><span class=\"dim\">req " + requested + "</span>";
+    }
+
+    private static String groundTruthCell(GroundTruth gt) {
+        if (gt == null) {
+            return "<span class=\"dim\">—</span>";
+        }
+        String figures = "the trace: " + Markup.grouped(gt.deviceMallocs()) + " mallocs · "
+                + Markup.grouped(gt.deviceFrees()) + " frees · " + Markup.bytes(gt.peakReservedBytes());
+        String exact = "the trace's own allocator: " + Markup.grouped(gt.deviceMallocs()) + " device mallocs, "
+                + Markup.grouped(gt.deviceFrees()) + " device frees, peak reserved "
+                + Markup.bytesExact(gt.peakReservedBytes());
+        String verdict = gt.match() ? "<span class=\"gt-match\">MATCH</span>"
+                : "<span class=\"gt-diff\">" + esc(gt.firstDifference() == null ? "differs" : gt.firstDifference())
+                + "</span>";
+        return "<span title=\"" + esc(exact) + "\">" + verdict + "<br/><span class=\"dim\">" + esc(figures)
+                + "</span></span>";
+    }
+
+    /** The table as HTML. */
+    static String render(List<ReplayResult> results, List<Series> series) {
+        Map<String, List<Row>> byTrace = new LinkedHashMap<>();
+        for (int i = 0; i < results.size(); i++) {
+            ReplayResult r = results.get(i);
+            byTrace.computeIfAbsent(r.trace(), t -> new ArrayList<>()).add(new Row(r, series.get(i)));
+        }
+        StringBuilder out = new StringBuilder(8_192);
+        out.append("<table class=\"compare\">\n<thead><tr>");
+        for (Column c : COLUMNS) {
+            out.append("<th").append(c.numeric() ? " class=\"num\"" : "").append('>').append(esc(c.header()))
+                    .append(c.better() == Better.LOWER ? " <span class=\"dir\" title=\"lower is better\">↓</span>"
+                            : c.better() == Better.HIGHER ? " <span class=\"dir\" title=\"higher is better\">↑</span>" : "")
+                    .append("</th>");
+        }
+        out.append("</tr></thead>\n");
+        for (Map.Entry<String, List<Row>> group : byTrace.entrySet()) {
+            List<Row> rows = group.getValue();
+            long events = 0;
+            for (Row r : rows) {
+                events = Math.max(events, r.result().events());
+            }
+            out.append("<tbody>\n<tr class=\"trace-row\"><th colspan=\"").append(COLUMNS.size()).append("\">")
+                    .append(esc(group.getKey())).append(" <span class=\"dim\">").append(Markup.grouped(events))
+                    .append(" events</span></th></tr>\n");
+            boolean[][] best = bestMarks(rows);
+            for (int i = 0; i < rows.size(); i++) {
+                out.append("<tr class=\"result\">");
+                for (int c = 0; c < COLUMNS.size(); c++) {
+                    Column column = COLUMNS.get(c);
+                    String cls = (column.numeric() ? "num" : column.cssClass()) + (best[i][c] ? " best" : "");
+                    out.append("<td").append(cls.isEmpty() ? "" : " class=\"" + cls.strip() + "\"").append('>')
+                            .append(column.cell().apply(rows.get(i))).append("</td>");
+                }
+                out.append("</tr>\n");
+            }
+            out.append("</tbody>\n");
+        }
+        out.append("</table>\n");
+        return out.toString();
+    }
+
+    /** For each row and column, whether the cell holds the best figure of its column within these rows. */
+    static boolean[][] bestMarks(List<Row> rows) {
+        boolean[][] marks = new boolean[rows.size()][COLUMNS.size()];
+        for (int c = 0; c < COLUMNS.size(); c++) {
+            Column column = COLUMNS.get(c);
+            if (column.better() == Better.NONE || rows.size() < 2) {
+                continue;
+            }
+            double best = Double.NaN;
+            double worst = Double.NaN;
+            for (Row r : rows) {
+                double v = column.value().applyAsDouble(r);
+                if (Double.isNaN(v)) {
+                    continue;
+                }
+                boolean better = column.better() == Better.LOWER ? v < best : v > best;
+                if (Double.isNaN(best) || better) {
+                    best = v;
+                }
+                boolean worse = column.better() == Better.LOWER ? v > worst : v < worst;
+                if (Double.isNaN(worst) || worse) {
+                    worst = v;
+                }
+            }
+            if (Double.isNaN(best) || best == worst) {
+                continue;
+            }
+            for (int i = 0; i < rows.size(); i++) {
+                marks[i][c] = column.value().applyAsDouble(rows.get(i)) == best;
+            }
+        }
+        return marks;
+    }
+}

@@ -1,0 +1,510 @@
+package io.devalloc.replay.report;
+
+import static io.devalloc.api.units.ByteSize.GiB;
+import static io.devalloc.api.units.ByteSize.KiB;
+import static io.devalloc.replay.report.SyntheticResults.OPT;
+import static io.devalloc.replay.report.SyntheticResults.WARM;
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.api.snapshot.BlockSnapshot;
+import io.devalloc.api.snapshot.BlockState;
+import io.devalloc.api.snapshot.MemorySnapshot;
+import io.devalloc.api.snapshot.SegmentSnapshot;
+import io.devalloc.replay.ReplayResult;
+import io.devalloc.replay.ReplayResult.GroundTruth;
+import io.devalloc.replay.ReplayResult.Timeline;
+import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+import javax.xml.parsers.DocumentBuilderFactory;
+import javax.xml.xpath.XPath;
+import javax.xml.xpath.XPathConstants;
+import javax.xml.xpath.XPathExpressionException;
+import javax.xml.xpath.XPathFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.w3c.dom.Document;
+import org.w3c.dom.Element;
+import org.w3c.dom.NamedNodeMap;
+import org.w3c.dom.Node;
+import org.w3c.dom.NodeList;
+import org.xml.sax.InputSource;
+
+/**
+ * The report's structure, read back with an XML parser (the page is well-formed XML as well as HTML): the table,
+ * the best marks, the legends, the chart and the segment maps; that it needs nothing from the network; that
+ * hostile names stay text; that it is the same for the same input; and that maps of tens of thousands of blocks
+ * stay small.
+ */
+class HtmlReportTest {
+
+    private static final String TITLE = "devalloc compare " + OPT + " " + WARM;
+
+    // ---- parsing helpers ----
+
+    static Document parse(String html) {
+        try {
+            DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
+            factory.setNamespaceAware(false);
+            factory.setExpandEntityReferences(false);
+            factory.setFeature("http://apache.org/xml/features/nonvalidating/load-external-dtd", false);
+            return factory.newDocumentBuilder().parse(new InputSource(new StringReader(html)));
+        } catch (Exception e) {
+            throw new AssertionError("the report is not well-formed: " + e.getMessage(), e);
+        }
+    }
+
+    static List<Element> all(Node context, String xpath) {
+        try {
+            XPath x = XPathFactory.newInstance().newXPath();
+            NodeList nodes = (NodeList) x.evaluate(xpath, context, XPathConstants.NODESET);
+            List<Element> out = new ArrayList<>();
+            for (int i = 0; i < nodes.getLength(); i++) {
+                out.add((Element) nodes.item(i));
+            }
+            return out;
+        } catch (XPathExpressionException e) {
+            throw new AssertionError(xpath, e);
+        }
+    }
+
+    /** The text of a node as a reader sees it: a line break counts as a space, runs of white space as one. */
+    static String text(Node node) {
+        StringBuilder out = new StringBuilder();
+        appendText(node, out);
+        return out.toString().replaceAll("\\s+", " ").strip();
+    }
+
+    private static void appendText(Node node, StringBuilder out) {
+        if (node.getNodeType() == Node.TEXT_NODE || node.getNodeType() == Node.CDATA_SECTION_NODE) {
+            out.append(node.getNodeValue());
+        } else if (node.getNodeType() == Node.ELEMENT_NODE && ((Element) node).getTagName().equals("br")) {
+            out.append(' ');
+        }
+        for (Node child = node.getFirstChild(); child != null; child = child.getNextSibling()) {
+            appendText(child, out);
+        }
+    }
+
+    static List<String> texts(List<Element> elements) {
+        List<String> out = new ArrayList<>();
+        for (Element e : elements) {
+            out.add(text(e));
+        }
+        return out;
+    }
+
+    private static boolean hasClass(Element e, String cls) {
+        return List.of(e.getAttribute("class").split(" ")).contains(cls);
+    }
+
+    private static Document sampleDocument() {
+        return parse(HtmlReport.render(TITLE, SyntheticResults.threeAllocatorsAndAWarmTrace()));
+    }
+
+    // ---- the table ----
+
+    @Test
+    void theTableHasOneRowPerResultUnderItsTrace() {
+        Document doc = sampleDocument();
+        List<String> headers = new ArrayList<>();
+        for (String h : texts(all(doc, "//table[@class='compare']/thead/tr/th"))) {
+            headers.add(h.replace("↓", "").replace("↑", "").strip());
+        }
+        assertEquals(List.of("allocator", "conf", "device mallocs", "device frees", "peak reserved", "peak allocated",
+                "peak requested", "end reserved", "OOMs", "fragmentation", "events/s", "ground truth"), headers);
+
+        List<String> traces = texts(all(doc, "//table[@class='compare']/tbody/tr[@class='trace-row']/th"));
+        assertEquals(List.of(OPT + " 1,234,567 events", WARM + " 40,000 events"), traces);
+
+        List<Element> rows = all(doc, "//table[@class='compare']/tbody/tr[@class='result']");
+        assertEquals(5, rows.size());
+        assertEquals(3, all(doc, "//table[@class='compare']/tbody[1]/tr[@class='result']").size());
+        assertEquals(2, all(doc, "//table[@class='compare']/tbody[2]/tr[@class='result']").size());
+
+        List<List<String>> cells = new ArrayList<>();
+        for (Element row : rows) {
+            cells.add(texts(all(row, "td")));
+        }
+        assertAll(
+                () -> assertEquals(List.of("direct sim:80GiB", "default", "120", "118", "1.90 GiB", "1.77 GiB",
+                        "1.72 GiB", "0 B", "0", "0.0% req 2.0%", "2.10 M/s",
+                        "device malloc 3: 20.00 MiB, the trace has 2.00 MiB the trace: 61 mallocs · 59 frees · 1.77 GiB"),
+                        cells.get(0)),
+                () -> assertEquals(List.of("bfc sim:80GiB", "allow_growth:true", "9", "0", "2.50 GiB", "1.82 GiB",
+                        "1.72 GiB", "2.50 GiB", "2", "21.0% req 25.0%", "6.20 M/s", "—"), cells.get(1)),
+                () -> assertEquals("MATCH the trace: 61 mallocs · 59 frees · 1.77 GiB", cells.get(2).get(11)),
+                () -> assertEquals("expandable_segments:True,max_split_size_mb:128", cells.get(4).get(1)));
+
+        // Exact figures are in the hover titles.
+        Element peakReserved = all(rows.get(2), "td[5]/span").get(0);
+        assertEquals("1,897,922,560 B", peakReserved.getAttribute("title"));
+        Element truth = all(rows.get(2), "td[12]/span").get(0);
+        assertEquals("the trace's own allocator: 61 device mallocs, 59 device frees, peak reserved 1.77 GiB"
+                + " (1,897,922,560 B)", truth.getAttribute("title"));
+    }
+
+    @Test
+    void theBestFigureOfEachColumnIsMarkedAmongTheRowsOfTheSameTrace() {
+        Document doc = sampleDocument();
+        List<String> headers = texts(all(doc, "//table[@class='compare']/thead/tr/th"));
+        List<Element> rows = all(doc, "//table[@class='compare']/tbody/tr[@class='result']");
+        Set<String> marked = new TreeSet<>();
+        for (int r = 0; r < rows.size(); r++) {
+            List<Element> cells = all(rows.get(r), "td");
+            for (int c = 0; c < cells.size(); c++) {
+                if (hasClass(cells.get(c), "best")) {
+                    marked.add(r + " " + headers.get(c).replace(" ↓", "").replace(" ↑", ""));
+                }
+            }
+        }
+        // Rows 0-2 are the OPT trace (direct, bfc, caching), rows 3-4 the warm trace. Peak requested is the same
+        // everywhere, peak allocated and OOMs the same on the warm trace: nothing is marked there.
+        Set<String> expected = new TreeSet<>(List.of(
+                "1 device mallocs", "1 device frees", "2 peak reserved", "2 peak allocated", "0 end reserved",
+                "0 OOMs", "2 OOMs", "0 fragmentation", "2 events/s",
+                "3 device mallocs", "3 device frees", "4 peak reserved", "4 end reserved", "4 fragmentation",
+                "3 events/s"));
+        assertEquals(expected, marked);
+        // Marked cells are bold green in the style sheet.
+        String html = HtmlReport.render(TITLE, SyntheticResults.threeAllocatorsAndAWarmTrace());
+        assertTrue(html.contains(".compare td.best, .best-key { font-weight: 700; color: #12632b;"), "best style");
+    }
+
+    @Test
+    void aSingleResultHasNothingToBeBestAgainst() {
+        List<ReplayResult> one = List.of(SyntheticResults.threeAllocatorsAndAWarmTrace().get(0));
+        Document doc = parse(HtmlReport.render("one", one));
+        assertEquals(1, all(doc, "//tr[@class='result']").size());
+        assertEquals(0, all(doc, "//td[contains(concat(' ', @class, ' '), ' best ')]").size());
+    }
+
+    // ---- the chart ----
+
+    @Test
+    void eachTraceHasAChartWithALegendEntryAndTwoLinesPerResult() {
+        Document doc = sampleDocument();
+        List<Element> charts = all(doc, "//section[@id='timeline']/figure[@class='chart']");
+        assertEquals(2, charts.size());
+        assertEquals(List.of(OPT, WARM), texts(all(doc, "//section[@id='timeline']/h3")));
+
+        List<Element> optEntries = all(charts.get(0), "div[@class='legend']/span[@class='legend-entry']");
+        assertEquals(List.of("direct", "bfc allow_growth:true", "caching"), texts(optEntries));
+        List<Element> warmEntries = all(charts.get(1), "div[@class='legend']/span[@class='legend-entry']");
+        assertEquals(List.of("caching", "caching expandable_segments:True,max_split_size_mb:128"), texts(warmEntries));
+        assertEquals(List.of("reserved", "allocated", "peak reserved"),
+                texts(all(charts.get(0), "div[@class='legend']/span[@class='legend-key']")));
+
+        // Colours: one per set-up, the same set-up keeps its colour on another trace.
+        assertEquals(List.of("background:#1f77b4", "background:#d62728", "background:#2ca02c"),
+                all(charts.get(0), "div/span/span[@class='swatch']").stream().map(e -> e.getAttribute("style")).toList());
+        assertEquals(List.of("background:#2ca02c", "background:#ff7f0e"),
+                all(charts.get(1), "div/span/span[@class='swatch']").stream().map(e -> e.getAttribute("style")).toList());
+
+        List<Element> lines = all(charts.get(0), "svg/polyline");
+        assertEquals(6, lines.size());
+        assertEquals(List.of("reserved", "reserved", "reserved", "allocated", "allocated", "allocated"),
+                lines.stream().map(e -> e.getAttribute("class")).toList());
+        assertEquals(List.of("#1f77b4", "#d62728", "#2ca02c", "#1f77b4", "#d62728", "#2ca02c"),
+                lines.stream().map(e -> e.getAttribute("stroke")).toList());
+        assertEquals("bfc allow_growth:true · reserved", text(all(lines.get(1), "title").get(0)));
+        assertEquals(2_000, lines.get(0).getAttribute("points").split(" ").length);
+        assertEquals(3, all(charts.get(0), "svg/circle[@class='peak']").size());
+
+        // Axes in human units: bytes in GiB, events in millions.
+        assertEquals(List.of("0", "0.5 GiB", "1 GiB", "1.5 GiB", "2 GiB", "2.5 GiB"),
+                texts(all(charts.get(0), "svg/g/text[@class='ytick']")));
+        assertEquals(List.of("0", "0.2M", "0.4M", "0.6M", "0.8M", "1M", "1.2M", "1.4M"),
+                texts(all(charts.get(0), "svg/g/text[@class='xtick']")));
+        assertEquals(List.of("0", "200 MiB", "400 MiB", "600 MiB", "800 MiB", "1000 MiB"),
+                texts(all(charts.get(1), "svg/g/text[@class='ytick']")));
+        assertEquals(List.of("0", "5k", "10k", "15k", "20k", "25k", "30k", "35k", "40k"),
+                texts(all(charts.get(1), "svg/g/text[@class='xtick']")));
+    }
+
+    @Test
+    void longTimelinesAreThinnedButKeepTheirPeak() {
+        int n = 200_000;
+        long[] event = new long[n];
+        long[] allocated = new long[n];
+        long[] reserved = new long[n];
+        for (int i = 0; i < n; i++) {
+            event[i] = i * 5L;
+            allocated[i] = (i % 1_000) * 1_000_000L;
+            reserved[i] = 1_000_000_000L;
+        }
+        allocated[123_457] = 3_000_000_000L; // one spike, one sample wide
+        reserved[123_457] = 3_000_000_000L;
+        ReplayResult r = new ReplayResult("long", "caching", "sim:80GiB", "", n * 5L, 1, 1, 1, 0, 3_000_000_000L,
+                3_000_000_000L, 3_000_000_000L, 0, 0, 0, 0, 0, 1, null, new Timeline(event, allocated, reserved), null);
+        Document doc = parse(HtmlReport.render("long", List.of(r)));
+        List<Element> lines = all(doc, "//figure[@class='chart']/svg/polyline");
+        for (Element line : lines) {
+            String[] points = line.getAttribute("points").split(" ");
+            assertTrue(points.length <= 4 * 1104, line.getAttribute("class") + ": " + points.length + " points");
+            double top = Double.MAX_VALUE;
+            for (String p : points) {
+                top = Math.min(top, Double.parseDouble(p.split(",")[1]));
+            }
+            // The one-sample spike is still the highest point of both lines, where the peak marker sits.
+            double highestY = Double.parseDouble(all(doc, "//circle[@class='peak']").get(0).getAttribute("cy"));
+            assertEquals(highestY, top, 0.01, line.getAttribute("class") + " lost its peak");
+        }
+    }
+
+    // ---- the segment maps ----
+
+    @Test
+    void eachResultWithASnapshotHasASegmentMapWithAStateLegendAndHoverTitles() {
+        Document doc = sampleDocument();
+        List<Element> maps = all(doc, "//section[@id='segments']/div[@class='map']");
+        assertEquals(5, maps.size());
+        assertEquals(4, all(doc, "//section[@id='segments']/div[@class='map']/svg").size());
+        assertEquals("No snapshot at the peak.", text(all(maps.get(3), "p").get(0)));
+        for (int m : new int[] {0, 1, 2, 4}) {
+            List<String> legend = texts(all(maps.get(m), "div[contains(@class, 'map-legend')]/span"));
+            assertEquals(4, legend.size());
+            assertTrue(legend.get(0).startsWith("allocated "), legend.get(0));
+            assertTrue(legend.get(1).startsWith("pending free "), legend.get(1));
+            assertTrue(legend.get(2).startsWith("free "), legend.get(2));
+            assertTrue(legend.get(3).startsWith("unmapped "), legend.get(3));
+        }
+        assertEquals("allocated 788.00 MiB in 2 blocks", texts(all(maps.get(4), "div/span")).get(0));
+        assertEquals("unmapped 200.00 MiB in 1 block", texts(all(maps.get(4), "div/span")).get(3));
+
+        // direct: the first block of the first segment, with its address, size and requested size.
+        MemorySnapshot direct = SyntheticResults.direct(40);
+        BlockSnapshot first = direct.segments().get(0).blocks().get(0);
+        Element rect = all(maps.get(0), "svg/rect[@class='st-allocated']").get(0);
+        assertEquals("allocated block at 0x7f0000000000 · size " + Markup.bytesExact(first.size())
+                + " · requested " + Markup.bytesExact(first.requestedSize()), text(all(rect, "title").get(0)));
+        // Segments two pixels wide or more are outlined (one outline per row they touch).
+        List<MemorySnapshot> snapshots = new ArrayList<>();
+        for (ReplayResult r : SyntheticResults.threeAllocatorsAndAWarmTrace()) {
+            if (r.peakSnapshot() != null) {
+                snapshots.add(r.peakSnapshot());
+            }
+        }
+        double bytesPerPixel = SegmentMap.bytesPerPixel(snapshots);
+        long wide = direct.segments().stream().filter(s -> s.size() / bytesPerPixel >= 2).count();
+        int outlines = all(maps.get(0), "svg/rect[@class='seg']").size();
+        assertTrue(wide > 10 && outlines >= wide && outlines <= wide + SegmentMap.MAX_ROWS,
+                outlines + " outlines for " + wide + " segments of 2 px or more");
+        String segTitle = text(all(maps.get(0), "svg/rect[@class='seg']/title").get(0));
+        assertTrue(segTitle.startsWith("segment 0x7f0000000000 · ") && segTitle.endsWith(" · direct pool · stream 0 · 1 block"),
+                segTitle);
+
+        // Every state shows up where the snapshot has it.
+        assertFalse(all(maps.get(2), "svg/rect[contains(@class, 'st-pending')]").isEmpty(), "pending free blocks");
+        assertFalse(all(maps.get(2), "svg/rect[contains(@class, 'st-free')]").isEmpty(), "free blocks");
+        assertFalse(all(maps.get(4), "svg/rect[@class='st-unmapped']").isEmpty(), "unmapped range");
+        assertEquals(List.of("#3b5b92", "#f0a030", "#a9dba0", "#e3e3e3"),
+                all(maps.get(0), "div/span/span[@class='swatch']").stream()
+                        .map(e -> e.getAttribute("style").replace("background:", "")).toList());
+    }
+
+    @Test
+    void tensOfThousandsOfBlocksRenderAsAtMostAFewRectanglesPerPixel() {
+        MemorySnapshot big = SyntheticResults.manyBlocks(40, 2_000, 7);
+        ReplayResult r = SyntheticResults.withSnapshot("stress", "bfc", "", big);
+        String html = HtmlReport.render("stress", List.of(r));
+        Document doc = parse(html);
+        Element svg = all(doc, "//div[@class='map']/svg").get(0);
+        List<Element> rects = all(svg, "rect");
+        int bound = 3 * SegmentMap.MAX_ROWS * SegmentMap.WIDTH + 2 * 40 + 2 * SegmentMap.MAX_ROWS;
+        assertTrue(rects.size() < bound, rects.size() + " rectangles for 80,000 blocks");
+        assertTrue(html.length() < 4_000_000, html.length() + " characters");
+
+        double widths = 0;
+        int merged = 0;
+        for (Element e : rects) {
+            if (e.getAttribute("class").equals("seg")) {
+                continue;
+            }
+            double x = Double.parseDouble(e.getAttribute("x"));
+            double w = Double.parseDouble(e.getAttribute("width"));
+            assertTrue(x >= 0 && x + w <= SegmentMap.WIDTH + 0.01, "inside the row: x=" + x + " w=" + w);
+            widths += w;
+            if (hasClass(e, "merged")) {
+                merged++;
+                assertTrue(text(all(e, "title").get(0)).matches("[0-9,]+ blocks merged, 0x[0-9a-f]+ to 0x[0-9a-f]+:.*"),
+                        text(all(e, "title").get(0)));
+            }
+        }
+        assertTrue(merged > 100, merged + " merged runs");
+        double expected = big.totalSegmentBytes() / SegmentMap.bytesPerPixel(List.of(big));
+        assertTrue(widths <= expected + 0.5 && widths >= 0.85 * expected,
+                "blocks cover " + widths + " px of " + expected);
+    }
+
+    @Test
+    void thousandsOfTinySegmentsAreMergedToo() {
+        List<SegmentSnapshot> segments = new ArrayList<>();
+        long address = SyntheticResults.BASE;
+        for (int i = 0; i < 20_000; i++) {
+            segments.add(new SegmentSnapshot(address, 4 * KiB, 0, "small",
+                    List.of(new BlockSnapshot(address, 4 * KiB, 4_000, BlockState.ALLOCATED))));
+            address += 8 * KiB;
+        }
+        segments.add(new SegmentSnapshot(address, 4 * GiB, 0, "large",
+                List.of(new BlockSnapshot(address, 4 * GiB, 0, BlockState.FREE))));
+        MemorySnapshot snapshot = SyntheticResults.snapshot("direct", segments);
+        Document doc = parse(HtmlReport.render("tiny", List.of(SyntheticResults.withSnapshot("tiny", "direct", "", snapshot))));
+        List<Element> rects = all(doc, "//div[@class='map']/svg/rect");
+        assertTrue(rects.size() < 3 * SegmentMap.MAX_ROWS * SegmentMap.WIDTH, rects.size() + " rectangles");
+        String title = text(all(doc, "//div[@class='map']/svg/rect[contains(@class, 'merged')]/title").get(0));
+        assertTrue(title.matches("[0-9,]+ blocks in [0-9,]+ segments merged, 0x7f0000000000 to 0x[0-9a-f]+: allocated .*"),
+                title);
+    }
+
+    // ---- self-contained, escaped, deterministic ----
+
+    @Test
+    void thePageNeedsNothingFromTheNetwork() {
+        List<ReplayResult> results = new ArrayList<>(SyntheticResults.threeAllocatorsAndAWarmTrace());
+        results.add(hostile());
+        String plain = HtmlReport.render(TITLE, SyntheticResults.threeAllocatorsAndAWarmTrace());
+        // In the plain page not even the text mentions a resource attribute; in the hostile one, names that do
+        // are escaped text, so the check below reads the parsed attributes instead.
+        assertFalse(Pattern.compile("\\s(src|href|srcset|xlink:href|action|poster)\\s*=", Pattern.CASE_INSENSITIVE)
+                .matcher(plain).find(), "a resource attribute");
+        for (String html : List.of(plain, HtmlReport.render(TITLE, results))) {
+            assertFalse(html.contains("http://"), "http:// in the page");
+            assertFalse(html.contains("https://"), "https:// in the page");
+            assertFalse(html.contains("url("), "url( in the page");
+            assertFalse(html.contains("@import"), "@import in the page");
+            Document doc = parse(html);
+            for (Element e : all(doc, "//*")) {
+                assertFalse(Set.of("script", "link", "img", "image", "iframe", "object", "embed", "use", "audio",
+                        "video", "source", "foreignObject", "base").contains(e.getTagName()), "element " + e.getTagName());
+                NamedNodeMap attributes = e.getAttributes();
+                for (int i = 0; i < attributes.getLength(); i++) {
+                    String name = attributes.item(i).getNodeName().toLowerCase(Locale.ROOT);
+                    assertFalse(name.equals("src") || name.endsWith("href") || name.startsWith("on"),
+                            "attribute " + name + " on " + e.getTagName());
+                }
+            }
+        }
+    }
+
+    static ReplayResult hostile() {
+        MemorySnapshot snapshot = SyntheticResults.snapshot("x<y", List.of(SyntheticResults.segment(
+                SyntheticResults.BASE, "pool\"><script>alert(5)</script>", new long[] {4096},
+                new BlockState[] {BlockState.ALLOCATED}, 0)));
+        return new ReplayResult("evil\"trace'<img src=x onerror=alert(1)>&amp;.pickle", "bfc<b>bold</b>",
+                "sim:1GiB\"><svg onload=alert(3)>", "<script>alert(1)</script>", 10, 5, 5, 1, 1, 4096, 4096, 4096, 0,
+                0, 0, 0, 0, 1_000, new GroundTruth(1, 1, 4096, false, "</td><script>alert(2)</script>\u0007"),
+                new Timeline(new long[] {0, 10}, new long[] {0, 4096}, new long[] {4096, 4096}), snapshot);
+    }
+
+    @Test
+    void hostileNamesStayText() {
+        ReplayResult r = hostile();
+        String title = "report </title><script>alert(4)</script>";
+        String html = HtmlReport.render(title, List.of(r));
+        assertFalse(html.contains("<script"), "a script tag");
+        assertFalse(html.contains("<img"), "an img tag");
+        assertFalse(html.contains("<b>"), "a b tag from a name");
+        assertFalse(html.contains("<svg onload"), "an svg tag from a name");
+        assertTrue(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the conf, escaped");
+        assertTrue(html.contains("evil&quot;trace&#39;&lt;img src=x onerror=alert(1)&gt;&amp;amp;.pickle"), "the trace");
+
+        // Read back, every string is exactly what was given (the bell character, which a page cannot hold, aside).
+        Document doc = parse(html);
+        assertEquals(title, text(all(doc, "/html/head/title").get(0)));
+        assertEquals(title, text(all(doc, "/html/body/header/h1").get(0)));
+        Element row = all(doc, "//tr[@class='result']").get(0);
+        List<Element> cells = all(row, "td");
+        assertEquals("bfc<b>bold</b> sim:1GiB\"><svg onload=alert(3)>", text(cells.get(0)));
+        assertEquals("<script>alert(1)</script>", text(cells.get(1)));
+        assertTrue(text(cells.get(11)).startsWith("</td><script>alert(2)</script>\uFFFD the trace:"), text(cells.get(11)));
+        assertEquals(r.trace() + " 10 events", text(all(doc, "//tr[@class='trace-row']/th").get(0)));
+        assertTrue(text(all(doc, "//div[@class='map']/svg/rect[@class='seg']/title").get(0))
+                .contains("pool\"><script>alert(5)</script> pool"));
+        assertEquals(0, all(doc, "//script | //img | //b[not(@class)]").size());
+    }
+
+    @Test
+    void theSameInputGivesTheSamePage(@TempDir Path dir) throws Exception {
+        String first = HtmlReport.render(TITLE, SyntheticResults.threeAllocatorsAndAWarmTrace());
+        Locale saved = Locale.getDefault();
+        String second;
+        try {
+            Locale.setDefault(Locale.GERMANY); // decimal commas, if anything used the default locale
+            second = HtmlReport.render(TITLE, SyntheticResults.threeAllocatorsAndAWarmTrace());
+        } finally {
+            Locale.setDefault(saved);
+        }
+        assertEquals(first, second);
+        assertFalse(first.matches("(?s).*\\b20[0-9]{2}-[01][0-9]-[0-3][0-9].*"), "a date in the page");
+
+        Path file = dir.resolve("nested/report.html");
+        HtmlReport.write(file, TITLE, SyntheticResults.threeAllocatorsAndAWarmTrace());
+        assertEquals(first, Files.readString(file, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void noResultsGiveAPageThatSaysSo() {
+        String html = HtmlReport.render("nothing", List.of());
+        Document doc = parse(html);
+        assertEquals(0, all(doc, "//tr[@class='result']").size());
+        assertTrue(html.contains("No results."));
+        assertTrue(html.contains("No result has a snapshot at the peak."));
+    }
+
+    @Test
+    void theSampleFromRealAllocatorsRenders() {
+        List<ReplayResult> sample = SampleResults.trainingLoop(new io.devalloc.replay.TrainingLoopWorkload.Spec(4, 3, 1));
+        Document doc = parse(HtmlReport.render("sample", sample));
+        assertEquals(SampleResults.SETUPS.size(), all(doc, "//tr[@class='result']").size());
+        assertEquals(SampleResults.SETUPS.size(), all(doc, "//div[@class='map']/svg").size());
+        for (ReplayResult r : sample) {
+            r.peakSnapshot().checkInvariants();
+            assertEquals(r.peakReservedBytes(), r.peakSnapshot().totalSegmentBytes(), r.allocator() + " " + r.conf());
+        }
+    }
+
+    // ---- formatting ----
+
+    @Test
+    void markupEscapesAndFormats() {
+        assertAll(
+                () -> assertEquals("&lt;a href=&quot;x&quot;&gt;&amp;&#39;", Markup.esc("<a href=\"x\">&'")),
+                () -> assertEquals("a\uFFFDb\tc\n", Markup.esc("a\u0000b\tc\n")),
+                () -> assertEquals("\uFFFDx\uD83D\uDE00", Markup.esc("\uD83Dx\uD83D\uDE00")),
+                () -> assertEquals("plain", Markup.esc("plain")),
+                () -> assertEquals("12", Markup.num(12.001)),
+                () -> assertEquals("12.5", Markup.num(12.5)),
+                () -> assertEquals("-0.25", Markup.num(-0.25)),
+                () -> assertEquals("1,897,922,560", Markup.grouped(1_897_922_560L)),
+                () -> assertEquals("1.77 GiB (1,897,922,560 B)", Markup.bytesExact(1_897_922_560L)),
+                () -> assertEquals("512 B", Markup.bytesExact(512)),
+                () -> assertEquals("7.50 M/s", Markup.rate(7_500_000)),
+                () -> assertEquals("912.5 k/s", Markup.rate(912_500)),
+                () -> assertEquals("40 /s", Markup.rate(40)),
+                () -> assertEquals("2.5", Markup.tick(2.5, 0.5)),
+                () -> assertEquals("0.25", Markup.tick(0.25, 0.25)),
+                () -> assertEquals("1000", Markup.tick(1000, 200)));
+    }
+
+    @Test
+    void axisStepsAreOneTwoTwoAndAHalfOrFiveTimesAPowerOfTen() {
+        assertEquals(0.5, MemoryChart.niceStep(2.3, 5), 1e-12);
+        assertEquals(200_000, MemoryChart.niceStep(1_234_567, 8), 1e-6);
+        assertEquals(2.5, MemoryChart.niceStep(11, 5), 1e-12);
+        assertEquals(1, MemoryChart.niceStep(5, 5), 1e-12);
+        assertEquals("750", MemoryChart.countLabel(750, 250, 1_000));
+        assertEquals("25k", MemoryChart.countLabel(25_000, 5_000, 40_000));
+        assertEquals("1.4M", MemoryChart.countLabel(1_400_000, 200_000, 1_400_000));
+    }
+}

@@ -1,0 +1,26 @@
+package io.devalloc.trace;
+
+import java.io.IOException;
+
+/** A trace file that does not follow its format: says which file, which line and what was expected. */
+public final class TraceFormatException extends IOException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final String file;
+    private final long line;
+
+    public TraceFormatException(String file, long line, String problem) {
+        super(file + ":" + line + ": " + problem);
+        this.file = file;
+        this.line = line;
+    }
+
+    public String file() {
+        return file;
+    }
+
+    public long line() {
+        return line;
+    }
+}

@@ -1,0 +1,559 @@
+package io.devalloc.trace.pytorch;
+
+import io.devalloc.trace.TraceEvent;
+import io.devalloc.trace.TraceFormat;
+import io.devalloc.trace.TraceFormatException;
+import io.devalloc.trace.TraceReader;
+import io.devalloc.trace.TraceEvent.Kind;
+import java.io.IOException;
+import java.io.InputStream;
+import java.math.BigInteger;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import net.razorvine.pickle.PickleException;
+
+/**
+ * Reads the pickle that {@code torch.cuda.memory._dump_snapshot()} writes, giving the events that
+ * {@link PyTorchCsvReader} gives for the CSV that {@code pickle_to_csv.py --prepend-segments --prepend-live} makes
+ * from the same pickle, in the same order, except where this reader rebuilds expandable segments exactly (below):
+ * <ol>
+ *   <li>one {@link Kind#PRESEGMENT} per segment that existed when recording began, worked out by walking the trace
+ *       back from the segments at its end (for the device). Ordinary segments ({@code is_expandable} false or
+ *       absent), by address: those at the end, less those a traced {@code segment_alloc} created, plus those a
+ *       traced {@code segment_free} released. Expandable segments, as mapped ranges: the ranges at the end (each
+ *       {@code is_expandable} segment is one contiguous mapped range, as PyTorch reports them), with each traced
+ *       {@code segment_map} undone by unmapping its range (which shrinks a range, moves its start, splits it in two
+ *       or removes it) and each traced {@code segment_unmap} undone by mapping its range again (merged with the
+ *       adjacent ranges of the same stream, but never across the boundary between two segments: the snapshot's
+ *       expandable segments that touch belong to different segments, and ranges of different
+ *       {@code segment_type}s are never one; see {@code MappedRanges}). One row per ordinary segment and per mapped
+ *       range, ordered by address: two rows that touch are ranges of two different expandable segments.</li>
+ *   <li>one {@link Kind#PREALLOC} per block that was live when recording began: first, in trace order, each
+ *       {@code free_completed} of an address not allocated earlier in the trace (its size and stream); then each
+ *       block still allocated in the end state ({@code active_allocated}, {@code active_pending_free},
+ *       {@code active_awaiting_free}; {@code requested_size}, else {@code size}; the segment's stream) whose address
+ *       is neither live from a traced {@code alloc} nor among those freed addresses, in segment then block
+ *       order.</li>
+ *   <li>the device's trace, each entry mapped as {@link PyTorchCsvReader} maps its row ({@code free_requested} and
+ *       {@code snapshot} skipped; {@code oom} with key 0 and the entry's {@code device_free} as the size).</li>
+ * </ol>
+ * The device is the one given, or by default the one whose trace has the most entries (the first of equals). An
+ * event's {@link TraceEvent#line() line} is its record number: the 1-based row it has in that CSV below the header
+ * (the CSV's {@code seq} + 1).
+ *
+ * <p><b>Where it differs from {@code pickle_to_csv.py}.</b> The script undoes a {@code segment_map} or
+ * {@code segment_unmap} by shrinking or growing "the segment with the largest base at or below the address" by the
+ * entry's size. That is right only while a map extends a range at its end and an unmap takes its end or its start
+ * off; it invents segments (or loses them) when an unmap split a mapped range in two (both halves are segments at
+ * the end, and the script grows the lower one), when a map extended a range downwards (the range's start moved), or
+ * when a map filled the gap between two ranges. This reader keeps the mapped ranges as intervals instead, so a
+ * history recorded from an empty allocator starts with no presegment, and a window that starts later starts with
+ * the ranges mapped at that moment. Only {@code is_expandable} segments take part: a {@code segment_map} or
+ * {@code segment_unmap} is checked against them, and one that does not fit (undoing a map of a range that is not
+ * mapped as a whole, or an unmap of a range that is still partly mapped) is a {@link TraceFormatException} naming
+ * the entry, where the script would quietly produce a wrong start. For snapshots without expandable segments the
+ * events are the same as the script's.
+ *
+ * <p><b>Newer snapshots.</b> A trace entry's {@code pool_id} (newest PyTorch: a tuple, {@code (0, 0)} for the default
+ * pools), the top-level {@code host_segments} and {@code host_traces} (the pinned host allocator's, with device -1)
+ * and {@code allocator_settings}, {@code external_annotations} are read past: the events are the device's. A
+ * snapshot without {@code device_traces} (taken with {@code include_traces=False}), or with an empty list of them,
+ * has no recorded events: its events are just the warm-start rows worked out from its {@code segments} (a
+ * presegment per segment, a prealloc per live block), for the device given or, by default, the lowest device index
+ * among its segments (0 when it has none). A dict with neither {@code segments} nor {@code device_traces} is not a
+ * snapshot.
+ *
+ * <p><b>Memory.</b> Unlike the other readers this one is not streaming: a pickle is a single object graph that has
+ * to be loaded whole, so the file's bytes, then the snapshot (every trace entry with its stack frames, every
+ * segment) are in memory, and the warm-start rows are worked out from them before the first event. Trace entries are
+ * released as they are read. Convert a large snapshot to CSV once ({@code pickle_to_csv.py}) to replay it in
+ * constant memory.
+ *
+ * <p><b>Safety.</b> The pickle is read by Pyrolite restricted to plain data (see {@link RestrictedUnpickler}): a
+ * pickle that names a class or function, or constructs anything, is refused with a {@link TraceFormatException}
+ * before any of it runs. Structural errors in the pickle are reported with line 0 and the byte offset in the message.
+ * A malformed trace entry is reported with its record number when it is read, or with line 0 when the warm-start
+ * analysis (which needs every entry's address and size) meets it first; the message names it as
+ * {@code device_traces[d][i]} either way.
+ */
+public final class PyTorchPickleReader implements TraceReader {
+
+    /** Pass as the device to read the device whose trace has the most entries. */
+    public static final int BUSIEST_DEVICE = -1;
+
+    private static final Set<String> ALLOCATED_STATES =
+            Set.of("active_allocated", "active_pending_free", "active_awaiting_free");
+
+    private final String file;
+    private final int device;
+    private final List<TraceEvent> prefix;
+    private final List<Object> trace;
+    private int prefixIndex;
+    private int traceIndex;
+    private long skipped;
+
+    /** Reads a file, for the device with the most trace entries. */
+    public PyTorchPickleReader(Path file) throws IOException {
+        this(file, BUSIEST_DEVICE);
+    }
+
+    /** Reads a file, for the given device (or {@link #BUSIEST_DEVICE}). */
+    public PyTorchPickleReader(Path file, int device) throws IOException {
+        this(Files.readAllBytes(file), file.toString(), device);
+    }
+
+    /**
+     * Reads a pickle from a stream (read to its end here, not closed).
+     *
+     * @param in     the pickle
+     * @param file   the name messages give
+     * @param device the device, or {@link #BUSIEST_DEVICE}
+     */
+    public PyTorchPickleReader(InputStream in, String file, int device) throws IOException {
+        this(in.readAllBytes(), file, device);
+    }
+
+    private PyTorchPickleReader(byte[] data, String file, int device) throws IOException {
+        if (device < BUSIEST_DEVICE) {
+            throw new IllegalArgumentException("device must be >= 0 or BUSIEST_DEVICE, got " + device);
+        }
+        this.file = file;
+        Map<?, ?> snapshot = dict(unpickle(data, file), "the snapshot");
+        if (!snapshot.containsKey("device_traces") && !snapshot.containsKey("segments")) {
+            throw new TraceFormatException(file, 0, "not a memory snapshot: the dict has neither device_traces nor"
+                    + " segments");
+        }
+        List<?> traces = list(snapshot.containsKey("device_traces") ? snapshot.get("device_traces") : List.of(),
+                "device_traces");
+        List<?> segments = list(snapshot.containsKey("segments") ? snapshot.get("segments") : List.of(), "segments");
+        int chosen = device;
+        if (traces.isEmpty()) {
+            // Taken without traces: only the state at the end, for the device asked for or the first one in it.
+            if (chosen == BUSIEST_DEVICE) {
+                chosen = lowestDevice(segments);
+            }
+        } else if (chosen == BUSIEST_DEVICE) {
+            chosen = 0;
+            for (int i = 0; i < traces.size(); i++) {
+                if (list(traces.get(i), "device_traces[" + i + "]").size()
+                        > list(traces.get(chosen), "device_traces[" + chosen + "]").size()) {
+                    chosen = i;
+                }
+            }
+        } else if (chosen >= traces.size()) {
+            throw new TraceFormatException(file, 0, "device " + chosen + " has no trace: the snapshot has "
+                    + traces.size() + " device_traces");
+        }
+        this.device = chosen;
+        @SuppressWarnings("unchecked")
+        List<Object> entries = traces.isEmpty() ? new ArrayList<>()
+                : (List<Object>) list(traces.get(chosen), "device_traces[" + chosen + "]");
+        this.trace = entries;
+        List<TraceEvent> rows = new ArrayList<>();
+        segmentsAtStart(segments, rows);
+        liveAtStart(segments, rows);
+        this.prefix = rows;
+    }
+
+    @Override
+    public TraceFormat format() {
+        return TraceFormat.PYTORCH_PICKLE;
+    }
+
+    /** The device whose trace is read. */
+    public int device() {
+        return device;
+    }
+
+    /** The {@code free_requested} and {@code snapshot} entries read so far (checked, no event). */
+    public long skipped() {
+        return skipped;
+    }
+
+    @Override
+    public TraceEvent next() throws IOException {
+        if (prefixIndex < prefix.size()) {
+            return prefix.get(prefixIndex++);
+        }
+        while (traceIndex < trace.size()) {
+            int i = traceIndex++;
+            Entry e = entry(i);
+            trace.set(i, null);
+            PyTorchAction action = e.action();
+            long addr = action.needsAddressAndSize ? e.required("addr") : e.optional("addr", 0);
+            long size = action == PyTorchAction.OOM && e.map.containsKey("device_free") ? e.size("device_free")
+                    : action.needsAddressAndSize ? e.size("size") : e.optionalSize("size");
+            long stream = e.optional("stream", 0);
+            if (action.kind == null) {
+                skipped++;
+                continue;
+            }
+            return new TraceEvent(action.kind, addr, size, stream, 0, e.record);
+        }
+        return null;
+    }
+
+    @Override
+    public void close() {
+        prefixIndex = prefix.size();
+        traceIndex = trace.size();
+    }
+
+    // ---- the warm start, as pickle_to_csv.py's segments_at_start and analyse()["_pre"] work it out ----
+
+    /**
+     * The {@code presegment} rows: the segments at the end walked back through the trace, ordinary segments by
+     * address and expandable ones as mapped ranges (see the class documentation).
+     */
+    private void segmentsAtStart(List<?> segments, List<TraceEvent> rows) throws TraceFormatException {
+        TreeMap<Long, long[]> ordinary = new TreeMap<>(Long::compareUnsigned);
+        MappedRanges mapped = new MappedRanges();
+        for (int s = 0; s < segments.size(); s++) {
+            String where = "segments[" + s + "]";
+            Map<?, ?> seg = dict(segments.get(s), where);
+            if (!onDevice(seg)) {
+                continue;
+            }
+            long address = unsigned(seg, "address", where);
+            long size = unsigned(seg, "total_size", where);
+            long stream = stream(seg, where);
+            if (isExpandable(seg, where)) {
+                if (!mapped.addSegment(address, size, stream, pool(seg))) {
+                    throw new TraceFormatException(file, 0, where + ": the expandable segment of " + size
+                            + " B at " + Long.toUnsignedString(address) + " is empty, ends beyond 2^64 or overlaps"
+                            + " another one");
+                }
+            } else {
+                ordinary.put(address, new long[] {size, stream});
+            }
+        }
+        for (int i = trace.size() - 1; i >= 0; i--) {
+            Entry e = entry(i);
+            String a = e.actionText();
+            if ("segment_alloc".equals(a)) {
+                ordinary.remove(e.required("addr"));
+            } else if ("segment_free".equals(a)) {
+                ordinary.put(e.required("addr"), new long[] {e.size("size"), e.optional("stream", 0)});
+            } else if ("segment_map".equals(a)) {
+                long addr = e.required("addr");
+                long size = e.size("size");
+                if (size > 0 && !mapped.remove(addr, size)) {
+                    throw e.error("segment_map of " + size + " B at " + Long.toUnsignedString(addr) + " cannot be"
+                            + " undone: that range is not mapped as a whole in the expandable segments after it (the"
+                            + " snapshot's is_expandable segments walked back to here)");
+                }
+            } else if ("segment_unmap".equals(a)) {
+                long addr = e.required("addr");
+                long size = e.size("size");
+                if (size > 0 && !mapped.add(addr, size, e.optional("stream", 0))) {
+                    throw e.error("segment_unmap of " + size + " B at " + Long.toUnsignedString(addr) + " cannot be"
+                            + " undone: that range overlaps memory still mapped after it, spans the boundary between"
+                            + " two expandable segments that touch in the snapshot, or ends beyond 2^64");
+                }
+            }
+        }
+        TreeMap<Long, long[]> start = new TreeMap<>(Long::compareUnsigned);
+        start.putAll(ordinary);
+        for (Map.Entry<Long, long[]> r : mapped.ranges().entrySet()) {
+            start.put(r.getKey(), new long[] {r.getValue()[0] - r.getKey(), r.getValue()[1]});
+        }
+        long record = 1;
+        for (Map.Entry<Long, long[]> s : start.entrySet()) {
+            rows.add(new TraceEvent(Kind.PRESEGMENT, s.getKey(), s.getValue()[0], s.getValue()[1], 0, record++));
+        }
+    }
+
+    /** The {@code prealloc} rows. */
+    private void liveAtStart(List<?> segments, List<TraceEvent> rows) throws TraceFormatException {
+        Set<Long> live = new HashSet<>();
+        List<long[]> pre = new ArrayList<>();
+        Set<Long> preAddresses = new HashSet<>();
+        for (int i = 0; i < trace.size(); i++) {
+            Entry e = entry(i);
+            String a = e.actionText();
+            if ("alloc".equals(a)) {
+                e.size("size");
+                live.add(e.required("addr"));
+            } else if ("free_completed".equals(a)) {
+                long addr = e.required("addr");
+                if (!live.remove(addr)) {
+                    pre.add(new long[] {addr, e.size("size"), e.optional("stream", 0)});
+                    preAddresses.add(addr);
+                }
+            }
+        }
+        Map<Long, long[]> endLive = new LinkedHashMap<>();
+        for (int s = 0; s < segments.size(); s++) {
+            String where = "segments[" + s + "]";
+            Map<?, ?> seg = dict(segments.get(s), where);
+            if (!onDevice(seg)) {
+                continue;
+            }
+            List<?> blocks = list(seg.containsKey("blocks") ? seg.get("blocks") : List.of(), where + "['blocks']");
+            for (int b = 0; b < blocks.size(); b++) {
+                String at = where + "['blocks'][" + b + "]";
+                Map<?, ?> block = dict(blocks.get(b), at);
+                Object state = block.get("state");
+                if (!(state instanceof String text) || !ALLOCATED_STATES.contains(text)) {
+                    continue;
+                }
+                long size = size(block, "size", at);
+                if (block.containsKey("requested_size")) {
+                    size = size(block, "requested_size", at);
+                }
+                endLive.put(unsigned(block, "address", at), new long[] {size, stream(seg, where)});
+            }
+        }
+        for (Map.Entry<Long, long[]> b : endLive.entrySet()) {
+            if (!live.contains(b.getKey()) && !preAddresses.contains(b.getKey())) {
+                pre.add(new long[] {b.getKey(), b.getValue()[0], b.getValue()[1]});
+            }
+        }
+        long record = rows.size() + 1;
+        for (long[] p : pre) {
+            rows.add(new TraceEvent(Kind.PREALLOC, p[0], p[1], p[2], 0, record++));
+        }
+    }
+
+    /**
+     * The pool of an expandable segment, from its {@code segment_type} ({@code "small"} or {@code "large"}); unknown
+     * when it is missing or says something else (the pool only keeps touching ranges of two segments apart).
+     */
+    private static int pool(Map<?, ?> seg) {
+        Object type = seg.get("segment_type");
+        if ("small".equals(type)) {
+            return MappedRanges.SMALL_POOL;
+        }
+        return "large".equals(type) ? MappedRanges.LARGE_POOL : MappedRanges.UNKNOWN_POOL;
+    }
+
+    /** {@code seg.get("is_expandable", False)}, which must be a bool when present. */
+    private boolean isExpandable(Map<?, ?> seg, String where) throws TraceFormatException {
+        Object v = seg.get("is_expandable");
+        if (v == null && !seg.containsKey("is_expandable")) {
+            return false;
+        }
+        if (v instanceof Boolean b) {
+            return b;
+        }
+        throw new TraceFormatException(file, 0, where + ": 'is_expandable': expected a bool, got " + show(v));
+    }
+
+    /** The lowest {@code device} among the segments (0 when none gives one): the device of a snapshot without traces. */
+    private int lowestDevice(List<?> segments) throws TraceFormatException {
+        int lowest = Integer.MAX_VALUE;
+        for (int s = 0; s < segments.size(); s++) {
+            String where = "segments[" + s + "]";
+            Map<?, ?> seg = dict(segments.get(s), where);
+            Object d = seg.get("device");
+            if (isInteger(d) && toBig(d).signum() >= 0 && toBig(d).compareTo(BigInteger.valueOf(lowest)) < 0) {
+                lowest = toBig(d).intValue();
+            }
+        }
+        return lowest == Integer.MAX_VALUE ? 0 : lowest;
+    }
+
+    /** {@code seg.get("device", device) == device}. */
+    private boolean onDevice(Map<?, ?> seg) {
+        if (!seg.containsKey("device")) {
+            return true;
+        }
+        Object d = seg.get("device");
+        return isInteger(d) && toBig(d).equals(BigInteger.valueOf(device));
+    }
+
+    private long stream(Map<?, ?> seg, String where) throws TraceFormatException {
+        return seg.containsKey("stream") ? unsigned(seg, "stream", where) : 0;
+    }
+
+    // ---- trace entries ----
+
+    /** Entry {@code i} of the device's trace, with its record number. */
+    private Entry entry(int i) throws TraceFormatException {
+        long record = prefix == null ? 0 : prefix.size() + i + 1;
+        String where = "device_traces[" + device + "][" + i + "]";
+        Object o = trace.get(i);
+        if (!(o instanceof Map<?, ?> map)) {
+            throw new TraceFormatException(file, record, where + ": expected a dict, got " + pythonType(o));
+        }
+        return new Entry(map, where, record);
+    }
+
+    /** One trace entry: its fields, read the way {@code pickle_to_csv.py} writes them. */
+    private final class Entry {
+        final Map<?, ?> map;
+        final String where;
+        final long record;
+
+        Entry(Map<?, ?> map, String where, long record) {
+            this.map = map;
+            this.where = where;
+            this.record = record;
+        }
+
+        String actionText() {
+            return map.get("action") instanceof String s ? s : null;
+        }
+
+        PyTorchAction action() throws TraceFormatException {
+            Object a = map.get("action");
+            PyTorchAction action = a instanceof String s ? PyTorchAction.of(s) : null;
+            if (action == null) {
+                throw error("unknown action " + (a instanceof String s ? "'" + s + "'" : pythonType(a))
+                        + ": expected one of " + PyTorchAction.EXPECTED);
+            }
+            return action;
+        }
+
+        long required(String key) throws TraceFormatException {
+            if (!map.containsKey(key)) {
+                throw error("'" + key + "' is missing");
+            }
+            return unsignedValue(map.get(key), key);
+        }
+
+        long size(String key) throws TraceFormatException {
+            long v = required(key);
+            if (v < 0) {
+                throw error("'" + key + "': expected a size below 2^63, got " + Long.toUnsignedString(v));
+            }
+            return v;
+        }
+
+        long optionalSize(String key) throws TraceFormatException {
+            return map.containsKey(key) ? size(key) : 0;
+        }
+
+        long optional(String key, long otherwise) throws TraceFormatException {
+            return map.containsKey(key) ? unsignedValue(map.get(key), key) : otherwise;
+        }
+
+        private long unsignedValue(Object v, String key) throws TraceFormatException {
+            Long value = asUnsigned(v);
+            if (value == null) {
+                throw error("'" + key + "': expected a non-negative integer below 2^64, got " + show(v));
+            }
+            return value;
+        }
+
+        TraceFormatException error(String problem) {
+            return new TraceFormatException(file, record, where + ": " + problem);
+        }
+    }
+
+    // ---- plain values ----
+
+    private static Object unpickle(byte[] data, String file) throws TraceFormatException {
+        try {
+            return RestrictedUnpickler.load(data);
+        } catch (RestrictedUnpickler.Refused e) {
+            throw new TraceFormatException(file, 0, e.getMessage());
+        } catch (PickleException e) {
+            throw new TraceFormatException(file, 0, "not a readable pickle: " + e.getMessage());
+        } catch (IOException | RuntimeException e) {
+            throw new TraceFormatException(file, 0, "not a readable pickle: " + e);
+        }
+    }
+
+    private Map<?, ?> dict(Object o, String what) throws TraceFormatException {
+        if (o instanceof Map<?, ?> m) {
+            return m;
+        }
+        throw new TraceFormatException(file, 0, what + ": expected a dict, got " + pythonType(o));
+    }
+
+    private List<?> list(Object o, String what) throws TraceFormatException {
+        if (o instanceof List<?> l) {
+            return l;
+        }
+        if (o instanceof Object[] tuple) {
+            return Arrays.asList(tuple);
+        }
+        throw new TraceFormatException(file, 0, what + ": expected a list, got " + pythonType(o));
+    }
+
+    private long unsigned(Map<?, ?> map, String key, String where) throws TraceFormatException {
+        if (!map.containsKey(key)) {
+            throw new TraceFormatException(file, 0, where + ": '" + key + "' is missing");
+        }
+        Long v = asUnsigned(map.get(key));
+        if (v == null) {
+            throw new TraceFormatException(file, 0, where + ": '" + key
+                    + "': expected a non-negative integer below 2^64, got " + show(map.get(key)));
+        }
+        return v;
+    }
+
+    private long size(Map<?, ?> map, String key, String where) throws TraceFormatException {
+        long v = unsigned(map, key, where);
+        if (v < 0) {
+            throw new TraceFormatException(file, 0, where + ": '" + key + "': expected a size below 2^63, got "
+                    + Long.toUnsignedString(v));
+        }
+        return v;
+    }
+
+    private static boolean isInteger(Object v) {
+        return v instanceof Integer || v instanceof Long || v instanceof BigInteger || v instanceof Short
+                || v instanceof Byte;
+    }
+
+    private static BigInteger toBig(Object v) {
+        return v instanceof BigInteger b ? b : BigInteger.valueOf(((Number) v).longValue());
+    }
+
+    private static final BigInteger TWO_TO_64 = BigInteger.ONE.shiftLeft(64);
+
+    /** A Python int in [0, 2^64) as an unsigned long, or null (booleans, floats, strings, out of range). */
+    private static Long asUnsigned(Object v) {
+        if (!isInteger(v)) {
+            return null;
+        }
+        BigInteger b = toBig(v);
+        if (b.signum() < 0 || b.compareTo(TWO_TO_64) >= 0) {
+            return null;
+        }
+        return b.longValue();
+    }
+
+    private static String show(Object v) {
+        String text = v instanceof String s ? "'" + s + "'" : v instanceof Object[] ? "a tuple" : String.valueOf(v);
+        return text.length() > 60 ? text.substring(0, 60) + "..." : text;
+    }
+
+    private static String pythonType(Object o) {
+        if (o == null) {
+            return "None";
+        }
+        if (o instanceof Map) {
+            return "a dict";
+        }
+        if (o instanceof List) {
+            return "a list";
+        }
+        if (o instanceof Object[]) {
+            return "a tuple";
+        }
+        if (o instanceof String) {
+            return "a str";
+        }
+        if (o instanceof Boolean) {
+            return "a bool";
+        }
+        if (o instanceof Double) {
+            return "a float";
+        }
+        if (isInteger(o)) {
+            return "an int";
+        }
+        return "a " + o.getClass().getSimpleName();
+    }
+}

@@ -1,0 +1,287 @@
+package io.devalloc.trace.rmm;
+
+import io.devalloc.trace.TraceEvent;
+import io.devalloc.trace.TraceFormat;
+import io.devalloc.trace.TraceFormatException;
+import io.devalloc.trace.TraceReader;
+import io.devalloc.trace.text.CsvColumns;
+import io.devalloc.trace.text.SwarDigits;
+import io.devalloc.trace.text.TextLines;
+import io.devalloc.trace.TraceEvent.Kind;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Reads RMM's replay log, the CSV that {@code rmm::mr::logging_resource_adaptor} writes and RMM's
+ * {@code REPLAY_BENCHMARK} reads: the header {@value #HEADER}, then one row per call, for example
+ * {@code 2342727,15:47:02.841961,allocate,0x10012400000,1048576,0}.
+ *
+ * <ul>
+ *   <li>{@code Thread}: the OS thread id, decimal; kept as the event's thread.</li>
+ *   <li>{@code Time}: {@code HH:MM:SS.micro} as the adaptor writes it (a plain {@code seconds.micro} number, as
+ *       RMM's user guide shows, is accepted too); checked, not kept.</li>
+ *   <li>{@code Action}: {@code allocate} gives {@link Kind#ALLOC}, {@code free} gives {@link Kind#FREE},
+ *       {@code allocate failure} (an allocation that threw) gives {@link Kind#OOM}: what the recorded resource did,
+ *       ground truth that a replay counts and does not replay, with the size that could not be served.</li>
+ *   <li>{@code Pointer}: hexadecimal, with or without {@code 0x}, or {@code (nil)} for null (key 0).</li>
+ *   <li>{@code Size}: bytes, decimal (for a free, the size given to {@code deallocate}).</li>
+ *   <li>{@code Stream}: the stream handle, hexadecimal with or without {@code 0x} ({@code 0} for the default
+ *       stream), or {@code (nil)}. RMM's own parser reads this column as decimal and so gets 0 for every
+ *       {@code 0x...} stream; this reader keeps the value.</li>
+ * </ul>
+ * Blank lines are ignored. An event's {@link TraceEvent#line() line} is its line in the file (the header is line
+ * 1). One line at a time: constant memory.
+ */
+public final class RmmCsvReader implements TraceReader {
+
+    /** The header line, exactly. */
+    public static final String HEADER = "Thread,Time,Action,Pointer,Size,Stream";
+
+    private static final int COLUMNS = 6;
+
+    private final TextLines lines;
+    private final CsvColumns columns = new CsvColumns(COLUMNS);
+
+    /** Opens a file. */
+    public RmmCsvReader(Path file) throws IOException {
+        this(new TextLines(Files.newInputStream(file), file.toString()));
+    }
+
+    /**
+     * Reads from a character stream, closed by {@link #close()} (and when the header is wrong).
+     *
+     * @param in   the text
+     * @param file the name messages give
+     */
+    public RmmCsvReader(Reader in, String file) throws IOException {
+        this(new TextLines(in, file));
+    }
+
+    private RmmCsvReader(TextLines lines) throws IOException {
+        this.lines = lines;
+        lines.expectHeader(HEADER);
+    }
+
+    @Override
+    public TraceFormat format() {
+        return TraceFormat.RMM_CSV;
+    }
+
+    @Override
+    public TraceEvent next() throws IOException {
+        if (fusedRow()) {
+            return new TraceEvent(fastKind, fastPointer, fastSize, fastStream, fastThread, lines.lineNumber());
+        }
+        // Anything fusedRow does not take (blank lines, other time forms, (nil), failures, the last lines, errors)
+        // is read column by column, with the messages.
+        String line;
+        while ((line = lines.next()) != null) {
+            if (line.isBlank()) {
+                continue;
+            }
+            int count = columns.split(line);
+            if (count != COLUMNS) {
+                throw lines.error("expected " + COLUMNS + " columns (" + HEADER + "), got " + count);
+            }
+            long thread = lines.unsignedDecimal(line, columns.start(0), columns.end(0), "Thread");
+            checkTime(line, columns.start(1), columns.end(1));
+            String action = line.substring(columns.start(2), columns.end(2));
+            Kind kind = switch (action) {
+                case "allocate" -> Kind.ALLOC;
+                case "free" -> Kind.FREE;
+                case "allocate failure" -> Kind.OOM;
+                default -> throw lines.error("unknown Action '" + action
+                        + "': expected allocate, free or allocate failure");
+            };
+            long pointer = pointer(line, columns.start(3), columns.end(3), "Pointer");
+            long size = lines.size(line, columns.start(4), columns.end(4), "Size");
+            long stream = pointer(line, columns.start(5), columns.end(5), "Stream");
+            return new TraceEvent(kind, pointer, size, stream, thread, lines.lineNumber());
+        }
+        return null;
+    }
+
+    // The common row, as the logging adaptor writes it, parsed while its end is looked for:
+    // thread,HH:MM:SS.f,allocate|free,0x<hex>,size,0|0x<hex> and \n or \r\n.
+
+    /** {@code "allocate"} as a little-endian word, and {@code "free,"} as the low five bytes of one. */
+    private static final long ALLOCATE = 0x657461636F6C6C61L;
+    private static final long FREE_COMMA = 0x2C65657266L;
+
+    private final SwarDigits digits = new SwarDigits();
+    private Kind fastKind;
+    private long fastThread;
+    private long fastPointer;
+    private long fastSize;
+    private long fastStream;
+    /** The hexadecimal number {@link #hex} read last. */
+    private long hexValue;
+
+    /**
+     * Parses the next line into the {@code fast*} fields if it has the common shape, and moves past it; false
+     * (nothing read, nothing moved) for any other line. Where both accept a row, both give the same event.
+     */
+    private boolean fusedRow() throws IOException {
+        int p = lines.peek(TextLines.FUSED_SLACK);
+        if (p < 0) {
+            return false;
+        }
+        byte[] b = lines.buffer();
+        SwarDigits digits = this.digits;
+        int i = digits.read(b, p);
+        if (i < 0 || b[i] != ',') {
+            return false;
+        }
+        long thread = digits.value();
+        i = time(b, i + 1);
+        if (i < 0 || b[i] != ',') {
+            return false;
+        }
+        i++;
+        Kind kind;
+        if (SwarDigits.word(b, i) == ALLOCATE && b[i + 8] == ',') {
+            kind = Kind.ALLOC;
+            i += 9;
+        } else if ((SwarDigits.word(b, i) & 0xFFFFFFFFFFL) == FREE_COMMA) {
+            kind = Kind.FREE;
+            i += 5;
+        } else {
+            return false;
+        }
+        if (b[i] != '0' || b[i + 1] != 'x') {
+            return false;
+        }
+        i = hex(b, i + 2);
+        if (i < 0 || b[i] != ',') {
+            return false;
+        }
+        long pointer = hexValue;
+        i = digits.read(b, i + 1);
+        if (i < 0 || b[i] != ',') {
+            return false;
+        }
+        long size = digits.value();
+        i++;
+        long stream;
+        if (b[i] == '0' && b[i + 1] == 'x') {
+            i = hex(b, i + 2);
+            if (i < 0) {
+                return false;
+            }
+            stream = hexValue;
+        } else if (b[i] == '0') {
+            stream = 0;
+            i++;
+        } else {
+            return false;
+        }
+        if (!lines.endLineAt(i)) {
+            return false;
+        }
+        fastKind = kind;
+        fastThread = thread;
+        fastPointer = pointer;
+        fastSize = size;
+        fastStream = stream;
+        return true;
+    }
+
+    /** {@code HH:MM:SS.f} (1 to 9 fraction digits) at {@code i}, as {@link #checkTime} accepts it: its end, or -1. */
+    private static int time(byte[] b, int i) {
+        if (b[i + 2] != ':' || b[i + 5] != ':' || b[i + 8] != '.') {
+            return -1;
+        }
+        int hours = twoDigits(b, i);
+        int minutes = twoDigits(b, i + 3);
+        int seconds = twoDigits(b, i + 6);
+        if (hours < 0 || hours >= 24 || minutes < 0 || minutes >= 60 || seconds < 0 || seconds >= 61) {
+            return -1;
+        }
+        int end = SwarDigits.skip(b, i + 9);
+        return end < 0 || end - (i + 9) > 9 ? -1 : end;
+    }
+
+    private static int twoDigits(byte[] b, int i) {
+        int hi = b[i] - '0';
+        int lo = b[i + 1] - '0';
+        return hi < 0 || hi > 9 || lo < 0 || lo > 9 ? -1 : hi * 10 + lo;
+    }
+
+    /** 1 to 16 hexadecimal digits at {@code from} into {@link #hexValue}: where they end, or -1. */
+    private int hex(byte[] b, int from) {
+        long v = 0;
+        int i = from;
+        while (i - from < 17) {
+            int c = b[i];
+            int d;
+            if (c >= '0' && c <= '9') {
+                d = c - '0';
+            } else if (c >= 'a' && c <= 'f') {
+                d = c - 'a' + 10;
+            } else if (c >= 'A' && c <= 'F') {
+                d = c - 'A' + 10;
+            } else {
+                break;
+            }
+            v = v << 4 | d;
+            i++;
+        }
+        if (i == from || i - from > 16) {
+            return -1;
+        }
+        hexValue = v;
+        return i;
+    }
+
+    private long pointer(String line, int from, int to, String what) throws TraceFormatException {
+        if (line.startsWith("(nil)", from) && to - from == 5) {
+            return 0;
+        }
+        return lines.hex(line, from, to, what);
+    }
+
+    /** {@code HH:MM:SS.f} (1 to 9 fraction digits), or {@code seconds.f}. */
+    private void checkTime(String line, int from, int to) throws TraceFormatException {
+        int dot = line.indexOf('.', from);
+        if (dot < 0 || dot >= to) {
+            dot = to;
+        }
+        boolean ok = dot < to && to - dot - 1 >= 1 && to - dot - 1 <= 9 && digits(line, dot + 1, to);
+        if (ok) {
+            if (dot - from == 8 && line.charAt(from + 2) == ':' && line.charAt(from + 5) == ':') {
+                ok = digits(line, from, from + 2) && digits(line, from + 3, from + 5) && digits(line, from + 6, dot)
+                        && Integer.parseInt(line, from, from + 2, 10) < 24
+                        && Integer.parseInt(line, from + 3, from + 5, 10) < 60
+                        && Integer.parseInt(line, from + 6, dot, 10) < 61;
+            } else {
+                ok = dot > from && dot - from <= 12 && digits(line, from, dot);
+            }
+        }
+        if (!ok) {
+            throw lines.error("Time: expected HH:MM:SS.micro (like 15:47:02.841961), got '"
+                    + line.substring(from, to) + "'");
+        }
+    }
+
+    private static boolean digits(String s, int from, int to) {
+        for (int i = from; i < to; i++) {
+            char c = s.charAt(i);
+            if (c < '0' || c > '9') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public long bytesRead() {
+        return lines.position();
+    }
+
+    @Override
+    public void close() throws IOException {
+        lines.close();
+    }
+}

@@ -1,0 +1,65 @@
+package io.devalloc.trace.text;
+
+/** Splits a CSV line without quoting into a fixed number of columns, with no copy of the line. */
+public final class CsvColumns {
+
+    private final int expected;
+    private final int[] bounds;
+
+    public CsvColumns(int expected) {
+        this.expected = expected;
+        this.bounds = new int[expected + 1];
+    }
+
+    /** Finds the columns of {@code line}; returns how many there are (only the first {@code expected} are kept). */
+    public int split(String line) {
+        int columns = 1;
+        bounds[0] = -1;
+        for (int i = line.indexOf(','); i >= 0; i = line.indexOf(',', i + 1)) {
+            if (columns < expected) {
+                bounds[columns] = i;
+            }
+            columns++;
+        }
+        if (columns <= expected) {
+            bounds[columns] = line.length();
+        }
+        return columns;
+    }
+
+    /**
+     * Finds the columns of the bytes {@code line[from, to)}; returns how many there are. Positions are indexes in
+     * {@code line}.
+     */
+    public int split(byte[] line, int from, int to) {
+        int columns = 1;
+        bounds[0] = from - 1;
+        for (int i = from; i < to; i++) {
+            if (line[i] == ',') {
+                if (columns < expected) {
+                    bounds[columns] = i;
+                }
+                columns++;
+            }
+        }
+        if (columns <= expected) {
+            bounds[columns] = to;
+        }
+        return columns;
+    }
+
+    /** Where column {@code i} (0-based) starts. */
+    public int start(int i) {
+        return bounds[i] + 1;
+    }
+
+    /** Where column {@code i} ends (exclusive). */
+    public int end(int i) {
+        return bounds[i + 1];
+    }
+
+    /** True when column {@code i} is empty. */
+    public boolean empty(int i) {
+        return start(i) == end(i);
+    }
+}
