@@ -1,13 +1,10 @@
 package io.devalloc.replay;
 
 import io.devalloc.api.internal.LongLongHashMap;
-import io.devalloc.api.device.DeviceDescriptor;
-import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
-import io.devalloc.api.device.DeviceStream;
-import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
-import java.lang.foreign.MemorySegment;
+import io.devalloc.api.spi.ForwardingDeviceMemory;
+import io.devalloc.api.spi.ForwardingVirtualMemory;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -20,7 +17,7 @@ import java.util.Optional;
  * the replay's device mallocs; sizes of live mallocs are tracked from the start, so that freeing a restored segment
  * reports its size. Thread-safe, as the port requires: the bookkeeping is guarded by this object's lock.
  */
-final class ObservedDevice implements DeviceMemory {
+final class ObservedDevice extends ForwardingDeviceMemory {
 
     /** What the decorator reports; called on the allocator's thread, inside the allocator's call. */
     interface Listener {
@@ -44,13 +41,15 @@ final class ObservedDevice implements DeviceMemory {
     private long unmaps;
 
     ObservedDevice(DeviceMemory delegate, Listener listener) {
-        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        super(delegate);
+        this.delegate = delegate;
         this.listener = Objects.requireNonNull(listener, "listener");
         this.virtualMemory = delegate.virtualMemory().map(ObservedVirtualMemory::new);
     }
 
     /** The device being observed. */
-    DeviceMemory delegate() {
+    @Override
+    public DeviceMemory delegate() {
         return delegate;
     }
 
@@ -88,15 +87,7 @@ final class ObservedDevice implements DeviceMemory {
         return unmaps;
     }
 
-    @Override
-    public DeviceDescriptor descriptor() {
-        return delegate.descriptor();
-    }
 
-    @Override
-    public long alignment() {
-        return delegate.alignment();
-    }
 
     @Override
     public long malloc(long bytes) {
@@ -125,65 +116,21 @@ final class ObservedDevice implements DeviceMemory {
         }
     }
 
-    @Override
-    public MemoryInfo memoryInfo() {
-        return delegate.memoryInfo();
-    }
 
-    @Override
-    public DeviceStream createStream() {
-        return delegate.createStream();
-    }
 
-    @Override
-    public void destroyStream(DeviceStream stream) {
-        delegate.destroyStream(stream);
-    }
 
-    @Override
-    public DeviceEvent createEvent() {
-        return delegate.createEvent();
-    }
 
-    @Override
-    public void recordEvent(DeviceEvent event, DeviceStream stream) {
-        delegate.recordEvent(event, stream);
-    }
 
-    @Override
-    public boolean isEventComplete(DeviceEvent event) {
-        return delegate.isEventComplete(event);
-    }
 
-    @Override
-    public void synchronizeEvent(DeviceEvent event) {
-        delegate.synchronizeEvent(event);
-    }
 
-    @Override
-    public void destroyEvent(DeviceEvent event) {
-        delegate.destroyEvent(event);
-    }
 
-    @Override
-    public void synchronize() {
-        delegate.synchronize();
-    }
 
     @Override
     public Optional<VirtualMemory> virtualMemory() {
         return virtualMemory;
     }
 
-    @Override
-    public Optional<MemorySegment> hostView(long address, long bytes) {
-        return delegate.hostView(address, bytes);
-    }
 
-    @Override
-    public void close() {
-        delegate.close();
-    }
 
     @Override
     public String toString() {
@@ -191,32 +138,16 @@ final class ObservedDevice implements DeviceMemory {
     }
 
     /** Counts maps and unmaps; reservations cost no memory and are passed through uncounted. */
-    private final class ObservedVirtualMemory implements VirtualMemory {
-        private final VirtualMemory vm;
+    private final class ObservedVirtualMemory extends ForwardingVirtualMemory {
 
         ObservedVirtualMemory(VirtualMemory vm) {
-            this.vm = vm;
-        }
-
-        @Override
-        public long granularity() {
-            return vm.granularity();
-        }
-
-        @Override
-        public long reserve(long bytes) {
-            return vm.reserve(bytes);
-        }
-
-        @Override
-        public void release(long base) {
-            vm.release(base);
+            super(vm);
         }
 
         /** Forwards the pieces as asked (the two-argument {@code map} arrives here as one-granule pieces). */
         @Override
         public boolean map(long address, long bytes, long pieceBytes) {
-            boolean mapped = vm.map(address, bytes, pieceBytes);
+            boolean mapped = super.map(address, bytes, pieceBytes);
             if (mapped) {
                 synchronized (ObservedDevice.this) {
                     if (observing) {
@@ -230,18 +161,13 @@ final class ObservedDevice implements DeviceMemory {
 
         @Override
         public void unmap(long address, long bytes) {
-            vm.unmap(address, bytes);
+            super.unmap(address, bytes);
             synchronized (ObservedDevice.this) {
                 if (observing) {
                     unmaps++;
                     listener.shrank(bytes, true);
                 }
             }
-        }
-
-        @Override
-        public long mappedBytes() {
-            return vm.mappedBytes();
         }
     }
 }

@@ -4,12 +4,11 @@ import io.devalloc.trace.TraceRecorder;
 import io.devalloc.trace.pytorch.PyTorchCsvRecorder;
 import io.devalloc.trace.rmm.RmmCsvRecorder;
 import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.spi.ForwardingDeviceAllocator;
 import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.DevallocException;
-import io.devalloc.api.snapshot.MemorySnapshot;
-import io.devalloc.api.stats.AllocatorStats;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -80,7 +79,7 @@ import org.slf4j.LoggerFactory;
  * keeps working unrecorded, {@link #recordingFailure()} returns the failure, {@link #flush()} throws it and
  * {@link #close()} throws it as an {@link UncheckedIOException} after closing everything.
  */
-public final class RecordingAllocator implements DeviceAllocator {
+public final class RecordingAllocator extends ForwardingDeviceAllocator {
 
     private static final Logger LOG = LoggerFactory.getLogger(RecordingAllocator.class);
 
@@ -161,17 +160,14 @@ public final class RecordingAllocator implements DeviceAllocator {
      * @param clock the wall clock of the rows (a fixed clock in tests)
      */
     public RecordingAllocator(DeviceAllocator delegate, TraceRecorder recorder, InstantSource clock) {
-        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        super(delegate);
+        this.delegate = delegate;
         this.recorder = Objects.requireNonNull(recorder, "recorder");
         this.clock = Objects.requireNonNull(clock, "clock");
     }
 
     /** The allocator that does the work. */
     @Override
-    public <T> java.util.Optional<T> unwrap(Class<T> type) {
-        return type.isInstance(this) ? java.util.Optional.of(type.cast(this)) : delegate.unwrap(type);
-    }
-
     public DeviceAllocator delegate() {
         return delegate;
     }
@@ -231,16 +227,7 @@ public final class RecordingAllocator implements DeviceAllocator {
         }
     }
 
-    /** The delegate's name: a recording {@code caching} allocator is still {@code caching} in reports. */
-    @Override
-    public String name() {
-        return delegate.name();
-    }
 
-    @Override
-    public DeviceMemory device() {
-        return delegate.device();
-    }
 
     @Override
     public long malloc(long bytes, DeviceStream stream) {
@@ -302,10 +289,6 @@ public final class RecordingAllocator implements DeviceAllocator {
         endFree(address, generation, thread);
     }
 
-    @Override
-    public long allocationId(long address) {
-        return delegate.allocationId(address);
-    }
 
     @Override
     public void recordStream(long address, DeviceStream stream) {
@@ -331,30 +314,10 @@ public final class RecordingAllocator implements DeviceAllocator {
         }
     }
 
-    @Override
-    public AllocatorStats stats() {
-        return delegate.stats();
-    }
 
-    @Override
-    public void resetPeakStats() {
-        delegate.resetPeakStats();
-    }
 
-    @Override
-    public void releaseCachedMemory() {
-        delegate.releaseCachedMemory();
-    }
 
-    @Override
-    public MemorySnapshot snapshot() {
-        return delegate.snapshot();
-    }
 
-    @Override
-    public boolean isClosed() {
-        return delegate.isClosed();
-    }
 
     /**
      * Flushes and closes the recorder, then closes the delegate (and so its device, if the delegate owns it).
