@@ -23,9 +23,9 @@
  *       PyTorch's {@code _snapshot()} structure, as {@code torch/csrc/cuda/memory_snapshot.cpp} writes it: the
  *       history as {@code device_traces[index]} (one list per device index up to this arena's device, the others
  *       empty), {@code segment_pool_id} and each entry's {@code pool_id} as the tuple {@code (0, 0)},
- *       {@code allocator_settings} from {@code CachingOptions.allocatorSettings()}; allocator-api's
- *       {@code io.devalloc.api.snapshot.export} writes it as a protocol-2 pickle (which PyTorch's memory visualiser
- *       loads) or JSON. {@code snapshot()} carries the same settings in its {@code MemorySnapshot}.</li>
+ *       {@code allocator_settings} from {@code CachingOptions.allocatorSettings()}; module {@code trace-io}'s
+ *       {@code io.devalloc.trace.pytorch.PyTorchSnapshots} writes it as a protocol-2 pickle (which PyTorch's memory
+ *       visualiser loads) or JSON. {@code snapshot()} carries the same settings in its {@code MemorySnapshot}.</li>
  *   <li><b>Threads.</b> One lock guards the arena, and device calls run under it (PyTorch's default). Out-of-memory
  *       observers run after it is released, as upstream; rejection observers ({@code throw_on_cudamalloc_oom}) on a
  *       thread of their own, as upstream dispatches them.</li>

@@ -4,13 +4,14 @@
  * <ul>
  *   <li>{@link io.devalloc.examples.Launcher}: the command line that {@code ./devalloc} runs ({@code devices},
  *       {@code demo}, {@code replay}, {@code compare}); new subcommands are added to its list of subcommands.</li>
- *   <li>{@link io.devalloc.examples.trace} reads allocation traces and {@link io.devalloc.examples.replay} replays
- *       them through any allocator; {@code replay} and {@code compare} are their commands.</li>
+ *   <li>The {@code replay} and {@code compare} commands come from module {@code replay}
+ *       ({@link io.devalloc.replay.cli}), which replays traces that module {@code trace-io} reads; the launcher,
+ *       the composition root, registers them.</li>
  *   <li>{@link io.devalloc.replay.TrainingLoopWorkload}: a seeded, deterministic allocation pattern of a
  *       training loop, reused by the demo, the tests and benchmarks.</li>
  *   <li>{@link io.devalloc.examples.PlainApiExample}, {@link io.devalloc.examples.ServiceLoaderExample} and
  *       {@link io.devalloc.examples.GuiceExample}: the builder API, plug-in discovery, and Guice injection, each a
- *       {@code main} runnable with {@code java -cp examples/target/devalloc-launcher.jar CLASS}.</li>
+ *       {@code main} runnable with a JDK 25's {@code java -cp examples/target/devalloc-launcher.jar CLASS}.</li>
  * </ul>
  *
  * <p>Everything here goes through {@code allocator-api} and finds devices by spec string; no class names an

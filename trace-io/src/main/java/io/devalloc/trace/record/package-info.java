@@ -10,6 +10,7 @@
  * of a PyTorch memory trace ({@code seq,action,addr,size,stream,time_us}); both are read by devalloc's
  * {@code replay}. The easiest way in is
  * {@link io.devalloc.trace.record.RecordingAllocator#wrap(io.devalloc.api.DeviceAllocator, java.nio.file.Path,
- * io.devalloc.trace.record.RecordingAllocator.Format)} or {@code DeviceAllocators.builder()...record(file, format)}.
+ * io.devalloc.trace.record.RecordingAllocator.Format)} or, when building,
+ * {@code DeviceAllocators.builder()...decorate(RecordingAllocator.to(file, format))}.
  */
 package io.devalloc.trace.record;

@@ -1,0 +1,152 @@
+package io.devalloc.examples.docs;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.DeviceAllocators;
+import io.devalloc.api.device.DeviceStream;
+import io.devalloc.api.units.ByteSize;
+import io.devalloc.bfc.BfcAllocator;
+import io.devalloc.bfc.BfcAllocatorProvider;
+import io.devalloc.bfc.BfcOptions;
+import io.devalloc.bfc.BfcStats;
+import io.devalloc.caching.CachingAllocator;
+import io.devalloc.caching.CachingAllocatorProvider;
+import io.devalloc.caching.host.HostCachingAllocator;
+import io.devalloc.sim.SimulatedDevice;
+import io.devalloc.trace.pytorch.PyTorchSnapshots;
+import io.devalloc.trace.record.RecordingAllocator;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Java snippets of the pages under {@code docs/}, exactly as they are shown there, each in a method that runs
+ * it; {@link #theDocsShowExactlyTheCodeOfThisTest} fails when a page's text and this file's code differ. The
+ * {@code device} or {@code allocator} a snippet is given is made here around it.
+ */
+class DocsSnippetsTest {
+
+    /** The files the snippets write, relative to the working directory as the snippets have them. */
+    private static final Path SNAPSHOT_PICKLE = Path.of("snapshot.pickle");
+    private static final Path RUN_RMM_CSV = Path.of("run.rmm.csv");
+
+    @BeforeEach
+    @AfterEach
+    void removeTheFilesTheSnippetsWrite() throws IOException {
+        Files.deleteIfExists(SNAPSHOT_PICKLE);
+        Files.deleteIfExists(RUN_RMM_CSV);
+    }
+
+    @Test
+    void theDocsShowExactlyTheCodeOfThisTest() throws IOException {
+        List<MarkdownSnippets.Snippet> snippets = new ArrayList<>();
+        List<Path> pages;
+        try (Stream<Path> files = Files.walk(MarkdownSnippets.REPOSITORY.resolve("docs"))) {
+            pages = files.filter(f -> f.toString().endsWith(".md")).sorted().toList();
+        }
+        for (Path page : pages) {
+            snippets.addAll(MarkdownSnippets.javaBlocks(page));
+        }
+        assertEquals(4, snippets.size(), "the java snippets of docs/ (bfc, caching, caching-host, replay): "
+                + snippets + "; a new one needs a method here");
+        MarkdownSnippets.assertEachSnippetIsIn(snippets, MarkdownSnippets.testSource(DocsSnippetsTest.class));
+    }
+
+    /** docs/allocators/bfc.md. */
+    @Test
+    void bfc() {
+        try (SimulatedDevice device = SimulatedDevice.ofCapacity(80 * ByteSize.GiB)) {
+            BfcAllocator bfc = BfcAllocatorProvider.create(device, BfcOptions.defaults().withAllowGrowth(true));
+            long p = bfc.malloc(1 << 20, 4096, DeviceStream.DEFAULT);   // alignment above 256 B is honoured
+            BfcStats s = bfc.bfcStats();                               // TensorFlow's AllocatorStats + fragmentation metric
+            List<String> dump = bfc.memoryLog(1 << 20);                // DumpMemoryLog; memoryDump() is the MemoryDump proto
+            String map = bfc.renderOccupancy();                        // the 100-character occupancy map
+            // Not in the page: what the snippet got.
+            assertEquals(0, p % 4096, "aligned");
+            assertEquals(1, s.numAllocs());
+            assertEquals(1 << 20, s.bytesInUse());
+            assertFalse(dump.isEmpty());
+            assertEquals(100, map.length(), map);
+            bfc.free(p);
+            bfc.close();
+            long q = device.malloc(ByteSize.MiB);   // the caller's device is still open
+            assertTrue(q != 0);
+            device.free(q);
+        }
+    }
+
+    /** docs/allocators/caching.md. */
+    @Test
+    void caching() throws IOException {
+        try (SimulatedDevice device = SimulatedDevice.ofCapacity(80 * ByteSize.GiB)) {
+            CachingAllocator torch = new CachingAllocatorProvider().create(device, "max_split_size_mb:128,expandable_segments:True");
+            Map<String, Long> stats = torch.memoryStats();      // "allocated_bytes.all.current", "num_alloc_retries", ...
+            String summary = torch.memorySummary(false);       // torch.cuda.memory_summary()
+            torch.setPerProcessMemoryFraction(0.5);            // with upstream's validation
+            torch.recordHistory(100_000);                      // _record_memory_history(max_entries=...)
+            long p = torch.malloc(20 * ByteSize.MiB);
+            torch.free(p);
+            try (OutputStream out = Files.newOutputStream(Path.of("snapshot.pickle"))) {
+                PyTorchSnapshots.writePickle(torch.snapshotDict(), out);   // open it at https://pytorch.org/memory_viz
+            }
+            String json = PyTorchSnapshots.json(torch.snapshotDict(), true);
+            // Not in the page: what the snippet got.
+            assertEquals(0L, stats.get("allocated_bytes.all.current"));
+            assertEquals(0L, stats.get("num_alloc_retries"));
+            assertTrue(summary.contains("PyTorch CUDA memory summary"), summary);
+            assertTrue(torch.options().expandableSegments(), "the simulator has virtual memory");
+            // One page mapped for the block, then the block's life; each snapshotDict() adds a snapshot entry.
+            assertEquals(List.of("segment_map", "alloc", "free_requested", "free_completed", "snapshot", "snapshot"),
+                    torch.history().stream().map(e -> e.action().wireName()).toList());
+            assertTrue(json.contains("\"device_traces\""), json);
+            assertArrayEquals(new byte[] {(byte) 0x80, 2}, Arrays.copyOf(Files.readAllBytes(SNAPSHOT_PICKLE), 2));
+            torch.close();
+        }
+    }
+
+    /** docs/allocators/caching-host.md: runs on real page-locked memory (1 MiB, under the usual 8 MiB limit). */
+    @Test
+    void cachingHost() {
+        try (DeviceAllocator a = DeviceAllocators.open("pinned-host:64MiB", "caching-host", "pinned_max_cached_size_mb:32")) {
+            HostCachingAllocator pinned = a.unwrap(HostCachingAllocator.class).orElseThrow();
+            DeviceStream copyStream = a.device().createStream();
+            long buf = pinned.malloc(1_000_000);   // a 1 MiB block (the next power of two), page-locked
+            pinned.recordEvent(buf, copyStream);   // a non-blocking copy on copyStream reads it
+            pinned.free(buf);                      // reused once copyStream's work is done
+            checkPinned(a, pinned, buf);   // test only
+        }
+    }
+
+    private static void checkPinned(DeviceAllocator a, HostCachingAllocator pinned, long buf) {
+        assertEquals(ByteSize.MiB, a.stats().reservedBytes(), "one 1 MiB block, cached");
+        assertEquals(buf, pinned.malloc(1_000_000), "the cached block is reused");
+        assertEquals(1L, pinned.hostMemoryStats().get("num_host_alloc"));
+    }
+
+    /** docs/replay.md, recording. */
+    @Test
+    void recordingAnAllocatorYouHave() throws IOException {
+        DeviceAllocator allocator = DeviceAllocators.open("sim:1GiB", "direct", "");
+        try (RecordingAllocator recorded = RecordingAllocator.wrap(allocator, Path.of("run.rmm.csv"), RecordingAllocator.Format.RMM_CSV)) {
+            long p = recorded.malloc(1 << 20);
+            recorded.free(p);
+        }   // flushes and closes run.rmm.csv, then closes the allocator inside
+        // Not in the page: what was recorded, and that the allocator inside was closed.
+        assertTrue(allocator.isClosed());
+        List<String> rows = Files.readAllLines(RUN_RMM_CSV);
+        assertEquals(3, rows.size(), "the header, one allocation and one free: " + rows);
+    }
+}
