@@ -29,8 +29,8 @@ import org.openjdk.jmh.annotations.TearDown;
  * the allocator calls of a replay, not the trace readers. The score is milliseconds per whole replay; operations
  * per second = 15,495 / score.
  *
- * <p>The trace is read from {@code -Ddevalloc.trace=...}, by default {@code ../shared/traces/...} relative to the
- * working directory (the repository root), where the project ships the trace.
+ * <p>The trace is read from {@code -Ddevalloc.trace=...}, by default {@code traces/pt-opt-zeroth-order-fl/memory.csv}
+ * relative to the working directory (the repository root), where the project ships the trace.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -59,7 +59,7 @@ public class TraceReplayBenchmark {
             lines = Files.readAllLines(path);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the trace " + path.toAbsolutePath()
-                    + "; run from the repository root with ../shared present, or pass -Ddevalloc.trace=<csv>", e);
+                    + "; run from the repository root (the project ships the trace in traces/), or pass -Ddevalloc.trace=<csv>", e);
         }
         Map<Long, Integer> slotOf = new HashMap<>();
         long[] s = new long[lines.size()];

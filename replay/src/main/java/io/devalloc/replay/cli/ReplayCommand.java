@@ -20,7 +20,7 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code devalloc replay TRACE}: replays one allocation trace through one allocator and configuration on one device
- * and prints the figures, with PyTorch's own where the trace has them (see {@link io.devalloc.examples.replay} for the
+ * and prints the figures, with PyTorch's own where the trace has them (see the package {@code io.devalloc.replay} for the
  * rules). {@code --json} prints one JSON object instead ({@link ReplayJson}); {@code --html FILE} also writes the
  * HTML report ({@link io.devalloc.replay.report.HtmlReport}).
  */

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code devalloc.report.screenshot} set to a path, it also writes the README's picture there: the sample report
  * of the real allocators on the synthetic training loop ({@link SampleResults}), under 300 KB. The README's
  * picture {@code docs/report.png} is made with
- * {@code ./mvnw -o -q -B -pl examples verify -Dtest=HtmlReportInChromiumTest -Ddevalloc.report.screenshot=$PWD/docs/report.png}.
+ * {@code ./mvnw -o -q -B -pl replay -am verify -Dtest=HtmlReportInChromiumTest -Dsurefire.failIfNoSpecifiedTests=false -Ddevalloc.report.screenshot=$PWD/docs/report.png}.
  */
 class HtmlReportInChromiumTest {
 

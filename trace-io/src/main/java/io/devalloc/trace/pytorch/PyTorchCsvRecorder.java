@@ -13,7 +13,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Writes the project's CSV form of a PyTorch memory trace ({@code ../shared/traces/README.md}), the format that
+ * Writes the project's CSV form of a PyTorch memory trace ({@code seq,action,addr,size,stream,time_us}, see
+ * {@code docs/replay.md}), the format that
  * {@code pickle_to_csv.py} makes from {@code torch.cuda.memory._dump_snapshot()} and that devalloc's
  * {@code replay} reads:
  * <pre>

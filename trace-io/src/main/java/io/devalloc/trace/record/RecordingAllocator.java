@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  *     runWorkload(allocator);
  * }   // closes the allocator (and its device) and flushes and closes run.csv
  * }</pre>
- * or {@code DeviceAllocators.builder().device("cuda:0").allocator("caching").record(path, Format.RMM_CSV).build()}.
+ * or {@code DeviceAllocators.builder().device("cuda:0").allocator("caching").decorate(RecordingAllocator.to(path,
+ * Format.RMM_CSV)).build()}.
  *
  * <h2>What is recorded</h2>
  * <ul>
