@@ -2,23 +2,17 @@ package io.devalloc.bfc;
 
 import static io.devalloc.bfc.ChunkTable.NONE;
 
-import io.devalloc.api.internal.AllocationRequest;
-import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
-import io.devalloc.api.device.MemoryInfo;
-import io.devalloc.api.internal.Failures;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
-import io.devalloc.api.snapshot.BlockSnapshot;
-import io.devalloc.api.snapshot.BlockState;
+import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.snapshot.MemorySnapshot;
-import io.devalloc.api.snapshot.SegmentSnapshot;
+import io.devalloc.api.spi.AbstractDeviceAllocator;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
@@ -37,48 +31,49 @@ import org.slf4j.LoggerFactory;
  * The BFC arena. The algorithm follows TensorFlow's {@code BFCAllocator} step for step (see the module's
  * package documentation for the deliberate deviations). One lock guards all state and the device calls run under
  * it, as upstream; retry waits happen outside it on a separate condition signalled by every free.
+ *
+ * <p>What every allocator repeats (the argument checks, size 0, the check that it is open, and the close that
+ * returns everything once, then closes an owned device, throwing the first failure) comes from
+ * {@link AbstractDeviceAllocator}, whose {@link AbstractDeviceAllocator#lock lock} is the arena's one lock; the
+ * dumps, the out-of-memory log and the out-of-memory error are {@link BfcArenaDumps}'s. The fields those read are
+ * package-private (as Netty's pool internals are), read only with the lock held, and written only here; the tests'
+ * invariant checker reads them too.
  */
-final class BfcArena implements BfcAllocator {
+final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator {
 
     private static final Logger LOG = LoggerFactory.getLogger(BfcArena.class);
-    private static final long MIN = Bins.MIN_ALLOCATION_SIZE;
+    static final long MIN = Bins.MIN_ALLOCATION_SIZE;
     private static final long DEFAULT_MAX_INTERNAL_FRAGMENTATION = 128L * ByteSize.MiB;
     private static final double BACKPEDAL_FACTOR = 0.9;
-    /** TensorFlow logs at most 10 out-of-memory dumps per process. */
-    private static final AtomicInteger OOM_LOGS = new AtomicInteger();
-    private static final int MAX_OOM_LOGS = 10;
 
-    private final DeviceMemory device;
-    private final boolean ownsDevice;
-    private final BfcOptions options;
+    final BfcOptions options;
     private final String name;
-    private final long memoryLimit;
+    final long memoryLimit;
     private final long maxInternalFragmentation;
     private final RegionSource source;
     /** The options in effect, as a snapshot's settings (see {@link #snapshot()}). */
-    private final Map<String, Object> snapshotSettings;
+    final Map<String, Object> snapshotSettings;
 
-    private final ReentrantLock lock = new ReentrantLock();
-    private final ChunkTable chunks = new ChunkTable(1024);
-    private final Bins bins = new Bins(chunks);
+    final ChunkTable chunks = new ChunkTable(1024);
+    final Bins bins = new Bins(chunks);
     /** Chunk start address → handle. Interior addresses are absent. */
-    private final LongLongHashMap handles = new LongLongHashMap(1024);
+    final LongLongHashMap handles = new LongLongHashMap(1024);
 
     /** Regions in address order. */
-    private long[] regionBase = new long[8];
-    private long[] regionSize = new long[8];
-    private int regionCount;
+    long[] regionBase = new long[8];
+    long[] regionSize = new long[8];
+    int regionCount;
 
-    private long currRegionAllocationBytes;
-    private long poolBytes;
-    private long peakPoolBytes;
+    long currRegionAllocationBytes;
+    long poolBytes;
+    long peakPoolBytes;
     private long nextAllocationId = 1;
 
-    private long numAllocs;
+    long numAllocs;
     private long frees;
-    private long bytesInUse;
-    private long peakBytesInUse;
-    private long largestAllocSize;
+    long bytesInUse;
+    long peakBytesInUse;
+    long largestAllocSize;
     private long largestRequest;
     private long requestedInUse;
     private long peakRequested;
@@ -89,11 +84,11 @@ final class BfcArena implements BfcAllocator {
     private long retries;
     private long ooms;
     /** Set by {@link #extend} when the device refused memory within the limit. */
-    private boolean deviceRefused;
+    boolean deviceRefused;
 
     // Timestamped mode.
     private long timingCounter;
-    private long safeFrontier;
+    long safeFrontier;
     /** Freed chunks not yet merged: pairs (handle, freedAtCount). */
     private long[] timestampQueue = new long[64];
     private int timestampQueueSize;
@@ -109,14 +104,11 @@ final class BfcArena implements BfcAllocator {
     private final AtomicInteger waiters = new AtomicInteger();
     private volatile long freeGeneration;
 
-    private volatile boolean closed;
-
     private record PendingFree(long count, DeviceEvent event) {
     }
 
     BfcArena(DeviceMemory device, boolean ownsDevice, BfcOptions options) {
-        this.device = Objects.requireNonNull(device, "device");
-        this.ownsDevice = ownsDevice;
+        super(device, ownsDevice);
         this.options = Objects.requireNonNull(options, "options");
         this.name = "bfc";
         long total = device.descriptor().totalBytes();
@@ -173,11 +165,6 @@ final class BfcArena implements BfcAllocator {
     }
 
     @Override
-    public DeviceMemory device() {
-        return device;
-    }
-
-    @Override
     public BfcOptions options() {
         return options;
     }
@@ -209,7 +196,7 @@ final class BfcArena implements BfcAllocator {
     }
 
     /** What a request needs from a region at most: its rounded size plus room to align it, saturated. */
-    private static long neededBytes(long rounded, long align) {
+    static long neededBytes(long rounded, long align) {
         long needed = rounded + (align - MIN);
         return rounded < 0 || needed < rounded ? Long.MAX_VALUE : needed;
     }
@@ -277,11 +264,11 @@ final class BfcArena implements BfcAllocator {
      * @param mayWait whether, in timestamped mode, it may wait for pending frees' events
      */
     private long attempt(long bytes, long alignment, DeviceStream stream, boolean mayWait, boolean last) {
-        AllocationRequest.check(bytes, stream);
+        boolean nullRequest = isNullRequest(bytes, stream);
         if (alignment <= 0 || Long.bitCount(alignment) != 1) {
             throw new IllegalArgumentException("alignment must be a power of two, got " + alignment);
         }
-        if (bytes == 0) {
+        if (nullRequest) {
             return 0;
         }
         long rounded = roundedBytes(bytes);
@@ -316,7 +303,7 @@ final class BfcArena implements BfcAllocator {
             if (options.timestamped() && mayWait) {
                 // Where TensorFlow would force-merge chunks a stream may still read, wait for their events instead.
                 while (!pendingFrees.isEmpty()) {
-                    device.synchronizeEvent(pendingFrees.peekFirst().event());
+                    device().synchronizeEvent(pendingFrees.peekFirst().event());
                     advanceFrontierLocked();
                     p = findChunk(bin, rounded, align, bytes, streamHandle);
                     if (p != 0) {
@@ -331,7 +318,7 @@ final class BfcArena implements BfcAllocator {
                 }
             }
             if (last) {
-                logOutOfMemory(bytes, rounded);
+                BfcArenaDumps.logOutOfMemory(this, bytes, rounded);
                 throw outOfMemoryLocked(bytes, align);
             }
             return 0;
@@ -429,7 +416,7 @@ final class BfcArena implements BfcAllocator {
      * re-extended many times (TensorFlow never releases, so it never meets this); below 4 EiB the figures are
      * upstream's.
      */
-    private static final long REGION_TARGET_CAP = 1L << 62;
+    static final long REGION_TARGET_CAP = 1L << 62;
 
     /** TensorFlow's {@code Extend}. {@code rounded} includes room for alignment padding. */
     private boolean extend(long rounded) {
@@ -642,9 +629,9 @@ final class BfcArena implements BfcAllocator {
     }
 
     private void recordEventFor(long count, long stream) {
-        DeviceEvent e = eventPool.isEmpty() ? device.createEvent() : eventPool.pollFirst();
+        DeviceEvent e = eventPool.isEmpty() ? device().createEvent() : eventPool.pollFirst();
         try {
-            device.recordEvent(e, new DeviceStream(stream));
+            device().recordEvent(e, new DeviceStream(stream));
         } catch (RuntimeException ex) {
             eventPool.addLast(e);
             throw ex;
@@ -681,7 +668,7 @@ final class BfcArena implements BfcAllocator {
         long frontier = safeFrontier;
         while (!pendingFrees.isEmpty()) {
             PendingFree head = pendingFrees.peekFirst();
-            if (!device.isEventComplete(head.event())) {
+            if (!device().isEventComplete(head.event())) {
                 break;
             }
             pendingFrees.pollFirst();
@@ -885,8 +872,8 @@ final class BfcArena implements BfcAllocator {
         }
     }
 
-    private long largestFreeLocked() {
-        if (closed) {
+    long largestFreeLocked() {
+        if (isClosed()) {
             return 0;
         }
         int h = bins.largest();
@@ -913,7 +900,7 @@ final class BfcArena implements BfcAllocator {
         return 0;
     }
 
-    private double fragmentationLocked() {
+    double fragmentationLocked() {
         long free = poolBytes - bytesInUse;
         return free == 0 ? Double.NaN : (double) (free - largestFreeLocked()) / free;
     }
@@ -970,27 +957,6 @@ final class BfcArena implements BfcAllocator {
 
     // ------------------------------------------------------------------------------------------------ dumps
 
-    /** Visits every chunk, region by region in address order. */
-    private interface ChunkVisitor {
-        void visit(int region, int handle);
-    }
-
-    private void forEachChunk(ChunkVisitor visitor) {
-        for (int r = 0; r < regionCount; r++) {
-            for (int h = (int) handles.get(regionBase[r], -1); h != NONE; h = chunks.next[h]) {
-                visitor.visit(r, h);
-            }
-        }
-    }
-
-    private BlockState stateOf(int h) {
-        if (chunks.inUse(h)) {
-            return BlockState.ALLOCATED;
-        }
-        long count = chunks.freedAtCount[h];
-        return count == 0 || count <= safeFrontier ? BlockState.FREE : BlockState.PENDING_FREE;
-    }
-
     /**
      * One segment per region (pool {@code "region"}). A pending-free chunk (timestamped mode: freed, not yet safe
      * for other streams) has requested size 0: it may already have been split or merged with its free neighbours,
@@ -1004,17 +970,7 @@ final class BfcArena implements BfcAllocator {
     public MemorySnapshot snapshot() {
         lock.lock();
         try {
-            List<SegmentSnapshot> segments = new ArrayList<>(regionCount);
-            List<List<BlockSnapshot>> blocks = new ArrayList<>(regionCount);
-            for (int r = 0; r < regionCount; r++) {
-                blocks.add(new ArrayList<>());
-            }
-            forEachChunk((r, h) -> blocks.get(r).add(new BlockSnapshot(chunks.ptr[h], chunks.size[h],
-                    chunks.inUse(h) ? chunks.requested[h] : 0, stateOf(h))));
-            for (int r = 0; r < regionCount; r++) {
-                segments.add(new SegmentSnapshot(regionBase[r], regionSize[r], 0, "region", blocks.get(r)));
-            }
-            return new MemorySnapshot(name, device.descriptor(), segments, stats(), snapshotSettings);
+            return BfcArenaDumps.snapshot(this);
         } finally {
             lock.unlock();
         }
@@ -1024,330 +980,97 @@ final class BfcArena implements BfcAllocator {
     public BfcMemoryDump memoryDump() {
         lock.lock();
         try {
-            long[][] bin = binTotals();
-            List<BfcMemoryDump.BinSummary> summaries = new ArrayList<>(Bins.NUM_BINS);
-            for (int b = 0; b < Bins.NUM_BINS; b++) {
-                summaries.add(new BfcMemoryDump.BinSummary(b, Bins.binSize(b), bin[b][0], bin[b][1], bin[b][2],
-                        bin[b][3], bin[b][4]));
-            }
-            List<BfcMemoryDump.ChunkInfo> infos = new ArrayList<>(chunks.liveHandles());
-            forEachChunk((r, h) -> infos.add(new BfcMemoryDump.ChunkInfo(chunks.ptr[h], chunks.size[h],
-                    chunks.requested[h], chunks.bin[h], chunks.inUse(h), chunks.inUse(h) ? 0 : chunks.freedAtCount[h])));
-            return new BfcMemoryDump(name, bfcStats(), summaries, infos);
+            return BfcArenaDumps.memoryDump(this);
         } finally {
             lock.unlock();
         }
-    }
-
-    /** Per bin class: {bytes in use, bytes, chunks in use, chunks, requested in use}, counting all chunks. */
-    private long[][] binTotals() {
-        long[][] t = new long[Bins.NUM_BINS][5];
-        forEachChunk((r, h) -> {
-            long[] row = t[Bins.binFor(chunks.size[h])];
-            row[1] += chunks.size[h];
-            row[3]++;
-            if (chunks.inUse(h)) {
-                row[0] += chunks.size[h];
-                row[2]++;
-                row[4] += chunks.requested[h];
-            }
-        });
-        return t;
     }
 
     @Override
     public List<String> memoryLog(long forRequest) {
         lock.lock();
         try {
-            return memoryLogLocked(forRequest);
+            return BfcArenaDumps.memoryLog(this, forRequest);
         } finally {
             lock.unlock();
         }
-    }
-
-    private List<String> memoryLogLocked(long forRequest) {
-        List<String> out = new ArrayList<>();
-        out.add("BFCAllocator dump for " + name);
-        long[][] t = binTotals();
-        for (int b = 0; b < Bins.NUM_BINS; b++) {
-            out.add("Bin (" + Bins.binSize(b) + "): \tTotal Chunks: " + t[b][3] + ", Chunks in use: " + t[b][2] + ". "
-                    + MemoryLogFormat.humanBytes(t[b][1]) + " allocated for chunks. "
-                    + MemoryLogFormat.humanBytes(t[b][0]) + " in use in bin. " + MemoryLogFormat.humanBytes(t[b][4])
-                    + " client-requested in use in bin.");
-        }
-        long rounded = Math.max(MIN, roundedBytes(Math.max(forRequest, 1)));
-        int bin = Bins.binFor(rounded);
-        out.add("Bin for " + MemoryLogFormat.humanBytes(rounded) + " was " + MemoryLogFormat.humanBytes(Bins.binSize(bin))
-                + ", Chunk State: ");
-        for (int i = 0; i < bins.count(bin); i++) {
-            int h = bins.get(bin, i);
-            out.add("  Size: " + MemoryLogFormat.humanBytes(chunks.size[h]) + " | Requested Size: "
-                    + MemoryLogFormat.humanBytes(chunks.requested[h]) + " | in_use: 0 | bin_num: " + bin
-                    + (options.timestamped() ? " | freed_at_count: " + chunks.freedAtCount[h] : ""));
-        }
-        Map<Long, long[]> inUseBySize = new java.util.TreeMap<>();
-        for (int r = 0; r < regionCount; r++) {
-            out.add("Next region of size " + regionSize[r]);
-            for (int h = (int) handles.get(regionBase[r], -1); h != NONE; h = chunks.next[h]) {
-                boolean used = chunks.inUse(h);
-                // TensorFlow prints the invalid handle as SIZE_MAX.
-                out.add((used ? "InUse" : "Free ") + " at " + Long.toHexString(chunks.ptr[h]) + " of size "
-                        + chunks.size[h] + " next " + (chunks.next[h] == NONE ? "18446744073709551615"
-                        : String.valueOf(chunks.next[h])));
-                if (used) {
-                    long[] c = inUseBySize.computeIfAbsent(chunks.size[h], k -> new long[1]);
-                    c[0]++;
-                }
-            }
-        }
-        out.add("     Summary of in-use Chunks by size: ");
-        long total = 0;
-        for (Map.Entry<Long, long[]> e : inUseBySize.entrySet()) {
-            long sum = e.getKey() * e.getValue()[0];
-            total += sum;
-            out.add(e.getValue()[0] + " Chunks of size " + e.getKey() + " totalling " + MemoryLogFormat.humanBytes(sum));
-        }
-        out.add("Sum Total of in-use chunks: " + MemoryLogFormat.humanBytes(total));
-        out.add("Total bytes in pool: " + poolBytes + " memory_limit_: " + memoryLimit + " available bytes: "
-                + (memoryLimit - poolBytes) + " curr_region_allocation_bytes_: " + currRegionAllocationBytes);
-        double frag = fragmentationLocked();
-        out.add("Stats: \n" + MemoryLogFormat.statsDebugString(memoryLimit, bytesInUse, peakBytesInUse, numAllocs,
-                largestAllocSize, poolBytes, peakPoolBytes, largestFreeLocked())
-                + "\nFragmentation metric: " + (Double.isNaN(frag) ? "nan" : String.format(java.util.Locale.ROOT, "%.6f", frag)));
-        return out;
     }
 
     @Override
     public String renderOccupancy() {
         lock.lock();
         try {
-            return renderOccupancyLocked();
+            return BfcArenaDumps.renderOccupancy(this);
         } finally {
             lock.unlock();
         }
     }
 
-    private String renderOccupancyLocked() {
-        long total = 0;
-        for (int r = 0; r < regionCount; r++) {
-            total += regionSize[r];
-        }
-        if (total == 0) {
-            return "<allocator contains no memory>";
-        }
-        char[] rendered = new char[MemoryLogFormat.OCCUPANCY_RESOLUTION];
-        Arrays.fill(rendered, '_');
-        long offset = 0;
-        for (int r = 0; r < regionCount; r++) {
-            for (int h = (int) handles.get(regionBase[r], -1); h != NONE; h = chunks.next[h]) {
-                if (chunks.inUse(h)) {
-                    long at = chunks.ptr[h] - regionBase[r] + offset;
-                    long wasted = chunks.size[h] - chunks.requested[h];
-                    if (wasted > 0) {
-                        MemoryLogFormat.paint(rendered, total, at + chunks.requested[h], wasted, 'x');
-                    }
-                    MemoryLogFormat.paint(rendered, total, at, chunks.requested[h], '*');
-                }
-            }
-            offset += regionSize[r];
-        }
-        return new String(rendered);
-    }
-
-    private void logOutOfMemory(long bytes, long rounded) {
-        if (OOM_LOGS.getAndIncrement() >= MAX_OOM_LOGS) {
-            return;
-        }
-        LOG.warn("Allocator ({}) ran out of memory trying to allocate {} (rounded to {}). If the cause is memory"
-                + " fragmentation maybe the environment variable 'TF_GPU_ALLOCATOR=cuda_malloc_async' will improve the"
-                + " situation. Current allocation summary follows.", name, MemoryLogFormat.humanBytes(bytes), rounded);
-        if (LOG.isInfoEnabled()) {
-            for (String line : memoryLogLocked(bytes)) {
-                LOG.info(line);
-            }
-        }
-        LOG.warn(renderOccupancyLocked());
-    }
-
-    /**
-     * Builds the out-of-memory error (the lock is held), saying whether the cause is fragmentation or exhaustion.
-     */
+    /** Counts and builds the out-of-memory error (the lock is held). */
     private OutOfMemoryException outOfMemoryLocked(long bytes, long align) {
-        {
-            ooms++;
-            long rounded = roundedBytes(bytes);
-            long needed = neededBytes(rounded, align);
-            long poolFree = poolBytes - bytesInUse;
-            long largestFree = largestFreeLocked();
-            long unreserved = memoryLimit - poolBytes;
-            long total = device.descriptor().totalBytes();
-            MemoryInfo info = closed ? new MemoryInfo(0, total) : device.memoryInfo();
-            OutOfMemoryException.Reason reason;
-            String why;
-            if (needed > memoryLimit || needed > REGION_TARGET_CAP) {
-                reason = OutOfMemoryException.Reason.REQUEST_TOO_LARGE;
-                why = "the request" + (align > MIN ? " with its alignment of " + align + " bytes" : "")
-                        + " is larger than the memory limit of " + MemoryLogFormat.humanBytes(memoryLimit)
-                        + (needed > REGION_TARGET_CAP ? " or the 4 EiB an arena region can hold" : "");
-            } else if (poolFree >= rounded || (!deviceRefused && memoryLimit - bytesInUse >= rounded)) {
-                reason = OutOfMemoryException.Reason.FRAGMENTATION;
-                why = "fragmentation: " + MemoryLogFormat.humanBytes(poolFree) + " is free in the arena ("
-                        + MemoryLogFormat.humanBytes(poolFree + unreserved) + " counting memory not yet reserved)"
-                        + " but the largest free chunk is " + MemoryLogFormat.humanBytes(largestFree)
-                        + (unreserved < rounded ? " and only " + MemoryLogFormat.humanBytes(unreserved)
-                        + " can still be reserved" : "")
-                        + "; try allow_growth:false, garbage_collection:true, or the caching allocator";
-            } else if (deviceRefused) {
-                reason = OutOfMemoryException.Reason.DEVICE_EXHAUSTED;
-                why = "exhaustion: the device refused more memory (" + MemoryLogFormat.humanBytes(info.freeBytes())
-                        + " free on it), and the largest free chunk is " + MemoryLogFormat.humanBytes(largestFree);
-            } else {
-                reason = memoryLimit < total ? OutOfMemoryException.Reason.LIMIT_REACHED
-                        : OutOfMemoryException.Reason.DEVICE_EXHAUSTED;
-                why = "exhaustion: only " + MemoryLogFormat.humanBytes(memoryLimit - bytesInUse) + " of the "
-                        + MemoryLogFormat.humanBytes(memoryLimit) + " limit is not in use; the largest free chunk is "
-                        + MemoryLogFormat.humanBytes(largestFree);
-            }
-            String message = "bfc: out of memory on " + device.descriptor().id() + " trying to allocate " + bytes
-                    + " bytes (" + MemoryLogFormat.humanBytes(bytes) + ", rounded to " + rounded + "): " + why
-                    + ". In use " + MemoryLogFormat.humanBytes(bytesInUse) + ", arena " + MemoryLogFormat.humanBytes(poolBytes)
-                    + " in " + regionCount + " region(s), limit " + MemoryLogFormat.humanBytes(memoryLimit)
-                    + ", total free " + MemoryLogFormat.humanBytes(poolFree) + ", largest free chunk "
-                    + MemoryLogFormat.humanBytes(largestFree) + ".";
-            return new OutOfMemoryException(reason, device.descriptor().id(), bytes, info.freeBytes(), info.totalBytes(),
-                    poolBytes, bytesInUse, memoryLimit, message);
-        }
+        ooms++;
+        return BfcArenaDumps.outOfMemory(this, bytes, align);
     }
 
-    // ------------------------------------------------------------------------------------------------ invariants
-
     /**
-     * Checks the arena's structural invariants (for tests): regions tiled by their chunks, no two adjacent free
-     * chunks outside timestamped mode, every free chunk in the right bin and no used chunk binned, bytes in use and
-     * pool bytes equal to their sums.
-     *
-     * @throws IllegalStateException naming the first violation
+     * Runs {@code reader} with the lock held: for test fixtures that read the arena's fields (the invariant
+     * checker), which cannot take the lock themselves.
      */
-    void checkInvariants() {
+    void whileLocked(Runnable reader) {
         lock.lock();
         try {
-            long used = 0;
-            long pool = 0;
-            int free = 0;
-            for (int r = 0; r < regionCount; r++) {
-                pool += regionSize[r];
-                long cursor = regionBase[r];
-                int prev = NONE;
-                for (int h = (int) handles.get(regionBase[r], -1); h != NONE; h = chunks.next[h]) {
-                    check(chunks.ptr[h] == cursor, "chunk " + h + " at " + Long.toHexString(chunks.ptr[h])
-                            + " but the previous chunk ended at " + Long.toHexString(cursor));
-                    check(chunks.prev[h] == prev, "chunk " + h + " has prev " + chunks.prev[h] + ", expected " + prev);
-                    check(chunks.size[h] > 0 && chunks.size[h] % MIN == 0, "chunk " + h + " size " + chunks.size[h]);
-                    check(handles.get(chunks.ptr[h], -1) == h, "chunk " + h + " is not registered at its address");
-                    if (chunks.inUse(h)) {
-                        used += chunks.size[h];
-                        check(chunks.bin[h] == NONE, "used chunk " + h + " is binned");
-                    } else {
-                        free++;
-                        check(chunks.bin[h] == Bins.binFor(chunks.size[h]), "free chunk " + h + " of size "
-                                + chunks.size[h] + " is in bin " + chunks.bin[h]);
-                        if (!options.timestamped() && prev != NONE) {
-                            check(chunks.inUse(prev), "adjacent free chunks " + prev + " and " + h);
-                        }
-                    }
-                    cursor += chunks.size[h];
-                    prev = h;
-                }
-                check(cursor == regionBase[r] + regionSize[r], "region " + r + " chunks end at "
-                        + Long.toHexString(cursor) + ", region ends at " + Long.toHexString(regionBase[r] + regionSize[r]));
-            }
-            check(used == bytesInUse, "bytes in use " + bytesInUse + " but used chunks sum to " + used);
-            check(pool == poolBytes, "pool bytes " + poolBytes + " but regions sum to " + pool);
-            check(free == bins.total(), free + " free chunks but " + bins.total() + " binned");
-            check(poolBytes <= memoryLimit, "pool " + poolBytes + " above the limit " + memoryLimit);
+            reader.run();
         } finally {
             lock.unlock();
-        }
-    }
-
-    private static void check(boolean ok, String message) {
-        if (!ok) {
-            throw new IllegalStateException(message);
         }
     }
 
     // ------------------------------------------------------------------------------------------------ lifecycle
 
+    /**
+     * Returns every region, newest first, even if some device frees fail (each one returned counts as a device
+     * free), then closes the region source and destroys the pooled and pending events, carrying on past failures.
+     * Wakes the threads waiting to retry, which then find the arena closed.
+     */
     @Override
-    public boolean isClosed() {
-        return closed;
-    }
-
-    @Override
-    public void close() {
-        RuntimeException failure = null;
-        lock.lock();
-        try {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            // Return every region even if some device frees fail; the first failure is thrown, the rest suppressed.
-            for (int r = regionCount - 1; r >= 0; r--) {
-                try {
-                    source.free(regionBase[r], regionSize[r]);
-                    deviceFrees++;
-                } catch (RuntimeException e) {
-                    failure = Failures.chain(failure, e);
-                }
-            }
-            regionCount = 0;
-            poolBytes = 0;
-            bytesInUse = 0;
-            requestedInUse = 0;
-            active = 0;
-            handles.clear();
+    protected void releaseAll(CloseFailures failures) {
+        for (int r = regionCount - 1; r >= 0; r--) {
             try {
-                source.close();
+                source.free(regionBase[r], regionSize[r]);
+                deviceFrees++;
             } catch (RuntimeException e) {
-                failure = Failures.chain(failure, e);
-            }
-            for (PendingFree p : pendingFrees) {
-                eventPool.addLast(p.event());
-            }
-            pendingFrees.clear();
-            for (DeviceEvent e : eventPool) {
-                try {
-                    device.destroyEvent(e);
-                } catch (RuntimeException ex) {
-                    failure = Failures.chain(failure, ex);
-                }
-            }
-            eventPool.clear();
-        } finally {
-            lock.unlock();
-            if (ownsDevice) {
-                try {
-                    device.close();
-                } catch (RuntimeException e) {
-                    failure = Failures.chain(failure, e);
-                }
+                failures.add(e);
             }
         }
+        regionCount = 0;
+        poolBytes = 0;
+        bytesInUse = 0;
+        requestedInUse = 0;
+        active = 0;
+        handles.clear();
+        try {
+            source.close();
+        } catch (RuntimeException e) {
+            failures.add(e);
+        }
+        for (PendingFree p : pendingFrees) {
+            eventPool.addLast(p.event());
+        }
+        pendingFrees.clear();
+        for (DeviceEvent e : eventPool) {
+            try {
+                device().destroyEvent(e);
+            } catch (RuntimeException ex) {
+                failures.add(ex);
+            }
+        }
+        eventPool.clear();
+        // Waiters only ever hold the retry lock, never this one, so signalling under this lock cannot deadlock.
         notifyFreed();
-        if (failure != null) {
-            throw failure;
-        }
-    }
-
-    private void ensureOpen() {
-        if (closed) {
-            throw new IllegalStateException(this + " is closed");
-        }
     }
 
     @Override
     public String toString() {
-        return "allocator 'bfc' on " + device.descriptor().id();
+        return "allocator 'bfc' on " + device().descriptor().id();
     }
 }

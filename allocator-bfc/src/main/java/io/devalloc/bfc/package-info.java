@@ -25,6 +25,15 @@
  *       CUDA as upstream, and only whole regions are ever unmapped).</li>
  *   <li><b>Threads.</b> One lock guards the arena and the device calls run under it, as upstream. Retry waits
  *       happen outside it on a separate condition that every free and every frontier advance signals.</li>
+ *   <li><b>Where things are.</b> {@code BfcArena} is the algorithm. What every allocator repeats (argument checks,
+ *       the null allocation of size 0, the check that it is open, the lock, and a close that returns every region
+ *       past device failures, closes an owned device last and throws the first failure with the others
+ *       suppressed) is {@link io.devalloc.api.spi.AbstractDeviceAllocator}'s. {@code BfcArenaDumps} writes the
+ *       arena's state out: the memory log ({@code DumpMemoryLog}), the memory dump ({@code RecordMemoryMap}), the
+ *       occupancy map ({@code RenderOccupancy}), the snapshot, the out-of-memory log and the out-of-memory error;
+ *       TensorFlow keeps these in {@code BFCAllocator} itself, devalloc keeps them apart from the algorithm, and
+ *       {@code MemoryLogFormat} holds their text formats. The structural invariant checks live with the tests
+ *       ({@code BfcArenaInvariants}), not in the arena.</li>
  * </ul>
  *
  * <h2>Deliberate deviations from TensorFlow, and why</h2>

@@ -28,7 +28,7 @@ class BfcContractTests {
         @AfterEach
         void arenaInvariantsHold() {
             if (!allocator.isClosed()) {
-                ((BfcArena) allocator).checkInvariants();
+                BfcArenaInvariants.check((BfcArena) allocator);
             }
         }
     }

@@ -61,7 +61,7 @@ class BfcModelBasedTest {
                         a = arena.malloc(size, alignment, stream);
                     } catch (OutOfMemoryException e) {
                         ooms++;
-                        arena.checkInvariants();
+                        BfcArenaInvariants.check(arena);
                         continue;
                     }
                     assertEquals(0, a % alignment, "alignment " + alignment);
@@ -83,7 +83,7 @@ class BfcModelBasedTest {
                 } else {
                     arena.releaseCachedMemory();
                 }
-                arena.checkInvariants();
+                BfcArenaInvariants.check(arena);
                 assertEquals(live.size(), arena.stats().activeAllocations());
                 assertEquals(live.requestedBytes(), arena.stats().requestedBytes());
             }
@@ -92,7 +92,7 @@ class BfcModelBasedTest {
             }
             device.synchronize();
             arena.releaseCachedMemory();
-            arena.checkInvariants();
+            BfcArenaInvariants.check(arena);
             assertEquals(0, arena.stats().allocatedBytes());
             assertEquals(0, arena.stats().reservedBytes(), "every region went back");
             assertTrue(ooms < 12_000 / 4, "the workload is mostly served: " + ooms + " out-of-memory errors");
@@ -118,7 +118,7 @@ class BfcModelBasedTest {
                 } catch (OutOfMemoryException e) {
                     break;
                 }
-                arena.checkInvariants();
+                BfcArenaInvariants.check(arena);
             }
             assertTrue(arena.bfcStats().poolBytes() <= 5 * ByteSize.MiB, arena.bfcStats().toString());
             assertEquals(4 * ByteSize.MiB, arena.bfcStats().poolBytes(), "two whole granules fit under 5 MiB");
@@ -179,14 +179,14 @@ class BfcModelBasedTest {
                 remaining.addAll(f.get(120, TimeUnit.SECONDS));
             }
             pool.shutdown();
-            arena.checkInvariants();
+            BfcArenaInvariants.check(arena);
             assertEquals(shared.size(), arena.stats().activeAllocations());
             assertEquals(shared.requestedBytes(), arena.stats().requestedBytes());
             for (long a : remaining) {
                 arena.free(a);
             }
             arena.advanceSafeFrontier();
-            arena.checkInvariants();
+            BfcArenaInvariants.check(arena);
             assertEquals(0, arena.stats().allocatedBytes());
             arena.close();
         }

@@ -9,12 +9,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.devalloc.api.device.DeviceDescriptor;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceKind;
-import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.spi.ForwardingDeviceMemory;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.EventCompletion;
 import io.devalloc.sim.SimulatedDevice;
@@ -28,49 +28,52 @@ class BfcRobustnessTest {
 
     static final long MiB = ByteSize.MiB;
 
-    /** Delegates to a sim device; lets a test make free / createEvent throw, or lie about capacity. */
-    static class Faulty implements DeviceMemory {
-        final SimulatedDevice d;
+    /**
+     * A sim device with faults: a test can make free or createEvent throw, or make it lie about its capacity. It has
+     * no virtual memory, and closing it leaves the sim device open (the test closes that).
+     */
+    static class Faulty extends ForwardingDeviceMemory {
         int failFreeAt = -1;      // throw on the n-th free call (1-based)
         int frees;
         boolean failCreateEvent;
         long fakeTotal = -1;
         long bump = 1L << 40;
 
-        Faulty(SimulatedDevice d) { this.d = d; }
+        Faulty(SimulatedDevice d) { super(d); }
 
+        @Override
         public DeviceDescriptor descriptor() {
-            return fakeTotal < 0 ? d.descriptor()
+            return fakeTotal < 0 ? delegate().descriptor()
                     : new DeviceDescriptor("fake", 0, "huge", DeviceKind.SIMULATED, fakeTotal);
         }
-        public long alignment() { return d.alignment(); }
+        @Override
         public long malloc(long bytes) {
             if (fakeTotal >= 0) { long a = bump; bump += bytes; return a; }
-            return d.malloc(bytes);
+            return delegate().malloc(bytes);
         }
+        @Override
         public void free(long address) {
             if (++frees == failFreeAt) {
                 throw new DeviceException("injected free failure");
             }
             if (fakeTotal >= 0) return;
-            d.free(address);
+            delegate().free(address);
         }
-        public MemoryInfo memoryInfo() { return fakeTotal >= 0 ? new MemoryInfo(fakeTotal, fakeTotal) : d.memoryInfo(); }
-        public DeviceStream createStream() { return d.createStream(); }
-        public void destroyStream(DeviceStream s) { d.destroyStream(s); }
+        @Override
+        public MemoryInfo memoryInfo() {
+            return fakeTotal >= 0 ? new MemoryInfo(fakeTotal, fakeTotal) : delegate().memoryInfo();
+        }
+        @Override
         public DeviceEvent createEvent() {
             if (failCreateEvent) {
                 failCreateEvent = false;
                 throw new DeviceException("injected createEvent failure");
             }
-            return d.createEvent();
+            return delegate().createEvent();
         }
-        public void recordEvent(DeviceEvent e, DeviceStream s) { d.recordEvent(e, s); }
-        public boolean isEventComplete(DeviceEvent e) { return d.isEventComplete(e); }
-        public void synchronizeEvent(DeviceEvent e) { d.synchronizeEvent(e); }
-        public void destroyEvent(DeviceEvent e) { d.destroyEvent(e); }
-        public void synchronize() { d.synchronize(); }
+        @Override
         public Optional<VirtualMemory> virtualMemory() { return Optional.empty(); }
+        @Override
         public void close() { }
     }
 
@@ -103,7 +106,8 @@ class BfcRobustnessTest {
             dev.failFreeAt = 1;
             assertThrows(DeviceException.class, a::releaseCachedMemory);
             // The arena should be unchanged (the region is still there and usable) or at least consistent.
-            assertDoesNotThrow(a::checkInvariants, "arena left inconsistent after a failed device free in GC");
+            assertDoesNotThrow(() -> BfcArenaInvariants.check(a),
+                    "arena left inconsistent after a failed device free in GC");
             assertDoesNotThrow(a::releaseCachedMemory, "second GC after a failed one");
         }
     }
@@ -137,10 +141,10 @@ class BfcRobustnessTest {
             dev.failCreateEvent = true;
             assertThrows(DeviceException.class, () -> a.free(p));
             // The free changed nothing: still live, and it can be freed again.
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             assertEquals(1, a.stats().activeAllocations());
             a.free(p);
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             assertEquals(0, a.stats().activeAllocations());
         }
     }
@@ -157,7 +161,7 @@ class BfcRobustnessTest {
             assertEquals(OutOfMemoryException.Reason.REQUEST_TOO_LARGE, e.reason(), "regions stop at 4 EiB");
             long p = a.malloc(3L << 60);
             assertEquals(3L << 60, a.allocatedSize(p), "exactly the request");
-            assertDoesNotThrow(a::checkInvariants, "no zero-size tail chunk");
+            assertDoesNotThrow(() -> BfcArenaInvariants.check(a), "no zero-size tail chunk");
         }
     }
 
@@ -176,12 +180,12 @@ class BfcRobustnessTest {
             } catch (OutOfMemoryException e) {
                 assertEquals(OutOfMemoryException.Reason.REQUEST_TOO_LARGE, e.reason(), e.getMessage());
                 assertEquals(0, a.bfcStats().poolBytes(), "a refused call takes no region");
-                a.checkInvariants();
+                BfcArenaInvariants.check(a);
                 return;
             }
             assertTrue(a.allocatedSize(p) >= want, "chunk smaller than the request");
             assertEquals(0, p & ((1L << 62) - 1), "misaligned");
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 

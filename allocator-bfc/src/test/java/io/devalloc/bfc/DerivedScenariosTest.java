@@ -43,9 +43,9 @@ class DerivedScenariosTest {
             assertEquals(0, a.tryMalloc(256, 256, DeviceStream.DEFAULT));
             OutOfMemoryException oom = assertThrows(OutOfMemoryException.class, () -> a.malloc(256));
             assertEquals(OutOfMemoryException.Reason.LIMIT_REACHED, oom.reason());
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             a.free(p);
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 
@@ -58,7 +58,7 @@ class DerivedScenariosTest {
             assertEquals(2, a.memoryDump().chunks().size());
             a.free(p);
             assertEquals(1, a.memoryDump().chunks().size(), "the free merges back");
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 
@@ -78,7 +78,7 @@ class DerivedScenariosTest {
             assertEquals(40 * MiB, a.allocatedSize(p));
             assertEquals(24 * MiB, a.bfcStats().largestFreeBlockBytes());
             a.free(p);
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 
@@ -106,7 +106,7 @@ class DerivedScenariosTest {
             long p = a.malloc(256);
             assertEquals(2 * MiB, a.bfcStats().poolBytes());
             assertEquals(4 * MiB, a.currentRegionAllocationBytes());
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             a.free(p);
         }
     }
@@ -137,7 +137,7 @@ class DerivedScenariosTest {
             assertEquals(expected, a.bfcStats().poolBytes());
             assertEquals(expected, device.history().get(0).bytes());
             assertEquals(128 * MiB, a.currentRegionAllocationBytes(), "the target doubles even after a back-pedal");
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             a.free(p);
         }
     }
@@ -169,10 +169,10 @@ class DerivedScenariosTest {
             assertEquals(512 * MiB, a.bfcStats().poolBytes());
             assertEquals(7, device.counters().frees());
             assertEquals(9, device.counters().mallocs());
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             a.free(p);
             a.free(last);
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 
@@ -212,7 +212,7 @@ class DerivedScenariosTest {
             assertEquals(1.0 / 6, s.fragmentationMetric(), 1e-12);
             assertEquals(0.1667, s.fragmentationMetric(), 5e-5);
             assertEquals(1.0 / 6, a.memoryDump().stats().fragmentationMetric(), 1e-12);
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             a.free(p1);
             a.free(p3);
             assertEquals(0.0, a.bfcStats().fragmentationMetric());
@@ -248,7 +248,7 @@ class DerivedScenariosTest {
             long q = a.malloc(600);
             assertEquals(p[0], q);
             assertEquals(1024, a.allocatedSize(q), "1024 < 2 × 768: not split");
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 
@@ -271,7 +271,7 @@ class DerivedScenariosTest {
             assertEquals(Bins.binFor(768), chunks.get(0).bin());
             assertEquals(-1, chunks.get(1).bin(), "in use: not binned");
             assertEquals(256, chunks.get(0).requestedSize(), "a free chunk keeps its stale requested size");
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             a.free(p4);
             assertEquals(1, a.memoryDump().chunks().size());
         }

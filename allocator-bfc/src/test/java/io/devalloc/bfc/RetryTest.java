@@ -52,7 +52,7 @@ class RetryTest {
             assertEquals(1, a.stats().allocationRetries());
             assertEquals(0, a.stats().outOfMemoryErrors());
             a.free(got);
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         } finally {
             pool.shutdownNow();
         }
@@ -70,7 +70,7 @@ class RetryTest {
             a.free(held);
             // The failure changed nothing: the arena is usable.
             a.free(a.malloc(256));
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 

@@ -42,7 +42,7 @@ class TimestampedTest {
 
     @AfterEach
     void close() {
-        a.checkInvariants();
+        BfcArenaInvariants.check(a);
         a.close();
         device.close();
     }
@@ -118,7 +118,7 @@ class TimestampedTest {
         assertEquals(3, chunks.size(), "two pending frees and the tail, unmerged");
         assertEquals(List.of(1L, 2L, 0L), chunks.stream().map(BfcMemoryDump.ChunkInfo::freedAtCount).toList());
         assertEquals(List.of(false, false, false), chunks.stream().map(BfcMemoryDump.ChunkInfo::inUse).toList());
-        a.checkInvariants();
+        BfcArenaInvariants.check(a);
 
         device.completeStream(streamA);
         assertEquals(2, a.advanceSafeFrontier());

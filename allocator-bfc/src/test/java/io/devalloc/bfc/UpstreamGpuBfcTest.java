@@ -90,12 +90,12 @@ class UpstreamGpuBfcTest {
             // 256·256 + 256·512 + 256·768 + 255·1024
             checkStats(a, 1023, 654336, 654336, 1024);
             assertNoDupsNoOverlap(a, ptrs);
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             for (long p : ptrs) {
                 a.free(p);
             }
             checkStats(a, 1023, 0, 654336, 1024);
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 
@@ -130,12 +130,12 @@ class UpstreamGpuBfcTest {
                 existing.add(p);
             }
             assertNoDupsNoOverlap(a, existing);
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             for (long p : existing) {
                 a.free(p);
             }
             assertEquals(0, a.bfcStats().bytesInUse());
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 
@@ -160,7 +160,7 @@ class UpstreamGpuBfcTest {
             }
             checkStats(a, 4097, 0, 4096 + 8388608 + 16384 + 41943040, 41943040);
             checkStats(a, 4097, 0, 50352128, 41943040);
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             // Everything coalesced back into one chunk starting at the region's base.
             assertEquals(1, a.memoryDump().chunks().size());
             long again = a.malloc(1024 * 4, 64, DeviceStream.DEFAULT);
@@ -219,7 +219,7 @@ class UpstreamGpuBfcTest {
             assertEquals(OutOfMemoryException.Reason.REQUEST_TOO_LARGE, oom.reason());
             assertEquals(2 * MiB, a.bfcStats().bytesLimit());
             a.free(first);
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 
@@ -250,12 +250,12 @@ class UpstreamGpuBfcTest {
                 existing.add(a.malloc(size, 1, DeviceStream.DEFAULT));
             }
             assertNoDupsNoOverlap(a, existing);
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             assertTrue(a.bfcStats().poolBytes() < 2 * GiB, "growth reserved only part of the limit");
             for (long p : existing) {
                 a.free(p);
             }
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 
@@ -333,7 +333,7 @@ class UpstreamGpuBfcTest {
             }
             assertEquals(GiB - 15872 + 4096, md.bins().get(20).totalBytesInBin());
             assertEquals(10, md.chunks().size());
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 
@@ -422,7 +422,7 @@ class UpstreamGpuBfcTest {
             assertEquals(8, a.regionCount());
             assertEquals(512 * MiB, a.bfcStats().poolBytes());
             assertEquals(252 * MiB, a.bfcStats().largestFreeBlockBytes());
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
 
             assertEquals(0, a.tryMalloc(508 * MiB, 1, DeviceStream.DEFAULT));
             OutOfMemoryException oom = assertThrows(OutOfMemoryException.class,
@@ -431,7 +431,7 @@ class UpstreamGpuBfcTest {
             // Garbage collection (on by default in GPUBFC) could only free 256 MiB of whole regions: nothing freed.
             assertEquals(8, a.regionCount());
             assertEquals(0, device.counters().frees());
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             a.free(last);
         }
     }
@@ -446,10 +446,10 @@ class UpstreamGpuBfcTest {
             assertEquals(508 * MiB, a.bfcStats().largestFreeBlockBytes());
             long p = a.malloc(508 * MiB, 1, DeviceStream.DEFAULT);
             assertNotEquals(0, p);
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             a.free(p);
             a.free(last);
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 
@@ -468,7 +468,7 @@ class UpstreamGpuBfcTest {
             assertEquals(252 * MiB, free.get(0).size());
             assertEquals(256 * MiB, a.bfcStats().poolBytes());
             assertEquals(7, device.counters().frees());
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             a.free(last);
         }
     }
@@ -482,7 +482,7 @@ class UpstreamGpuBfcTest {
             assertFalse(a.deallocateFreeRegions());
             assertEquals(1, a.regionCount());
             assertEquals(512 * MiB, a.bfcStats().poolBytes());
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             a.free(last);
         }
     }

@@ -52,7 +52,7 @@ class UpstreamXlaBfcTest {
             assertEquals(512, a.allocatedSize(p));
             a.free(p);
             assertEquals(0, a.bfcStats().bytesInUse());
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 
@@ -106,7 +106,7 @@ class UpstreamXlaBfcTest {
 
             assertEquals(0, a.tryMalloc(100, 64, DeviceStream.DEFAULT));
             assertEquals(16, device.counters().mallocCalls());
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 
@@ -127,13 +127,13 @@ class UpstreamXlaBfcTest {
             }
             assertEquals(9 * 256, a.bfcStats().bytesInUse());
             assertNoOverlap(a, filler, ptrs);
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             for (long p : ptrs) {
                 a.free(p);
             }
             a.free(filler);
             assertEquals(1, a.memoryDump().chunks().size());
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 
@@ -176,14 +176,14 @@ class UpstreamXlaBfcTest {
                     assertAligned(p, r[0]);
                     ptrs.add(p);
                 }
-                a.checkInvariants();
+                BfcArenaInvariants.check(a);
                 assertEquals(350, a.stats().activeAllocations());
                 Collections.shuffle(ptrs, rng);
                 for (long p : ptrs) {
                     a.free(p);
                 }
                 assertEquals(0, a.bfcStats().bytesInUse());
-                a.checkInvariants();
+                BfcArenaInvariants.check(a);
             }
             assertEquals(20 * 350, a.bfcStats().numAllocs());
         }
@@ -206,11 +206,11 @@ class UpstreamXlaBfcTest {
             }
             assertEquals(base, ptrs.get(0), "256 B needs no padding");
             assertEquals(1, a.regionCount());
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
             for (long p : ptrs) {
                 a.free(p);
             }
-            a.checkInvariants();
+            BfcArenaInvariants.check(a);
         }
     }
 

@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.StringJoiner;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -31,6 +32,15 @@ import org.slf4j.LoggerFactory;
  * <p><b>Current device.</b> The CUDA runtime binds calls to the calling thread's current device, so every method
  * that reaches CUDA first calls {@code cudaSetDevice} with this device's index on the calling thread. Allocators
  * run on whatever thread the application uses; they must never allocate on the wrong GPU.
+ *
+ * <p><b>One guard.</b> Every call is entered the same way: {@code enter()} takes the shared lock and fails once
+ * closed, and leaving (a try-with-resources) releases it. A
+ * call that needs nothing more, the event and stream calls, copies and fills, goes through {@code onDevice}, which
+ * also checks its event and stream against the tables, makes the device current, makes the call (a
+ * {@code CudaCall} that captures nothing, so that the allocation paths allocate nothing for it), and turns the code
+ * into an answer or an exception whose message it builds only then. {@code malloc}, {@code free}, the creation and
+ * destruction of streams and events, and the calls without CUDA are written out under {@code enter()}, each saying
+ * why; {@code CudaVirtualMemory} enters the same way.
  *
  * <p><b>Errors.</b> {@code cudaErrorMemoryAllocation} is the normal "not enough memory" answer: {@link #malloc}
  * returns {@link #NULL} and clears the thread's last CUDA error, as PyTorch does. {@code cudaErrorNotReady} from an
@@ -77,6 +87,8 @@ public final class CudaDeviceMemory implements DeviceMemory {
 
     private final ReentrantReadWriteLock closeLock = new ReentrantReadWriteLock();
     private volatile boolean closed;
+    /** What {@link #enter()} returns; see {@link Entered}. */
+    private final Entered entered = new Entered();
     /** Live address → requested bytes; sorted so that {@link #hostView} finds the allocation around an address. */
     private final ConcurrentSkipListMap<Long, Long> live = new ConcurrentSkipListMap<>();
     /** Pinned-host bytes in use, page-rounded. */
@@ -171,8 +183,9 @@ public final class CudaDeviceMemory implements DeviceMemory {
 
     @Override
     public long malloc(long bytes) {
-        enter();
-        try {
+        // Written out rather than through onDevice: its checks come before the device is made current, out of
+        // memory is an answer (NULL), and the allocation path takes no lambda (the labels are built only on failure).
+        try (Entered _ = enter()) {
             if (bytes < 1) {
                 throw new IllegalArgumentException("allocation size must be >= 1 byte, got " + bytes);
             }
@@ -196,7 +209,9 @@ public final class CudaDeviceMemory implements DeviceMemory {
                     LOG.debug("{}: {}({}) found no memory", this, allocCall(), bytes);
                     return NULL;
                 }
-                check(rc, allocCall() + "(" + bytes + " bytes)");
+                if (rc != CudaApi.SUCCESS) {
+                    throw new DeviceException(failure(allocCall() + "(" + bytes + " bytes)", rc));
+                }
                 long address = out[0];
                 if (address == NULL || address % ALIGNMENT != 0) {
                     giveBack(address);
@@ -212,8 +227,6 @@ public final class CudaDeviceMemory implements DeviceMemory {
                     hostBytesInUse.addAndGet(-accounted);
                 }
             }
-        } finally {
-            exit();
         }
     }
 
@@ -241,8 +254,9 @@ public final class CudaDeviceMemory implements DeviceMemory {
 
     @Override
     public void free(long address) {
-        enter();
-        try {
+        // Written out, as malloc: the address is refused before the device is made current, and a refused free
+        // still forgets the address (see the class comment).
+        try (Entered _ = enter()) {
             if (!live.containsKey(address)) {
                 throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
             }
@@ -260,15 +274,13 @@ public final class CudaDeviceMemory implements DeviceMemory {
                 throw new DeviceException(failure(freeCall() + "(" + ByteSize.hex(address) + ")", rc)
                         + "; the address is no longer tracked by this device");
             }
-        } finally {
-            exit();
         }
     }
 
     @Override
     public MemoryInfo memoryInfo() {
-        enter();
-        try {
+        // A pinned-host device answers from its own accounting, without CUDA.
+        try (Entered _ = enter()) {
             if (pinnedHost) {
                 return new MemoryInfo(hostCapacity - hostBytesInUse.get(), hostCapacity);
             }
@@ -277,8 +289,6 @@ public final class CudaDeviceMemory implements DeviceMemory {
             long[] total = new long[1];
             check(api.memGetInfo(free, total), "cudaMemGetInfo");
             return new MemoryInfo(free[0], total[0]);
-        } finally {
-            exit();
         }
     }
 
@@ -292,8 +302,7 @@ public final class CudaDeviceMemory implements DeviceMemory {
     @Override
     @SuppressWarnings("restricted") // reinterpret is the point: the range was checked against a live allocation
     public Optional<MemorySegment> hostView(long address, long bytes) {
-        enter();
-        try {
+        try (Entered _ = enter()) {
             if (bytes < 1) {
                 throw new IllegalArgumentException("a host view needs at least 1 byte, got " + bytes);
             }
@@ -307,8 +316,6 @@ public final class CudaDeviceMemory implements DeviceMemory {
                         + " one live allocation of " + this);
             }
             return Optional.of(MemorySegment.ofAddress(address).reinterpret(bytes));
-        } finally {
-            exit();
         }
     }
 
@@ -316,8 +323,8 @@ public final class CudaDeviceMemory implements DeviceMemory {
 
     @Override
     public DeviceStream createStream() {
-        enter();
-        try {
+        // Written out: the new handle joins the table inside the guard, so that a concurrent close cannot miss it.
+        try (Entered _ = enter()) {
             setDevice();
             long[] out = new long[1];
             check(api.streamCreateWithFlags(out, CudaApi.STREAM_NON_BLOCKING), "cudaStreamCreateWithFlags");
@@ -327,16 +334,15 @@ public final class CudaDeviceMemory implements DeviceMemory {
             }
             streams.add(out[0]);
             return new DeviceStream(out[0]);
-        } finally {
-            exit();
         }
     }
 
     @Override
     public void destroyStream(DeviceStream stream) {
         Objects.requireNonNull(stream, "stream");
-        enter();
-        try {
+        // Written out: the default stream is refused before CUDA, and the handle leaves the table only once the
+        // device is current.
+        try (Entered _ = enter()) {
             if (stream.isDefault()) {
                 throw new IllegalArgumentException("the default stream of " + this + " cannot be destroyed");
             }
@@ -347,15 +353,13 @@ public final class CudaDeviceMemory implements DeviceMemory {
             setDevice();
             streams.remove(stream.handle());
             check(api.streamDestroy(stream.handle()), "cudaStreamDestroy(" + stream + ")");
-        } finally {
-            exit();
         }
     }
 
     @Override
     public DeviceEvent createEvent() {
-        enter();
-        try {
+        // Written out, as createStream.
+        try (Entered _ = enter()) {
             setDevice();
             long[] out = new long[1];
             check(api.eventCreateWithFlags(out, CudaApi.EVENT_DISABLE_TIMING), "cudaEventCreateWithFlags");
@@ -367,8 +371,6 @@ public final class CudaDeviceMemory implements DeviceMemory {
             }
             events.add(out[0]);
             return event;
-        } finally {
-            exit();
         }
     }
 
@@ -376,90 +378,46 @@ public final class CudaDeviceMemory implements DeviceMemory {
     public void recordEvent(DeviceEvent event, DeviceStream stream) {
         Objects.requireNonNull(event, "event");
         Objects.requireNonNull(stream, "stream");
-        enter();
-        try {
-            requireEvent(event);
-            requireStream(stream);
-            setDevice();
-            check(api.eventRecord(event.handle(), stream.handle()), "cudaEventRecord(" + event + ", " + stream + ")");
-        } finally {
-            exit();
-        }
+        onDevice("cudaEventRecord", null, event, stream, CudaApi.SUCCESS, (api, e, s) -> api.eventRecord(e, s));
     }
 
     @Override
     public boolean isEventComplete(DeviceEvent event) {
         Objects.requireNonNull(event, "event");
-        enter();
-        try {
-            requireEvent(event);
-            setDevice();
-            int rc = api.eventQuery(event.handle());
-            if (rc == CudaApi.SUCCESS) {
-                return true;
-            }
-            if (rc == CudaApi.ERROR_NOT_READY) {
-                // "Not ready" is an answer, not an error; clear it as PyTorch does so no later check trips on it.
-                api.getLastError();
-                return false;
-            }
-            throw new DeviceException(failure("cudaEventQuery(" + event + ")", rc));
-        } finally {
-            exit();
-        }
+        // "Not ready" is an answer, not an error.
+        return onDevice("cudaEventQuery", null, event, null, CudaApi.ERROR_NOT_READY,
+                (api, e, s) -> api.eventQuery(e)) == CudaApi.SUCCESS;
     }
 
     @Override
     public void synchronizeEvent(DeviceEvent event) {
         Objects.requireNonNull(event, "event");
-        enter();
-        try {
-            requireEvent(event);
-            setDevice();
-            check(api.eventSynchronize(event.handle()), "cudaEventSynchronize(" + event + ")");
-        } finally {
-            exit();
-        }
+        onDevice("cudaEventSynchronize", null, event, null, CudaApi.SUCCESS, (api, e, s) -> api.eventSynchronize(e));
     }
 
     @Override
     public void destroyEvent(DeviceEvent event) {
         Objects.requireNonNull(event, "event");
-        enter();
-        try {
+        // Written out: the handle leaves the table only once the device is current, as in destroyStream.
+        try (Entered _ = enter()) {
             if (!events.contains(event.handle())) {
                 throw unknown(event);
             }
             setDevice();
             events.remove(event.handle());
             check(api.eventDestroy(event.handle()), "cudaEventDestroy(" + event + ")");
-        } finally {
-            exit();
         }
     }
 
     @Override
     public void synchronize() {
-        enter();
-        try {
-            setDevice();
-            check(api.deviceSynchronize(), "cudaDeviceSynchronize");
-        } finally {
-            exit();
-        }
+        onDevice("cudaDeviceSynchronize", null, null, (api, e, s) -> api.deviceSynchronize());
     }
 
     /** Blocks until all work queued on {@code stream} has completed ({@code cudaStreamSynchronize}). */
     public void synchronizeStream(DeviceStream stream) {
         Objects.requireNonNull(stream, "stream");
-        enter();
-        try {
-            requireStream(stream);
-            setDevice();
-            check(api.streamSynchronize(stream.handle()), "cudaStreamSynchronize(" + stream + ")");
-        } finally {
-            exit();
-        }
+        onDevice("cudaStreamSynchronize", null, stream, (api, e, s) -> api.streamSynchronize(s));
     }
 
     // ---- copies (for examples and tests)
@@ -470,30 +428,16 @@ public final class CudaDeviceMemory implements DeviceMemory {
      */
     public void copy(long dst, long src, long bytes) {
         requireCount(bytes);
-        enter();
-        try {
-            setDevice();
-            check(api.memcpy(dst, src, bytes, CudaApi.MEMCPY_DEFAULT),
-                    "cudaMemcpy(" + ByteSize.hex(dst) + ", " + ByteSize.hex(src) + ", " + bytes + " bytes)");
-        } finally {
-            exit();
-        }
+        onDevice("cudaMemcpy", ByteSize.hex(dst) + ", " + ByteSize.hex(src) + ", " + bytes + " bytes", null,
+                (api, e, s) -> api.memcpy(dst, src, bytes, CudaApi.MEMCPY_DEFAULT));
     }
 
     /** Queues a copy on {@code stream} ({@code cudaMemcpyAsync}, {@code cudaMemcpyDefault}). */
     public void copyAsync(long dst, long src, long bytes, DeviceStream stream) {
         requireCount(bytes);
         Objects.requireNonNull(stream, "stream");
-        enter();
-        try {
-            requireStream(stream);
-            setDevice();
-            check(api.memcpyAsync(dst, src, bytes, CudaApi.MEMCPY_DEFAULT, stream.handle()),
-                    "cudaMemcpyAsync(" + ByteSize.hex(dst) + ", " + ByteSize.hex(src) + ", " + bytes + " bytes, "
-                            + stream + ")");
-        } finally {
-            exit();
-        }
+        onDevice("cudaMemcpyAsync", ByteSize.hex(dst) + ", " + ByteSize.hex(src) + ", " + bytes + " bytes", stream,
+                (api, e, s) -> api.memcpyAsync(dst, src, bytes, CudaApi.MEMCPY_DEFAULT, s));
     }
 
     /** Copies a native host segment to {@code dst} and waits for it. */
@@ -509,30 +453,16 @@ public final class CudaDeviceMemory implements DeviceMemory {
     /** Sets {@code bytes} bytes at {@code address} to {@code value} and waits for it ({@code cudaMemset}). */
     public void fill(long address, int value, long bytes) {
         requireCount(bytes);
-        enter();
-        try {
-            setDevice();
-            check(api.memset(address, value, bytes),
-                    "cudaMemset(" + ByteSize.hex(address) + ", " + value + ", " + bytes + " bytes)");
-        } finally {
-            exit();
-        }
+        onDevice("cudaMemset", ByteSize.hex(address) + ", " + value + ", " + bytes + " bytes", null,
+                (api, e, s) -> api.memset(address, value, bytes));
     }
 
     /** Queues a memset on {@code stream} ({@code cudaMemsetAsync}). */
     public void fillAsync(long address, int value, long bytes, DeviceStream stream) {
         requireCount(bytes);
         Objects.requireNonNull(stream, "stream");
-        enter();
-        try {
-            requireStream(stream);
-            setDevice();
-            check(api.memsetAsync(address, value, bytes, stream.handle()),
-                    "cudaMemsetAsync(" + ByteSize.hex(address) + ", " + value + ", " + bytes + " bytes, " + stream
-                            + ")");
-        } finally {
-            exit();
-        }
+        onDevice("cudaMemsetAsync", ByteSize.hex(address) + ", " + value + ", " + bytes + " bytes", stream,
+                (api, e, s) -> api.memsetAsync(address, value, bytes, s));
     }
 
     private static long nativeAddress(MemorySegment segment) {
@@ -558,8 +488,8 @@ public final class CudaDeviceMemory implements DeviceMemory {
      */
     @Override
     public Optional<VirtualMemory> virtualMemory() {
-        enter();
-        try {
+        // The probe makes the device current itself, and only where it gets as far as the device.
+        try (Entered _ = enter()) {
             synchronized (vmLock) {
                 if (!vmDecided) {
                     vm = openVirtualMemory();
@@ -567,8 +497,6 @@ public final class CudaDeviceMemory implements DeviceMemory {
                 }
                 return Optional.ofNullable(vm);
             }
-        } finally {
-            exit();
         }
     }
 
@@ -688,23 +616,103 @@ public final class CudaDeviceMemory implements DeviceMemory {
         return api;
     }
 
-    /** Makes this device current on the calling thread. */
-    void setDevice() {
-        check(api.setDevice(device), "cudaSetDevice(" + device + ")");
+    // ---- the guard
+
+    /**
+     * The guard around a CUDA call: enters (see {@link #enter()}), refuses {@code event} and {@code stream} unless
+     * they are live (before CUDA sees them, since its behaviour on stale handles is undefined), makes the device
+     * current, makes {@code call} with their handles, and leaves. Every call that needs nothing else goes through
+     * here; the others are written out with {@link #enter()}, each saying why.
+     *
+     * @param function  the CUDA function, for the error message
+     * @param arguments the call's other arguments as the message shows them, or null
+     * @param event     the event the call acts on, or null
+     * @param stream    the stream the call acts on (the default stream is live), or null
+     * @param answer    a code that is an answer rather than a failure ({@code cudaErrorNotReady} from a query):
+     *                  it is returned, and cleared from the thread's last error as PyTorch does, so that no later
+     *                  check trips on it; {@link CudaApi#SUCCESS} when there is none
+     * @return {@link CudaApi#SUCCESS} or {@code answer}
+     * @throws DeviceException for any other code, naming {@code function(arguments, event, stream)}, the device,
+     *                         the code's name and CUDA's description; the message is built only then
+     */
+    private int onDevice(String function, String arguments, DeviceEvent event, DeviceStream stream, int answer,
+                         CudaCall call) {
+        try (Entered _ = enter()) {
+            if (event != null) {
+                requireEvent(event);
+            }
+            if (stream != null) {
+                requireStream(stream);
+            }
+            setDevice();
+            int rc = call.invoke(api, event == null ? 0 : event.handle(), stream == null ? 0 : stream.handle());
+            if (rc == CudaApi.SUCCESS) {
+                return rc;
+            }
+            if (rc == answer) {
+                api.getLastError();
+                return rc;
+            }
+            throw new DeviceException(failure(callText(function, arguments, event, stream), rc));
+        }
     }
 
-    /** Enters a call: takes the shared lock and fails if the device is closed. */
-    void enter() {
+    /** {@link #onDevice(String, String, DeviceEvent, DeviceStream, int, CudaCall)} for a call on no event. */
+    private void onDevice(String function, String arguments, DeviceStream stream, CudaCall call) {
+        onDevice(function, arguments, null, stream, CudaApi.SUCCESS, call);
+    }
+
+    /** E.g. {@code cudaEventRecord(event(0xc), stream(0xb))}, or the bare function when it has no arguments. */
+    private static String callText(String function, String arguments, DeviceEvent event, DeviceStream stream) {
+        StringJoiner shown = new StringJoiner(", ", function + "(", ")").setEmptyValue(function);
+        if (arguments != null) {
+            shown.add(arguments);
+        }
+        if (event != null) {
+            shown.add(event.toString());
+        }
+        if (stream != null) {
+            shown.add(stream.toString());
+        }
+        return shown.toString();
+    }
+
+    /**
+     * Enters a call: takes the shared lock (which {@link #close()} takes exclusively, so that it waits for calls in
+     * flight) and fails with {@link IllegalStateException} if the device is closed. Leave by closing what it
+     * returns, in a try-with-resources: {@code try (Entered _ = enter()) { ... }}.
+     */
+    Entered enter() {
         closeLock.readLock().lock();
         if (closed) {
             closeLock.readLock().unlock();
             throw new IllegalStateException(this + " is closed");
         }
+        return entered;
     }
 
-    /** Leaves a call entered with {@link #enter()}. */
-    void exit() {
-        closeLock.readLock().unlock();
+    /**
+     * A call entered with {@link #enter()}; closing it leaves the call. The device has one, shared by every thread
+     * (it holds no state), so that entering allocates nothing.
+     */
+    final class Entered implements AutoCloseable {
+
+        private Entered() {
+        }
+
+        /** Leaves the call: releases the calling thread's shared lock. */
+        @Override
+        public void close() {
+            closeLock.readLock().unlock();
+        }
+    }
+
+    /** Makes this device current on the calling thread; the failure's message is built only on failure. */
+    void setDevice() {
+        int rc = api.setDevice(device);
+        if (rc != CudaApi.SUCCESS) {
+            throw new DeviceException(failure("cudaSetDevice(" + device + ")", rc));
+        }
     }
 
     /** Throws a {@link DeviceException} unless {@code rc} is success (a runtime-API code). */

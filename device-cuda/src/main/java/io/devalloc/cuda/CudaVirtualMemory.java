@@ -173,8 +173,7 @@ final class CudaVirtualMemory implements VirtualMemory {
         if (bytes <= 0) {
             throw new IllegalArgumentException("reservation size must be positive, got " + bytes);
         }
-        owner.enter();
-        try {
+        try (CudaDeviceMemory.Entered _ = owner.enter()) {
             synchronized (this) {
                 if (bytes / granularity > MAX_GRANULES) {
                     return 0; // more address space than any GPU has; see the class comment
@@ -198,15 +197,12 @@ final class CudaVirtualMemory implements VirtualMemory {
                 reservations.put(base, new Reservation(base, bytes));
                 return base;
             }
-        } finally {
-            owner.exit();
         }
     }
 
     @Override
     public void release(long base) {
-        owner.enter();
-        try {
+        try (CudaDeviceMemory.Entered _ = owner.enter()) {
             synchronized (this) {
                 Reservation r = reservations.get(base);
                 if (r == null) {
@@ -223,8 +219,6 @@ final class CudaVirtualMemory implements VirtualMemory {
                 owner.checkDriver(api.memAddressFree(base, r.size),
                         "cuMemAddressFree(" + ByteSize.hex(base) + ", " + r.size + " bytes)");
             }
-        } finally {
-            owner.exit();
         }
     }
 
@@ -240,8 +234,7 @@ final class CudaVirtualMemory implements VirtualMemory {
                     + ByteSize.format(granularity) + " granule of " + owner + " that divides the " + bytes
                     + " bytes to map");
         }
-        owner.enter();
-        try {
+        try (CudaDeviceMemory.Entered _ = owner.enter()) {
             synchronized (this) {
                 Reservation r = reservationAround(address, bytes);
                 int first = granuleOf(r, address);
@@ -255,8 +248,6 @@ final class CudaVirtualMemory implements VirtualMemory {
                 r.cover(first + count, (int) (r.size / granularity));
                 return mapPieces(r, first, count, (int) (pieceBytes / granularity));
             }
-        } finally {
-            owner.exit();
         }
     }
 
@@ -353,8 +344,7 @@ final class CudaVirtualMemory implements VirtualMemory {
         if (bytes <= 0) {
             throw new IllegalArgumentException("size to unmap must be positive, got " + bytes);
         }
-        owner.enter();
-        try {
+        try (CudaDeviceMemory.Entered _ = owner.enter()) {
             synchronized (this) {
                 Reservation r = reservationAround(address, bytes);
                 int first = granuleOf(r, address);
@@ -386,20 +376,15 @@ final class CudaVirtualMemory implements VirtualMemory {
                 pieceFailures.finish();
                 throwFirst(failures);
             }
-        } finally {
-            owner.exit();
         }
     }
 
     @Override
     public long mappedBytes() {
-        owner.enter();
-        try {
+        try (CudaDeviceMemory.Entered _ = owner.enter()) {
             synchronized (this) {
                 return mappedBytes;
             }
-        } finally {
-            owner.exit();
         }
     }
 

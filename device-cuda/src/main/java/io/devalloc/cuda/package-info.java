@@ -22,7 +22,13 @@
  *       100 ({@code cudaErrorNoDevice}) "no CUDA device". The answer, with the reason, is cached once per JVM and
  *       shared by both providers, whose constructors do nothing.</li>
  *   <li><b>Current device.</b> Every call that reaches CUDA first makes the device current on the calling thread
- *       ({@code cudaSetDevice}), so an allocator used from any thread allocates on the GPU it was opened for.</li>
+ *       ({@code cudaSetDevice}), so an allocator used from any thread allocates on the GPU it was opened for. One
+ *       guard in {@link io.devalloc.cuda.CudaDeviceMemory} does the entering (a shared lock that close takes
+ *       exclusively), the checks of events and streams, the switch, the call and the check of its code; the call
+ *       is a {@code CudaCall} lambda that captures nothing, so the event calls an allocator makes on its free path
+ *       allocate nothing for it. {@code malloc}, {@code free} and the calls that change the handle tables are
+ *       written out inside the same guard's scope, because their own checks or bookkeeping must sit between its
+ *       steps.</li>
  *   <li><b>Errors.</b> {@code cudaErrorMemoryAllocation} (2) is "not enough memory": {@code malloc} returns 0 and
  *       the thread's last error is cleared, as PyTorch does; likewise {@code CUDA_ERROR_OUT_OF_MEMORY} from
  *       {@code cuMemCreate} or {@code cuMemAddressReserve} makes {@code map} return false and {@code reserve} 0.

@@ -1,46 +1,44 @@
 package io.devalloc.api.direct;
 
-import io.devalloc.api.internal.AllocationRequest;
-import io.devalloc.api.DeviceAllocator;
-import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
-import io.devalloc.api.internal.Failures;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.snapshot.BlockSnapshot;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.snapshot.SegmentSnapshot;
+import io.devalloc.api.spi.AbstractDeviceAllocator;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * No cache: each allocation is its own device malloc. One lock guards the address table and the counters; the
  * device call runs under it too, which is honest for a baseline (cudaMalloc and cudaFree serialise on the device
  * anyway).
  *
- * <p>Thread-safe: every method takes the one lock.
+ * <p>What every allocator repeats (the argument checks, size 0, the check that it is open, and a close that
+ * frees every live address past device failures, then closes an owned device, throwing the first failure) comes
+ * from {@link AbstractDeviceAllocator}; this class keeps the address table and the figures.
+ *
+ * <p>Thread-safe: every method takes the one lock, {@link AbstractDeviceAllocator#lock}.
  *
  * <p>Sizes: "allocated" and "reserved" count the request rounded up to the device's alignment, which is what
  * the device takes; "requested" counts what callers asked. {@code recordStream} only checks the address: a device
  * free synchronises the device, so no stream can still be using the memory afterwards.
  */
-final class DirectAllocator implements DeviceAllocator {
+final class DirectAllocator extends AbstractDeviceAllocator {
 
     private static final long ABSENT = -1;
 
-    private final DeviceMemory device;
-    private final boolean ownsDevice;
     private final long limit;
     private final long alignment;
-    private final ReentrantLock lock = new ReentrantLock();
     /** Live address → requested bytes. */
     private final LongLongHashMap live = new LongLongHashMap(1024);
     /** Live address → stream handle, for snapshots. */
@@ -61,11 +59,9 @@ final class DirectAllocator implements DeviceAllocator {
     private long deviceMallocs;
     private long deviceFrees;
     private long outOfMemoryErrors;
-    private volatile boolean closed;
 
     DirectAllocator(DeviceMemory device, boolean ownsDevice, long limit) {
-        this.device = Objects.requireNonNull(device, "device");
-        this.ownsDevice = ownsDevice;
+        super(device, ownsDevice);
         this.limit = limit;
         this.alignment = device.alignment();
     }
@@ -76,28 +72,22 @@ final class DirectAllocator implements DeviceAllocator {
     }
 
     @Override
-    public DeviceMemory device() {
-        return device;
-    }
-
-    @Override
     public long malloc(long bytes, DeviceStream stream) {
-        AllocationRequest.check(bytes, stream);
-        if (bytes == 0) {
+        if (isNullRequest(bytes, stream)) {
             return DeviceMemory.NULL;
         }
         lock.lock();
         try {
             ensureOpen();
             long rounded = ByteSize.roundUp(bytes, alignment);
-            long total = device.descriptor().totalBytes();
+            long total = device().descriptor().totalBytes();
             if (rounded < 0 || rounded > total) {
                 throw outOfMemory(OutOfMemoryException.Reason.REQUEST_TOO_LARGE, bytes);
             }
             if (rounded > limit - allocatedBytes) {
                 throw outOfMemory(OutOfMemoryException.Reason.LIMIT_REACHED, bytes);
             }
-            long address = device.malloc(bytes);
+            long address = device().malloc(bytes);
             if (address == DeviceMemory.NULL) {
                 throw outOfMemory(OutOfMemoryException.Reason.DEVICE_EXHAUSTED, bytes);
             }
@@ -121,8 +111,8 @@ final class DirectAllocator implements DeviceAllocator {
 
     private OutOfMemoryException outOfMemory(OutOfMemoryException.Reason reason, long bytes) {
         outOfMemoryErrors++;
-        MemoryInfo info = device.memoryInfo();
-        return new OutOfMemoryException(reason, device.descriptor().id(), bytes, info.freeBytes(), info.totalBytes(),
+        MemoryInfo info = device().memoryInfo();
+        return new OutOfMemoryException(reason, device().descriptor().id(), bytes, info.freeBytes(), info.totalBytes(),
                 allocatedBytes, allocatedBytes, limit, null);
     }
 
@@ -173,7 +163,7 @@ final class DirectAllocator implements DeviceAllocator {
 
     /** Frees a live address; the device call comes first so that a device error leaves everything as it was. */
     private void freeLocked(long address) {
-        device.free(address);
+        device().free(address);
         long requested = live.remove(address, ABSENT);
         liveStream.remove(address, ABSENT);
         liveId.remove(address, ABSENT);
@@ -252,65 +242,37 @@ final class DirectAllocator implements DeviceAllocator {
                 segments.add(new SegmentSnapshot(address, size, liveStream.get(address, 0), "direct",
                         List.of(new BlockSnapshot(address, size, requested, BlockState.ALLOCATED))));
             }
-            return new MemorySnapshot(name(), device.descriptor(), segments, stats(),
+            return new MemorySnapshot(name(), device().descriptor(), segments, stats(),
                     Map.of("memory_limit_bytes", limit == Long.MAX_VALUE ? -1L : limit));
         } finally {
             lock.unlock();
         }
     }
 
+    /**
+     * Frees every live address, in address order, even if some device frees fail, so that one error loses no other
+     * memory; each counts as a free, and as a device free when the device took it back.
+     */
     @Override
-    public boolean isClosed() {
-        return closed;
-    }
-
-    @Override
-    public void close() {
-        RuntimeException failure = null;
-        lock.lock();
-        try {
-            if (closed) {
-                return;
+    protected void releaseAll(CloseFailures failures) {
+        for (long address : live.sortedKeys()) {
+            try {
+                device().free(address);
+                deviceFrees++;
+            } catch (RuntimeException e) {
+                failures.add(e);
             }
-            closed = true;
-            // Free every address even if some device frees fail, so that one error loses no other memory.
-            for (long address : live.sortedKeys()) {
-                try {
-                    device.free(address);
-                    deviceFrees++;
-                } catch (RuntimeException e) {
-                    failure = Failures.chain(failure, e);
-                }
-                freeCount++;
-            }
-            live.clear();
-            liveStream.clear();
-            liveId.clear();
-            allocatedBytes = 0;
-            requestedBytes = 0;
-        } finally {
-            lock.unlock();
-            if (ownsDevice) {
-                try {
-                    device.close();
-                } catch (RuntimeException e) {
-                    failure = Failures.chain(failure, e);
-                }
-            }
+            freeCount++;
         }
-        if (failure != null) {
-            throw failure;
-        }
-    }
-
-    private void ensureOpen() {
-        if (closed) {
-            throw new IllegalStateException(this + " is closed");
-        }
+        live.clear();
+        liveStream.clear();
+        liveId.clear();
+        allocatedBytes = 0;
+        requestedBytes = 0;
     }
 
     @Override
     public String toString() {
-        return "allocator 'direct' on " + device.descriptor().id();
+        return "allocator 'direct' on " + device().descriptor().id();
     }
 }
