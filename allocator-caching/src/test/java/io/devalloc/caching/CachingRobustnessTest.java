@@ -92,7 +92,7 @@ class CachingRobustnessTest {
         a.free(p);
         f.failFree = 0;
         assertThrows(DeviceException.class, a::emptyCache);
-        a.checkInvariants();
+        CachingInvariants.check(a);
     }
 
     // (3) Regression (found in review, fixed): createEvent throwing in insert_events: the block is neither allocated, free, nor pending.
@@ -105,7 +105,7 @@ class CachingRobustnessTest {
         a.recordStream(p, side);
         f.failCreateEvent = 0;
         assertThrows(DeviceException.class, () -> a.free(p));
-        a.checkInvariants();
+        CachingInvariants.check(a);
     }
 
     // (4) Regression (found in review, fixed): synchronizeEvent throwing half-way in synchronize_and_free_events: processed events stay queued,
@@ -143,11 +143,11 @@ class CachingRobustnessTest {
         CachingArena a = arena(f, "expandable_segments:True");
         f.failMap = 0;
         assertThrows(DeviceException.class, () -> a.malloc(50 * MiB, DeviceStream.DEFAULT));
-        a.checkInvariants();
+        CachingInvariants.check(a);
         assertEquals(0, f.d.virtualMemory().orElseThrow().mappedBytes(), "nothing stays mapped");
         long p = a.malloc(50 * MiB, DeviceStream.DEFAULT);
         a.free(p);
-        a.checkInvariants();
+        CachingInvariants.check(a);
     }
 
     // A map_block run of two map calls (an unmapped page, a free mapped page, then more unmapped space) whose second
@@ -168,13 +168,13 @@ class CachingRobustnessTest {
         f.maps = 0;
         f.failMap = 1;
         assertThrows(DeviceException.class, () -> a.malloc(60 * MiB, DeviceStream.DEFAULT));
-        a.checkInvariants();
+        CachingInvariants.check(a);
         assertEquals(40 * MiB, f.d.virtualMemory().orElseThrow().mappedBytes(), "the first map of the run stays");
         assertEquals(40 * MiB, a.stats().reservedBytes());
         long p = a.malloc(60 * MiB, DeviceStream.DEFAULT);
         assertEquals(x, p);
         a.free(p);
-        a.checkInvariants();
+        CachingInvariants.check(a);
     }
 
     // A device failure while unmapping: the port says the range counts as unmapped afterwards, so the allocator
@@ -188,7 +188,7 @@ class CachingRobustnessTest {
         a.free(x);
         f.failUnmap = 0;
         assertThrows(DeviceException.class, a::emptyCache);
-        a.checkInvariants();
+        CachingInvariants.check(a);
         assertEquals(20 * MiB, a.stats().reservedBytes(), "the failed range is no longer reserved");
         assertEquals(20 * MiB, f.d.virtualMemory().orElseThrow().mappedBytes());
         assertEquals(1, a.memoryStats().get("num_device_free"));
@@ -198,7 +198,7 @@ class CachingRobustnessTest {
         a.free(again);
         a.free(y);
         a.emptyCache();
-        a.checkInvariants();
+        CachingInvariants.check(a);
         assertEquals(0, f.d.virtualMemory().orElseThrow().mappedBytes());
     }
 
@@ -212,13 +212,13 @@ class CachingRobustnessTest {
         long p = a.malloc(12 * MiB, DeviceStream.DEFAULT);
         a.free(p);
         a.restoreAllocation(p + 2 * MiB, 2 * MiB, 2 * MiB, DeviceStream.DEFAULT);
-        a.checkInvariants();
+        CachingInvariants.check(a);
         a.emptyCache();
-        a.checkInvariants();
+        CachingInvariants.check(a);
         assertEquals(20 * MiB, a.stats().reservedBytes(), "the page under the restored block stays mapped");
         a.free(p + 2 * MiB);
         a.emptyCache();
-        a.checkInvariants();
+        CachingInvariants.check(a);
         assertEquals(0, a.stats().reservedBytes());
     }
 

@@ -40,7 +40,7 @@ class ExpandableSegmentReserveTest {
 
     @AfterEach
     void invariantsHold() {
-        arenas.forEach(CachingArena::checkInvariants);
+        arenas.forEach(CachingInvariants::check);
     }
 
     private static SimulatedDevice device() {
