@@ -1,7 +1,10 @@
 package io.devalloc.caching;
 
-import io.devalloc.api.internal.AllocationRequest;
 import static io.devalloc.caching.BlockTable.NONE;
+import static io.devalloc.caching.SizeRules.MAX_REQUEST;
+import static io.devalloc.caching.SizeRules.MIN_BLOCK_SIZE;
+import static io.devalloc.caching.SizeRules.SMALL_BUFFER;
+import static io.devalloc.caching.SizeRules.SMALL_SIZE;
 
 import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.device.DeviceEvent;
@@ -10,10 +13,10 @@ import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.error.DeviceException;
-import io.devalloc.api.internal.Failures;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.snapshot.MemorySnapshot;
+import io.devalloc.api.spi.AbstractDeviceAllocator;
 import io.devalloc.api.spi.TraceStateRestore;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.caching.DeviceStats.Metric;
@@ -28,7 +31,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -48,22 +50,15 @@ import java.util.function.BooleanSupplier;
  * caller's: a segment's base below its lowest mapped range, its true reserve, the order in which its blocks were
  * made (the warm start in {@code examples}' replay package works these out).
  */
-final class CachingArena implements CachingAllocator, TraceStateRestore {
+final class CachingArena extends AbstractDeviceAllocator implements CachingAllocator, TraceStateRestore {
 
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CachingArena.class);
 
-    static final long MIN_BLOCK_SIZE = 512;
-    static final long SMALL_SIZE = 1L << 20;
-    static final long SMALL_BUFFER = 2L << 20;
-    static final long ONE_EXA_BYTE = 1L << 60;
-
-    private final DeviceMemory device;
-    private final boolean ownsDevice;
     private final CachingOptions options;
+    private final SizeRules sizes;
     private final long maxSplitSize;
     private final long deviceTotal;
 
-    private final ReentrantLock lock = new ReentrantLock();
     private final BlockTable blocks = new BlockTable(1024);
     private final BlockPool smallPool = new BlockPool(true, blocks);
     private final BlockPool largePool = new BlockPool(false, blocks);
@@ -107,14 +102,11 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
     private long peakRequestedAllocated;
     private long largestRequest;
 
-    private volatile boolean closed;
-
     private record PendingEvent(DeviceEvent event, int block) {
     }
 
     CachingArena(DeviceMemory device, boolean ownsDevice, CachingOptions options) {
-        this.device = Objects.requireNonNull(device, "device");
-        this.ownsDevice = ownsDevice;
+        super(device, ownsDevice);
         Objects.requireNonNull(options, "options");
         if (options.expandableSegments() && device.virtualMemory().isEmpty()) {
             // PyTorch without the driver's virtual memory API warns and carries on without expandable segments.
@@ -135,6 +127,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             }
         }
         this.options = options;
+        this.sizes = new SizeRules(options);
         if (options.backend() != CachingOptions.Backend.NATIVE) {
             throw new IllegalArgumentException("backend:" + options.backend().configName() + " is not offered by devalloc;"
                     + " use backend:native (the caching allocator) or the 'direct' allocator");
@@ -159,25 +152,19 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
     }
 
     @Override
-    public DeviceMemory device() {
-        return device;
-    }
-
-    @Override
     public CachingOptions options() {
         return options;
     }
 
     @Override
     public long malloc(long size, DeviceStream stream) {
-        AllocationRequest.check(size, stream);
-        if (size == 0) {
+        if (isNullRequest(size, stream)) {
             return 0;
         }
-        if (size >= ONE_EXA_BYTE) {
+        if (size >= MAX_REQUEST) {
             // PyTorch checks this before anything else, and counts nothing.
-            MemoryInfo info = device.memoryInfo();
-            throw new OutOfMemoryException(OutOfMemoryException.Reason.REQUEST_TOO_LARGE, device.descriptor().id(),
+            MemoryInfo info = device().memoryInfo();
+            throw new OutOfMemoryException(OutOfMemoryException.Reason.REQUEST_TOO_LARGE, device().descriptor().id(),
                     size, info.freeBytes(), info.totalBytes(), reservedBytes(), allocatedBytes(), limit(),
                     "CUDA out of memory. Tried to allocate more than 1EB memory. (requested " + size + " bytes)");
         }
@@ -188,10 +175,9 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         try {
             ensureOpen();
             processEvents();
-            long s = options.roundSize(size);
-            boolean small = s <= SMALL_SIZE;
-            BlockPool pool = small ? smallPool : largePool;
-            long a = options.allocationSize(s);
+            long s = sizes.roundSize(size);
+            BlockPool pool = SizeRules.isSmall(s) ? smallPool : largePool;
+            long a = sizes.allocationSize(s);
             long st = stream.handle();
 
             int block = getFreeBlock(pool, st, s);
@@ -242,7 +228,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         // As upstream, observers run after the lock is released: they may use the allocator.
         long allowed = oom.limitBytes() == Long.MAX_VALUE ? oom.deviceTotalBytes() : oom.limitBytes();
         for (OutOfMemoryObserver o : oomObservers) {
-            o.onOutOfMemory(device.descriptor().index(), oomSegmentSize, allowed, oom.deviceFreeBytes());
+            o.onOutOfMemory(device().descriptor().index(), oomSegmentSize, allowed, oom.deviceFreeBytes());
         }
         throw oom;
     }
@@ -335,7 +321,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
      * @return the block, or {@link BlockTable#NONE} when the device has no memory
      */
     private int mallocSegment(BlockPool pool, long stream, long bytes) {
-        long ptr = device.malloc(bytes);
+        long ptr = device().malloc(bytes);
         if (ptr == DeviceMemory.NULL) {
             return NONE;
         }
@@ -421,7 +407,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         BlockPool pool = poolOf(h);
         long size = blocks.size[h];
         // The device call first, as upstream: if it fails, the segment is still whole and cached.
-        device.free(blocks.ptr[h]);
+        device().free(blocks.ptr[h]);
         deviceReleases++;
         stats.numDeviceFree++;
         trace.record(TraceAction.SEGMENT_FREE, blocks.ptr[h], size, blocks.stream[h]);
@@ -745,9 +731,9 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         int n = 0;
         try {
             for (long s : uses) {
-                DeviceEvent e = eventPool.isEmpty() ? device.createEvent() : eventPool.pollFirst();
+                DeviceEvent e = eventPool.isEmpty() ? device().createEvent() : eventPool.pollFirst();
                 recorded[n++] = e;
-                device.recordEvent(e, new DeviceStream(s));
+                device().recordEvent(e, new DeviceStream(s));
             }
         } catch (RuntimeException ex) {
             for (int i = 0; i < n; i++) {
@@ -773,7 +759,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             ArrayDeque<PendingEvent> queue = it.next().getValue();
             while (!queue.isEmpty()) {
                 PendingEvent p = queue.peekFirst();
-                if (!device.isEventComplete(p.event())) {
+                if (!device().isEventComplete(p.event())) {
                     break;
                 }
                 queue.pollFirst();
@@ -797,7 +783,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             while (!queue.isEmpty()) {
                 PendingEvent p = queue.peekFirst();
                 // Only once the wait succeeded is the entry taken off: a failure leaves it queued, once.
-                device.synchronizeEvent(p.event());
+                device().synchronizeEvent(p.event());
                 queue.pollFirst();
                 eventPool.addLast(p.event());
                 if (--blocks.eventCount[p.block()] == 0) {
@@ -843,9 +829,9 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             return NONE;
         }
         long reservation = pagesNeeded * pageSize;
-        long granule = device.virtualMemory().orElseThrow().granularity();
+        long granule = device().virtualMemory().orElseThrow().granularity();
         reservation = (reservation + granule - 1) / granule * granule;
-        long base = device.virtualMemory().orElseThrow().reserve(reservation);
+        long base = device().virtualMemory().orElseThrow().reserve(reservation);
         if (base == 0) {
             return NONE;
         }
@@ -857,7 +843,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
      * {@code size} bytes in {@code pool}'s unmapped ranges. Also how a restored expandable segment is made.
      */
     private int addExpandableSegment(BlockPool pool, long stream, long base, long pageSize, long size) {
-        ExpandableSegment es = new ExpandableSegment(nextExpandableId++, device, stream, pool.small, base, pageSize,
+        ExpandableSegment es = new ExpandableSegment(nextExpandableId++, device(), stream, pool.small, base, pageSize,
                 size);
         expandableSegments.add(es);
         int h = blocks.create(base, es.size, stream, pool.small);
@@ -1014,7 +1000,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
     private void releaseExpandableSegment(int h) {
         ExpandableSegment es = segment(blocks.expandable[h]);
         poolOf(h).removeUnmapped(h);
-        device.virtualMemory().orElseThrow().release(es.base);
+        device().virtualMemory().orElseThrow().release(es.base);
         expandableSegments.remove(es);
         blocks.delete(h);
     }
@@ -1055,10 +1041,10 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
      * request; no {@code oom} trace entry and no {@code num_ooms}, as upstream.
      */
     private OutOfMemoryException rejection(long size) {
-        MemoryInfo info = device.memoryInfo();
+        MemoryInfo info = device().memoryInfo();
         long allocated = stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
         long reserved = stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
-        return new OutOfMemoryException(OutOfMemoryException.Reason.LIMIT_REACHED, device.descriptor().id(), size,
+        return new OutOfMemoryException(OutOfMemoryException.Reason.LIMIT_REACHED, device().descriptor().id(), size,
                 info.freeBytes(), info.totalBytes(), reserved, allocated, limit(),
                 "CUDA out of memory. Allocation was preemptively rejected because it would exceed"
                         + " per_process_memory_fraction limit. Requested size: " + formatSize(size));
@@ -1070,7 +1056,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             return;
         }
         List<OomRejectionObserver> observers = List.copyOf(oomRejectionObservers);
-        int index = device.descriptor().index();
+        int index = device().descriptor().index();
         Thread.ofVirtual().name("devalloc-oom-rejection")
                 .start(() -> dispatchRejection(observers, index, size, total, deviceTotal));
     }
@@ -1093,12 +1079,12 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
     }
 
     private OutOfMemoryException outOfMemory(long size, long rounded, long a, long stream) {
-        MemoryInfo info = device.memoryInfo();
+        MemoryInfo info = device().memoryInfo();
         trace.record(TraceAction.OOM, info.freeBytes(), rounded, stream);
         stats.numOoms++;
         long allocated = stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
         long reserved = stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
-        String message = "CUDA out of memory. Tried to allocate " + formatSize(a) + ". GPU " + device.descriptor().index()
+        String message = "CUDA out of memory. Tried to allocate " + formatSize(a) + ". GPU " + device().descriptor().index()
                 + " has a total capacity of " + formatSize(info.totalBytes()) + " of which " + formatSize(info.freeBytes())
                 + " is free. " + (setFraction ? formatSize(allowedMemoryMaximum) + " allowed; " : "")
                 + "Of the allocated memory " + formatSize(allocated) + " is allocated by PyTorch, and "
@@ -1114,7 +1100,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         } else {
             reason = OutOfMemoryException.Reason.DEVICE_EXHAUSTED;
         }
-        return new OutOfMemoryException(reason, device.descriptor().id(), size, info.freeBytes(), info.totalBytes(),
+        return new OutOfMemoryException(reason, device().descriptor().id(), size, info.freeBytes(), info.totalBytes(),
                 reserved, allocated, limit(), message);
     }
 
@@ -1277,12 +1263,12 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
 
     @Override
     public long roundSize(long requested) {
-        return options.roundSize(requested);
+        return sizes.roundSize(requested);
     }
 
     @Override
     public boolean isSmallRequest(long rounded) {
-        return rounded <= SMALL_SIZE;
+        return SizeRules.isSmall(rounded);
     }
 
     @Override
@@ -1363,7 +1349,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             }
             long st = stream.handle();
             long pageSize = small ? SMALL_BUFFER : options.largeSegmentSize();
-            VirtualMemory vm = device.virtualMemory().orElseThrow();
+            VirtualMemory vm = device().virtualMemory().orElseThrow();
             long granule = vm.granularity();
             // As findExpandableBlock sizes a new segment: whole pages of the stream's reserve, reserved in granules.
             long pages = (segmentReserve(st) + pageSize - 1) / pageSize;
@@ -1588,7 +1574,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
     @Override
     public String memorySummary(boolean abbreviated) {
         Map<String, Long> m = memoryStats();
-        return MemorySummaryFormat.format(m, device.descriptor().index(), abbreviated);
+        return MemorySummaryFormat.format(m, device().descriptor().index(), abbreviated);
     }
 
     @Override
@@ -1692,7 +1678,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
     public MemorySnapshot snapshot() {
         lock.lock();
         try {
-            return new MemorySnapshot(name(), device.descriptor(), SnapshotBuilder.segments(blocks, segmentHeads()),
+            return new MemorySnapshot(name(), device().descriptor(), SnapshotBuilder.segments(blocks, segmentHeads()),
                     stats(), options.allocatorSettings());
         } finally {
             lock.unlock();
@@ -1703,7 +1689,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
     public Map<String, Object> snapshotDict() {
         lock.lock();
         try {
-            Map<String, Object> snapshot = SnapshotBuilder.dict(blocks, segmentHeads(), device.descriptor().index(),
+            Map<String, Object> snapshot = SnapshotBuilder.dict(blocks, segmentHeads(), device().descriptor().index(),
                     trace.entries(), options.allocatorSettings());
             // PyTorch records a snapshot action (address 0, total active bytes) when history is on; it shows in the
             // history from the next snapshot on, so this one ends with the last real event.
@@ -1756,85 +1742,59 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
 
     // ================================================================================================ lifecycle
 
+    /**
+     * Gives every segment back (the blocks waiting on events included, found through the pending queues), unmaps
+     * and releases every expandable segment and destroys the pooled events, counting each device free and unmap in
+     * the common stats ({@code num_device_free} counts the frees, as PyTorch would, which never closes).
+     */
     @Override
-    public boolean isClosed() {
-        return closed;
-    }
-
-    @Override
-    public void close() {
-        RuntimeException failure = null;
-        lock.lock();
-        try {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            // The heads first: blocks waiting on events are found through the pending queues.
-            List<Integer> heads = segmentHeads();
-            for (ArrayDeque<PendingEvent> q : pendingEvents.values()) {
-                for (PendingEvent p : q) {
-                    eventPool.addLast(p.event());
-                }
-            }
-            pendingEvents.clear();
-            for (int head : heads) {
-                try {
-                    if (blocks.expandable[head] == NONE) {
-                        device.free(blocks.ptr[head]);
-                        stats.numDeviceFree++;
-                        deviceReleases++;
-                    }
-                } catch (RuntimeException e) {
-                    failure = Failures.chain(failure, e);
-                }
-            }
-            VirtualMemory vm = device.virtualMemory().orElse(null);
-            for (ExpandableSegment es : expandableSegments) {
-                try {
-                    for (int page = es.unmapNextRun(vm, 0); page >= 0; page = es.unmapNextRun(vm, page)) {
-                        deviceReleases++;
-                    }
-                    vm.release(es.base);
-                } catch (RuntimeException e) {
-                    failure = Failures.chain(failure, e);
-                }
-            }
-            expandableSegments.clear();
-            for (DeviceEvent e : eventPool) {
-                try {
-                    device.destroyEvent(e);
-                } catch (RuntimeException ex) {
-                    failure = Failures.chain(failure, ex);
-                }
-            }
-            eventPool.clear();
-            allocatedBlocks.clear();
-            totalAllocatedMemory = 0;
-            requestedAllocated = 0;
-        } finally {
-            lock.unlock();
-            if (ownsDevice) {
-                try {
-                    device.close();
-                } catch (RuntimeException e) {
-                    failure = Failures.chain(failure, e);
-                }
+    protected void releaseAll(CloseFailures failures) {
+        // The heads first: blocks waiting on events are found through the pending queues.
+        List<Integer> heads = segmentHeads();
+        for (ArrayDeque<PendingEvent> q : pendingEvents.values()) {
+            for (PendingEvent p : q) {
+                eventPool.addLast(p.event());
             }
         }
-        if (failure != null) {
-            throw failure;
+        pendingEvents.clear();
+        for (int head : heads) {
+            try {
+                if (blocks.expandable[head] == NONE) {
+                    device().free(blocks.ptr[head]);
+                    stats.numDeviceFree++;
+                    deviceReleases++;
+                }
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
         }
-    }
-
-    private void ensureOpen() {
-        if (closed) {
-            throw new IllegalStateException(this + " is closed");
+        VirtualMemory vm = device().virtualMemory().orElse(null);
+        for (ExpandableSegment es : expandableSegments) {
+            try {
+                for (int page = es.unmapNextRun(vm, 0); page >= 0; page = es.unmapNextRun(vm, page)) {
+                    deviceReleases++;
+                }
+                vm.release(es.base);
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
         }
+        expandableSegments.clear();
+        for (DeviceEvent e : eventPool) {
+            try {
+                device().destroyEvent(e);
+            } catch (RuntimeException ex) {
+                failures.add(ex);
+            }
+        }
+        eventPool.clear();
+        allocatedBlocks.clear();
+        totalAllocatedMemory = 0;
+        requestedAllocated = 0;
     }
 
     @Override
     public String toString() {
-        return "allocator 'caching' on " + device.descriptor().id();
+        return "allocator 'caching' on " + device().descriptor().id();
     }
 }

@@ -65,6 +65,6 @@ class PoolSearchAfterReleaseTest {
     @Test
     void theOptionParses() {
         assertEquals(false, CachingOptions.defaults().searchPoolAfterRelease());
-        assertEquals(true, CachingOptions.parse("search_pool_after_release:True").searchPoolAfterRelease());
+        assertEquals(true, CachingConfig.parse("search_pool_after_release:True").searchPoolAfterRelease());
     }
 }
