@@ -38,6 +38,12 @@ import java.util.function.BooleanSupplier;
  * documentation for what is left out). One lock guards all state, and device calls run under it (PyTorch's default,
  * {@code release_lock_on_cudamalloc:False}).
  *
+ * <p>What upstream keeps apart is apart here too: the pages of an expandable segment and their device calls are
+ * {@link ExpandableSegment}'s, the size arithmetic {@link SizeRules}', the snapshot structures
+ * {@link SnapshotBuilder}'s; the lock, the argument checks, {@code ensureOpen} and the close template are
+ * {@link AbstractDeviceAllocator}'s ({@link #releaseAll} gives everything back). The invariant checks of the tests
+ * read the state through the package-private accessors at the end.
+ *
  * <p><b>Restoring a recorded state</b> (warm trace replays; PyTorch has no such calls). {@code restoreSegment} is a
  * device malloc kept as one free block. With expandable segments, {@code restoreExpandableSegment} reserves a
  * segment as {@code findExpandableBlock} would (whole pages of the stream's reserve, at most the cap given, so that
@@ -48,7 +54,9 @@ import java.util.function.BooleanSupplier;
  * block of either kind; in an expandable segment the pieces stay mapped blocks of that segment and no inactive
  * split is counted (PyTorch counts none for expandable segments). What PyTorch had but a restore cannot know is the
  * caller's: a segment's base below its lowest mapped range, its true reserve, the order in which its blocks were
- * made (the warm start in {@code examples}' replay package works these out).
+ * made (the warm start of the {@code replay} module works these out). A restore does its bookkeeping with the
+ * methods the malloc path uses ({@code mallocSegment}, {@code addExpandableSegment}, {@code addMapped},
+ * {@code countAllocation}), so that the two cannot count differently.
  */
 final class CachingArena extends AbstractDeviceAllocator implements CachingAllocator, TraceStateRestore {
 
