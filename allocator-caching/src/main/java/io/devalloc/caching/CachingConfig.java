@@ -407,6 +407,8 @@ public final class CachingConfig {
      * pinned keys they share.
      */
     public static long sizeInBytes(AllocatorConfig config, ConfigOption<Long> mibKey) {
+        Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(mibKey, "mibKey");
         Long mb = config.get(mibKey);
         return mb == null ? Long.MAX_VALUE : mibToBytes(mb);
     }
@@ -648,6 +650,7 @@ public final class CachingConfig {
      * {@code caching-host} reports the text of a configuration it did not parse itself.
      */
     public static String canonicalText(AllocatorConfig config) {
+        Objects.requireNonNull(config, "config");
         StringBuilder sb = new StringBuilder();
         for (Map.Entry<String, Object> e : config.explicitValues().entrySet()) {
             if (!sb.isEmpty()) {

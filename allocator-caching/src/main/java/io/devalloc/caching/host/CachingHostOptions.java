@@ -19,6 +19,12 @@ import org.slf4j.LoggerFactory;
  * {@code pinned_max_cached_size_mb}), plus one key of devalloc's own, {@code pinned_round_threshold_mb}. The size
  * arithmetic that depends on them is {@link #roundSize(long)}; the free-time limit is {@link #maxCachedSize()}.
  *
+ * <p>PyTorch's keys here are allocator {@code caching}'s own {@link ConfigOption}s ({@link CachingConfig}), which
+ * validate them with PyTorch's rules and messages, and their values are converted with its helpers (MiB to bytes
+ * clamped as upstream, the configuration text of a parsed configuration), so that both allocators accept and read
+ * PyTorch's one configuration string alike. What is this class's own: devalloc's {@code pinned_round_threshold_mb},
+ * the refusal of {@code pinned_use_cuda_host_register:True}, and the rules that span keys.
+ *
  * <h2>Syntax</h2>
  * {@code key:value,key:value}, parsed by the project's {@link AllocatorConfig} against {@link #SCHEMA}. Booleans
  * are exactly {@code True} or {@code False}, as PyTorch's tokenizer wants them; numbers are plain ASCII digits.
@@ -144,11 +150,14 @@ public record CachingHostOptions(long roundThreshold, long maxRoundThreshold, lo
             "round pinned requests to a power of two only when that power is at most this many MiB, and larger ones"
                     + " to a multiple of 2 MiB (default 0: always a power of two, as PyTorch; see pytorch#150517)");
     /** PyTorch's key, with PyTorch's rule and message. */
-    public static final ConfigOption<Long> PINNED_RESERVE_SEGMENT_SIZE_MB = CachingConfig.PINNED_RESERVE_SEGMENT_SIZE_MB;
+    public static final ConfigOption<Long> PINNED_RESERVE_SEGMENT_SIZE_MB =
+            CachingConfig.PINNED_RESERVE_SEGMENT_SIZE_MB;
     /** PyTorch's key; accepted, no effect (allocation processes events itself). */
-    public static final ConfigOption<Boolean> PINNED_USE_BACKGROUND_THREADS = CachingConfig.PINNED_USE_BACKGROUND_THREADS;
+    public static final ConfigOption<Boolean> PINNED_USE_BACKGROUND_THREADS =
+            CachingConfig.PINNED_USE_BACKGROUND_THREADS;
     /** PyTorch's key; only {@code False} is accepted. */
-    public static final ConfigOption<Boolean> PINNED_USE_CUDA_HOST_REGISTER = CachingConfig.PINNED_USE_CUDA_HOST_REGISTER;
+    public static final ConfigOption<Boolean> PINNED_USE_CUDA_HOST_REGISTER =
+            CachingConfig.PINNED_USE_CUDA_HOST_REGISTER;
     /** ROCm spelling of {@link #PINNED_USE_CUDA_HOST_REGISTER}. */
     public static final ConfigOption<Boolean> PINNED_USE_HIP_HOST_REGISTER = CachingConfig.PINNED_USE_HIP_HOST_REGISTER;
     /** PyTorch's key, validated as PyTorch does; no effect here. */
