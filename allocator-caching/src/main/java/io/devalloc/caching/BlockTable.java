@@ -1,5 +1,6 @@
 package io.devalloc.caching;
 
+import io.devalloc.api.snapshot.BlockState;
 import java.util.Arrays;
 
 /**
@@ -94,6 +95,25 @@ final class BlockTable {
 
     boolean isSplit(int h) {
         return prev[h] != NONE || next[h] != NONE;
+    }
+
+    /**
+     * Whether block {@code h} exists and could be handed out or merged: free, with no event outstanding and no
+     * stream recorded (PyTorch's test before merging or growing into a neighbour).
+     */
+    boolean isAllocatable(int h) {
+        return h != NONE && !allocated[h] && eventCount[h] == 0 && !hasStreamUses[h];
+    }
+
+    /** The state of block {@code h} as snapshots report it. */
+    BlockState stateOf(int h) {
+        if (allocated[h]) {
+            return BlockState.ALLOCATED;
+        }
+        if (eventCount[h] > 0 || hasStreamUses[h]) {
+            return BlockState.PENDING_FREE;
+        }
+        return mapped[h] ? BlockState.FREE : BlockState.UNMAPPED;
     }
 
     int liveBlocks() {

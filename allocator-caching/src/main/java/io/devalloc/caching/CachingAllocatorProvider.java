@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Allocator {@code caching}: PyTorch's CUDA caching allocator. The configuration uses {@code PYTORCH_CUDA_ALLOC_CONF}'s
- * keys (see {@link CachingOptions}). When the configuration given to the provider is empty, the provider reads
+ * keys (see {@link CachingConfig}). When the configuration given to the provider is empty, the provider reads
  * PyTorch's environment variable instead: {@code PYTORCH_CUDA_ALLOC_CONF}, else {@code PYTORCH_HIP_ALLOC_CONF}, else
  * {@code PYTORCH_ALLOC_CONF} (the first one set), so that a program tuned for PyTorch keeps its settings. An explicit
  * configuration (devalloc's {@code devalloc.config} / {@code DEVALLOC_CONFIG}, or the builder's) wins.
@@ -37,14 +37,14 @@ public final class CachingAllocatorProvider implements AllocatorProvider {
 
     private CachingOptions options(AllocatorConfig config) {
         if (config.explicitValues().isEmpty()) {
-            String fromEnv = CachingOptions.fromEnvironment(environment);
+            String fromEnv = CachingConfig.fromEnvironment(environment);
             if (!fromEnv.isBlank()) {
-                String variable = CachingOptions.environmentVariable(environment);
+                String variable = CachingConfig.environmentVariable(environment);
                 LOG.info("allocator 'caching': no configuration given; using {}={}", variable, fromEnv);
-                return CachingOptions.parse(fromEnv);
+                return CachingConfig.parse(fromEnv);
             }
         }
-        return CachingOptions.from(config);
+        return CachingConfig.from(config);
     }
 
     @Override
@@ -59,7 +59,7 @@ public final class CachingAllocatorProvider implements AllocatorProvider {
 
     @Override
     public ConfigSchema configSchema() {
-        return CachingOptions.SCHEMA;
+        return CachingConfig.SCHEMA;
     }
 
     @Override
@@ -72,7 +72,7 @@ public final class CachingAllocatorProvider implements AllocatorProvider {
         if (configText == null || configText.isBlank()) {
             return create(new AllocatorSetup(device, AllocatorConfig.defaults(configSchema()), false));
         }
-        return new CachingArena(device, false, CachingOptions.parse(configText));
+        return new CachingArena(device, false, CachingConfig.parse(configText));
     }
 
     /** A caching allocator over {@code device} with explicit options; the caller owns the device. */

@@ -1,7 +1,10 @@
 package io.devalloc.caching;
 
-import io.devalloc.api.internal.AllocationRequest;
 import static io.devalloc.caching.BlockTable.NONE;
+import static io.devalloc.caching.SizeRules.MAX_REQUEST;
+import static io.devalloc.caching.SizeRules.MIN_BLOCK_SIZE;
+import static io.devalloc.caching.SizeRules.SMALL_BUFFER;
+import static io.devalloc.caching.SizeRules.SMALL_SIZE;
 
 import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.device.DeviceEvent;
@@ -10,14 +13,10 @@ import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.error.DeviceException;
-import io.devalloc.api.internal.Failures;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
-import io.devalloc.api.snapshot.BlockSnapshot;
-import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
-import io.devalloc.api.snapshot.SegmentSnapshot;
-import io.devalloc.api.snapshot.PythonTuple;
+import io.devalloc.api.spi.AbstractDeviceAllocator;
 import io.devalloc.api.spi.TraceStateRestore;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.caching.DeviceStats.Metric;
@@ -32,13 +31,18 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
 /**
  * The caching allocator of one device: PyTorch's {@code DeviceCachingAllocator}, step for step (see the package
  * documentation for what is left out). One lock guards all state, and device calls run under it (PyTorch's default,
  * {@code release_lock_on_cudamalloc:False}).
+ *
+ * <p>What upstream keeps apart is apart here too: the pages of an expandable segment and their device calls are
+ * {@link ExpandableSegment}'s, the size arithmetic {@link SizeRules}', the snapshot structures
+ * {@link SnapshotBuilder}'s; the lock, the argument checks, {@code ensureOpen} and the close template are
+ * {@link AbstractDeviceAllocator}'s ({@link #releaseAll} gives everything back). The invariant checks of the tests
+ * read the state through the package-private accessors at the end.
  *
  * <p><b>Restoring a recorded state</b> (warm trace replays; PyTorch has no such calls). {@code restoreSegment} is a
  * device malloc kept as one free block. With expandable segments, {@code restoreExpandableSegment} reserves a
@@ -50,24 +54,19 @@ import java.util.function.BooleanSupplier;
  * block of either kind; in an expandable segment the pieces stay mapped blocks of that segment and no inactive
  * split is counted (PyTorch counts none for expandable segments). What PyTorch had but a restore cannot know is the
  * caller's: a segment's base below its lowest mapped range, its true reserve, the order in which its blocks were
- * made (the warm start in {@code examples}' replay package works these out).
+ * made (the warm start of the {@code replay} module works these out). A restore does its bookkeeping with the
+ * methods the malloc path uses ({@code mallocSegment}, {@code addExpandableSegment}, {@code addMapped},
+ * {@code countAllocation}), so that the two cannot count differently.
  */
-final class CachingArena implements CachingAllocator, TraceStateRestore {
+final class CachingArena extends AbstractDeviceAllocator implements CachingAllocator, TraceStateRestore {
 
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CachingArena.class);
 
-    static final long MIN_BLOCK_SIZE = 512;
-    static final long SMALL_SIZE = 1L << 20;
-    static final long SMALL_BUFFER = 2L << 20;
-    static final long ONE_EXA_BYTE = 1L << 60;
-
-    private final DeviceMemory device;
-    private final boolean ownsDevice;
     private final CachingOptions options;
+    private final SizeRules sizes;
     private final long maxSplitSize;
     private final long deviceTotal;
 
-    private final ReentrantLock lock = new ReentrantLock();
     private final BlockTable blocks = new BlockTable(1024);
     private final BlockPool smallPool = new BlockPool(true, blocks);
     private final BlockPool largePool = new BlockPool(false, blocks);
@@ -111,14 +110,11 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
     private long peakRequestedAllocated;
     private long largestRequest;
 
-    private volatile boolean closed;
-
     private record PendingEvent(DeviceEvent event, int block) {
     }
 
     CachingArena(DeviceMemory device, boolean ownsDevice, CachingOptions options) {
-        this.device = Objects.requireNonNull(device, "device");
-        this.ownsDevice = ownsDevice;
+        super(device, ownsDevice);
         Objects.requireNonNull(options, "options");
         if (options.expandableSegments() && device.virtualMemory().isEmpty()) {
             // PyTorch without the driver's virtual memory API warns and carries on without expandable segments.
@@ -139,6 +135,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             }
         }
         this.options = options;
+        this.sizes = new SizeRules(options);
         if (options.backend() != CachingOptions.Backend.NATIVE) {
             throw new IllegalArgumentException("backend:" + options.backend().configName() + " is not offered by devalloc;"
                     + " use backend:native (the caching allocator) or the 'direct' allocator");
@@ -151,7 +148,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         }
     }
 
-    private BlockPool poolOf(int h) {
+    BlockPool poolOf(int h) {
         return blocks.small[h] ? smallPool : largePool;
     }
 
@@ -163,25 +160,19 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
     }
 
     @Override
-    public DeviceMemory device() {
-        return device;
-    }
-
-    @Override
     public CachingOptions options() {
         return options;
     }
 
     @Override
     public long malloc(long size, DeviceStream stream) {
-        AllocationRequest.check(size, stream);
-        if (size == 0) {
+        if (isNullRequest(size, stream)) {
             return 0;
         }
-        if (size >= ONE_EXA_BYTE) {
+        if (size >= MAX_REQUEST) {
             // PyTorch checks this before anything else, and counts nothing.
-            MemoryInfo info = device.memoryInfo();
-            throw new OutOfMemoryException(OutOfMemoryException.Reason.REQUEST_TOO_LARGE, device.descriptor().id(),
+            MemoryInfo info = device().memoryInfo();
+            throw new OutOfMemoryException(OutOfMemoryException.Reason.REQUEST_TOO_LARGE, device().descriptor().id(),
                     size, info.freeBytes(), info.totalBytes(), reservedBytes(), allocatedBytes(), limit(),
                     "CUDA out of memory. Tried to allocate more than 1EB memory. (requested " + size + " bytes)");
         }
@@ -192,10 +183,9 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         try {
             ensureOpen();
             processEvents();
-            long s = options.roundSize(size);
-            boolean small = s <= SMALL_SIZE;
-            BlockPool pool = small ? smallPool : largePool;
-            long a = options.allocationSize(s);
+            long s = sizes.roundSize(size);
+            BlockPool pool = SizeRules.isSmall(s) ? smallPool : largePool;
+            long a = sizes.allocationSize(s);
             long st = stream.handle();
 
             int block = getFreeBlock(pool, st, s);
@@ -246,7 +236,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         // As upstream, observers run after the lock is released: they may use the allocator.
         long allowed = oom.limitBytes() == Long.MAX_VALUE ? oom.deviceTotalBytes() : oom.limitBytes();
         for (OutOfMemoryObserver o : oomObservers) {
-            o.onOutOfMemory(device.descriptor().index(), oomSegmentSize, allowed, oom.deviceFreeBytes());
+            o.onOutOfMemory(device().descriptor().index(), oomSegmentSize, allowed, oom.deviceFreeBytes());
         }
         throw oom;
     }
@@ -329,20 +319,30 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         if (options.expandableSegments()) {
             return tryAllocateExpandableBlock(pool, stream, s);
         }
-        long ptr = device.malloc(a);
+        return mallocSegment(pool, stream, a);
+    }
+
+    /**
+     * The device malloc of {@code alloc_block} and its bookkeeping (total, stats, history): a new segment of
+     * {@code bytes} as one free block, not yet in the pool. Also how a restored segment is made.
+     *
+     * @return the block, or {@link BlockTable#NONE} when the device has no memory
+     */
+    private int mallocSegment(BlockPool pool, long stream, long bytes) {
+        long ptr = device().malloc(bytes);
         if (ptr == DeviceMemory.NULL) {
             return NONE;
         }
-        totalAllocatedMemory += a;
+        totalAllocatedMemory += bytes;
         deviceCalls++;
-        int h = blocks.create(ptr, a, stream, pool.small);
+        int h = blocks.create(ptr, bytes, stream, pool.small);
         stats.increase(Metric.SEGMENT, pool.small, 1);
-        stats.increase(Metric.RESERVED_BYTES, pool.small, a);
-        if (a >= maxSplitSize) {
+        stats.increase(Metric.RESERVED_BYTES, pool.small, bytes);
+        if (bytes >= maxSplitSize) {
             DeviceStats.increase(stats.oversizeSegments, 0, 1);
         }
         stats.numDeviceAlloc++;
-        trace.record(TraceAction.SEGMENT_ALLOC, ptr, a, stream);
+        trace.record(TraceAction.SEGMENT_ALLOC, ptr, bytes, stream);
         return h;
     }
 
@@ -415,7 +415,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         BlockPool pool = poolOf(h);
         long size = blocks.size[h];
         // The device call first, as upstream: if it fails, the segment is still whole and cached.
-        device.free(blocks.ptr[h]);
+        device().free(blocks.ptr[h]);
         deviceReleases++;
         stats.numDeviceFree++;
         trace.record(TraceAction.SEGMENT_FREE, blocks.ptr[h], size, blocks.stream[h]);
@@ -513,19 +513,23 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         long ptr = blocks.ptr[block];
         trace.record(TraceAction.ALLOC, ptr, requested, stream);
         allocatedBlocks.put(ptr, block, -1);
-        long bsize = blocks.size[block];
-        stats.increase(Metric.ALLOCATION, pool.small, 1);
-        stats.increase(Metric.ALLOCATED_BYTES, pool.small, bsize);
-        stats.increase(Metric.ACTIVE, pool.small, 1);
-        stats.increase(Metric.ACTIVE_BYTES, pool.small, bsize);
-        stats.increase(Metric.REQUESTED_BYTES, pool.small, requested);
-        if (bsize >= maxSplitSize) {
+        countAllocation(pool.small, blocks.size[block], requested);
+        return ptr;
+    }
+
+    /** The stats of a block handed out (or restored as allocated): PyTorch's and the common ones. */
+    private void countAllocation(boolean small, long blockSize, long requested) {
+        stats.increase(Metric.ALLOCATION, small, 1);
+        stats.increase(Metric.ALLOCATED_BYTES, small, blockSize);
+        stats.increase(Metric.ACTIVE, small, 1);
+        stats.increase(Metric.ACTIVE_BYTES, small, blockSize);
+        stats.increase(Metric.REQUESTED_BYTES, small, requested);
+        if (blockSize >= maxSplitSize) {
             DeviceStats.increase(stats.oversizeAllocations, 0, 1);
         }
         requestedAllocated += requested;
         peakRequestedAllocated = Math.max(peakRequestedAllocated, requestedAllocated);
         largestRequest = Math.max(largestRequest, requested);
-        return ptr;
     }
 
     // ================================================================================================ free
@@ -735,9 +739,9 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         int n = 0;
         try {
             for (long s : uses) {
-                DeviceEvent e = eventPool.isEmpty() ? device.createEvent() : eventPool.pollFirst();
+                DeviceEvent e = eventPool.isEmpty() ? device().createEvent() : eventPool.pollFirst();
                 recorded[n++] = e;
-                device.recordEvent(e, new DeviceStream(s));
+                device().recordEvent(e, new DeviceStream(s));
             }
         } catch (RuntimeException ex) {
             for (int i = 0; i < n; i++) {
@@ -763,7 +767,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             ArrayDeque<PendingEvent> queue = it.next().getValue();
             while (!queue.isEmpty()) {
                 PendingEvent p = queue.peekFirst();
-                if (!device.isEventComplete(p.event())) {
+                if (!device().isEventComplete(p.event())) {
                     break;
                 }
                 queue.pollFirst();
@@ -787,7 +791,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             while (!queue.isEmpty()) {
                 PendingEvent p = queue.peekFirst();
                 // Only once the wait succeeded is the entry taken off: a failure leaves it queued, once.
-                device.synchronizeEvent(p.event());
+                device().synchronizeEvent(p.event());
                 queue.pollFirst();
                 eventPool.addLast(p.event());
                 if (--blocks.eventCount[p.block()] == 0) {
@@ -800,105 +804,6 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
 
     // ================================================================================================ expandable
 
-    /** One reserved address range of a (stream, pool), whose pages are mapped on demand (PyTorch's ExpandableSegment). */
-    private final class ExpandableSegment {
-        final int id;
-        final long stream;
-        final boolean small;
-        final long base;
-        final long pageSize;
-        final long size;
-        final boolean[] pages;
-
-        ExpandableSegment(int id, long stream, boolean small, long base, long pageSize, long size) {
-            this.id = id;
-            this.stream = stream;
-            this.small = small;
-            this.base = base;
-            this.pageSize = pageSize;
-            this.size = size;
-            this.pages = new boolean[(int) (size / pageSize)];
-        }
-
-        /**
-         * PyTorch's {@code ExpandableSegment::map}: maps the whole pages covering [ptr, ptr + bytes) in one device
-         * call, in pieces of one page (PyTorch creates one {@code cuMemCreate} handle per page of
-         * {@code segment_size_} and maps them in one go; on CUDA the port does exactly that, so any whole-page part
-         * can be unmapped later, which is all {@link #unmap} and {@link #unmapAll} ever unmap). Returns the mapped
-         * size, 0 when the device is out of memory.
-         */
-        long map(long ptr, long bytes) {
-            int begin = (int) ((ptr - base) / pageSize);
-            int end = (int) ((ptr + bytes - base + pageSize - 1) / pageSize);
-            if (begin == end) {
-                return 0;
-            }
-            VirtualMemory vm = device.virtualMemory().orElseThrow();
-            if (!vm.map(base + begin * pageSize, (end - begin) * pageSize, pageSize)) {
-                return 0;
-            }
-            Arrays.fill(pages, begin, end, true);
-            deviceCalls++;
-            return (end - begin) * pageSize;
-        }
-
-        /** The whole pages inside [ptr, ptr + bytes), as {start, size} (size 0 when there are none). */
-        long[] pagesInside(long ptr, long bytes) {
-            long begin = (ptr - base + pageSize - 1) / pageSize;
-            long end = (ptr + bytes - base) / pageSize;
-            if (begin >= end) {
-                return new long[] {ptr, 0};
-            }
-            return new long[] {base + begin * pageSize, (end - begin) * pageSize};
-        }
-
-        /**
-         * PyTorch's {@code ExpandableSegment::unmap} of the pages {@link #pagesInside} found: synchronises the
-         * segment's stream (queued work may still use the pages), then unmaps them in one device call. A failing
-         * synchronisation changes nothing. A failing unmap still leaves the pages unmapped here, as the port says
-         * they are afterwards (their memory may be lost), and is rethrown.
-         */
-        void unmap(long start, long size) {
-            DeviceEvent e = device.createEvent();
-            try {
-                device.recordEvent(e, new DeviceStream(stream));
-                device.synchronizeEvent(e);
-            } finally {
-                device.destroyEvent(e);
-            }
-            int begin = (int) ((start - base) / pageSize);
-            int end = (int) ((start + size - base) / pageSize);
-            try {
-                device.virtualMemory().orElseThrow().unmap(start, size);
-            } catch (DeviceException failed) {
-                Arrays.fill(pages, begin, end, false);
-                deviceReleases++;
-                throw failed;
-            }
-            Arrays.fill(pages, begin, end, false);
-            deviceReleases++;
-        }
-
-        /** Unmaps every run of mapped pages, one device call per run (for close). */
-        void unmapAll(VirtualMemory vm) {
-            int i = 0;
-            while (i < pages.length) {
-                if (!pages[i]) {
-                    i++;
-                    continue;
-                }
-                int j = i;
-                while (j < pages.length && pages[j]) {
-                    j++;
-                }
-                vm.unmap(base + i * pageSize, (j - i) * pageSize);
-                Arrays.fill(pages, i, j, false);
-                deviceReleases++;
-                i = j;
-            }
-        }
-    }
-
     private ExpandableSegment segment(int id) {
         for (ExpandableSegment es : expandableSegments) {
             if (es.id == id) {
@@ -908,20 +813,16 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         throw new IllegalStateException("no expandable segment " + id);
     }
 
-    private boolean allocatable(int h) {
-        return h != NONE && !blocks.allocated[h] && blocks.eventCount[h] == 0 && !blocks.hasStreamUses[h];
-    }
-
     /** PyTorch's {@code find_expandable_block}. */
     private int findExpandableBlock(BlockPool pool, long stream, long size) {
         for (int i = pool.firstUnmapped(stream, Long.MIN_VALUE); i >= 0 && i < pool.unmappedCount()
                 && blocks.stream[pool.unmappedAt(i)] == stream; i++) {
             int c = pool.unmappedAt(i);
-            if (allocatable(blocks.prev[c])) {
+            if (blocks.isAllocatable(blocks.prev[c])) {
                 c = blocks.prev[c];
             }
             long bytes = 0;
-            for (int b = c; bytes < size && allocatable(b); b = blocks.next[b]) {
+            for (int b = c; bytes < size && blocks.isAllocatable(b); b = blocks.next[b]) {
                 bytes += blocks.size[b];
             }
             if (bytes >= size) {
@@ -936,20 +837,28 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             return NONE;
         }
         long reservation = pagesNeeded * pageSize;
-        long granule = device.virtualMemory().orElseThrow().granularity();
+        long granule = device().virtualMemory().orElseThrow().granularity();
         reservation = (reservation + granule - 1) / granule * granule;
-        long base = device.virtualMemory().orElseThrow().reserve(reservation);
+        long base = device().virtualMemory().orElseThrow().reserve(reservation);
         if (base == 0) {
             return NONE;
         }
-        ExpandableSegment es = new ExpandableSegment(nextExpandableId++, stream, pool.small, base, pageSize,
-                pagesNeeded * pageSize);
+        return addExpandableSegment(pool, stream, base, pageSize, pagesNeeded * pageSize);
+    }
+
+    /**
+     * A segment over the address range reserved at {@code base}, nothing mapped yet: one unmapped block of
+     * {@code size} bytes in {@code pool}'s unmapped ranges. Also how a restored expandable segment is made.
+     */
+    private int addExpandableSegment(BlockPool pool, long stream, long base, long pageSize, long size) {
+        ExpandableSegment es = new ExpandableSegment(nextExpandableId++, device(), stream, pool.small, base, pageSize,
+                size);
         expandableSegments.add(es);
-        int c = blocks.create(base, es.size, stream, pool.small);
-        blocks.mapped[c] = false;
-        blocks.expandable[c] = es.id;
-        pool.insertUnmapped(c);
-        return c;
+        int h = blocks.create(base, es.size, stream, pool.small);
+        blocks.mapped[h] = false;
+        blocks.expandable[h] = es.id;
+        pool.insertUnmapped(h);
+        return h;
     }
 
     /**
@@ -997,6 +906,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         if (mapped == 0) {
             return false;
         }
+        deviceCalls++;
         BlockPool pool = poolOf(h);
         pool.removeUnmapped(h);
         blocks.mapped[h] = true;
@@ -1009,6 +919,16 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             pool.insertUnmapped(rest);
             blocks.size[h] = mapped;
         }
+        addMapped(h, pool, start, mapped);
+        return true;
+    }
+
+    /**
+     * The end of {@code map_block}, once block {@code h} covers the {@code mapped} bytes just mapped at
+     * {@code start}: merged with free mapped neighbours, back in the pool, and counted (reserved bytes, one
+     * {@code num_device_alloc}, one history entry). Also how a restored mapped range is counted.
+     */
+    private void addMapped(int h, BlockPool pool, long start, long mapped) {
         tryMergeBlocks(h, blocks.prev[h], pool);
         tryMergeBlocks(h, blocks.next[h], pool);
         pool.insert(h);
@@ -1016,7 +936,6 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         stats.increase(Metric.RESERVED_BYTES, pool.small, mapped);
         stats.numDeviceAlloc++;
         trace.record(TraceAction.SEGMENT_MAP, start, mapped, blocks.stream[h]);
-        return true;
     }
 
     /** Links {@code h} between {@code before} and {@code after}. */
@@ -1042,9 +961,16 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         }
         RuntimeException failure = null;
         try {
-            es.unmap(unmappedStart, unmappedSize);
+            es.synchronizeStream();
+            try {
+                es.unmap(unmappedStart, unmappedSize);
+            } catch (DeviceException e) {
+                // The port says the range is unmapped after a failure: account it so, then report it.
+                failure = e;
+            }
+            deviceReleases++;
         } catch (DeviceException e) {
-            // The port says the range is unmapped after a failure: account it so, then report it.
+            // The wait failed: handled as a failed unmap.
             failure = e;
         }
         BlockPool pool = poolOf(h);
@@ -1082,7 +1008,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
     private void releaseExpandableSegment(int h) {
         ExpandableSegment es = segment(blocks.expandable[h]);
         poolOf(h).removeUnmapped(h);
-        device.virtualMemory().orElseThrow().release(es.base);
+        device().virtualMemory().orElseThrow().release(es.base);
         expandableSegments.remove(es);
         blocks.delete(h);
     }
@@ -1123,10 +1049,10 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
      * request; no {@code oom} trace entry and no {@code num_ooms}, as upstream.
      */
     private OutOfMemoryException rejection(long size) {
-        MemoryInfo info = device.memoryInfo();
+        MemoryInfo info = device().memoryInfo();
         long allocated = stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
         long reserved = stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
-        return new OutOfMemoryException(OutOfMemoryException.Reason.LIMIT_REACHED, device.descriptor().id(), size,
+        return new OutOfMemoryException(OutOfMemoryException.Reason.LIMIT_REACHED, device().descriptor().id(), size,
                 info.freeBytes(), info.totalBytes(), reserved, allocated, limit(),
                 "CUDA out of memory. Allocation was preemptively rejected because it would exceed"
                         + " per_process_memory_fraction limit. Requested size: " + formatSize(size));
@@ -1138,7 +1064,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             return;
         }
         List<OomRejectionObserver> observers = List.copyOf(oomRejectionObservers);
-        int index = device.descriptor().index();
+        int index = device().descriptor().index();
         Thread.ofVirtual().name("devalloc-oom-rejection")
                 .start(() -> dispatchRejection(observers, index, size, total, deviceTotal));
     }
@@ -1161,12 +1087,12 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
     }
 
     private OutOfMemoryException outOfMemory(long size, long rounded, long a, long stream) {
-        MemoryInfo info = device.memoryInfo();
+        MemoryInfo info = device().memoryInfo();
         trace.record(TraceAction.OOM, info.freeBytes(), rounded, stream);
         stats.numOoms++;
         long allocated = stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
         long reserved = stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
-        String message = "CUDA out of memory. Tried to allocate " + formatSize(a) + ". GPU " + device.descriptor().index()
+        String message = "CUDA out of memory. Tried to allocate " + formatSize(a) + ". GPU " + device().descriptor().index()
                 + " has a total capacity of " + formatSize(info.totalBytes()) + " of which " + formatSize(info.freeBytes())
                 + " is free. " + (setFraction ? formatSize(allowedMemoryMaximum) + " allowed; " : "")
                 + "Of the allocated memory " + formatSize(allocated) + " is allocated by PyTorch, and "
@@ -1182,7 +1108,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         } else {
             reason = OutOfMemoryException.Reason.DEVICE_EXHAUSTED;
         }
-        return new OutOfMemoryException(reason, device.descriptor().id(), size, info.freeBytes(), info.totalBytes(),
+        return new OutOfMemoryException(reason, device().descriptor().id(), size, info.freeBytes(), info.totalBytes(),
                 reserved, allocated, limit(), message);
     }
 
@@ -1345,12 +1271,12 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
 
     @Override
     public long roundSize(long requested) {
-        return options.roundSize(requested);
+        return sizes.roundSize(requested);
     }
 
     @Override
     public boolean isSmallRequest(long rounded) {
-        return rounded <= SMALL_SIZE;
+        return SizeRules.isSmall(rounded);
     }
 
     @Override
@@ -1392,30 +1318,15 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             ensureOpen();
             // PyTorch's small pool only ever holds 2 MiB segments.
             BlockPool pool = bytes == SMALL_BUFFER ? smallPool : largePool;
-            int h = allocBlockForRestore(pool, stream.handle(), bytes);
+            int h = mallocSegment(pool, stream.handle(), bytes);
+            if (h == NONE) {
+                throw new IllegalStateException("the device refused a restored segment of " + bytes + " bytes");
+            }
             pool.insert(h);
             return blocks.ptr[h];
         } finally {
             lock.unlock();
         }
-    }
-
-    private int allocBlockForRestore(BlockPool pool, long stream, long bytes) {
-        long ptr = device.malloc(bytes);
-        if (ptr == DeviceMemory.NULL) {
-            throw new IllegalStateException("the device refused a restored segment of " + bytes + " bytes");
-        }
-        totalAllocatedMemory += bytes;
-        deviceCalls++;
-        int h = blocks.create(ptr, bytes, stream, pool.small);
-        stats.increase(Metric.SEGMENT, pool.small, 1);
-        stats.increase(Metric.RESERVED_BYTES, pool.small, bytes);
-        if (bytes >= maxSplitSize) {
-            DeviceStats.increase(stats.oversizeSegments, 0, 1);
-        }
-        stats.numDeviceAlloc++;
-        trace.record(TraceAction.SEGMENT_ALLOC, ptr, bytes, stream);
-        return h;
     }
 
     @Override
@@ -1446,7 +1357,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             }
             long st = stream.handle();
             long pageSize = small ? SMALL_BUFFER : options.largeSegmentSize();
-            VirtualMemory vm = device.virtualMemory().orElseThrow();
+            VirtualMemory vm = device().virtualMemory().orElseThrow();
             long granule = vm.granularity();
             // As findExpandableBlock sizes a new segment: whole pages of the stream's reserve, reserved in granules.
             long pages = (segmentReserve(st) + pageSize - 1) / pageSize;
@@ -1467,13 +1378,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
                 throw new IllegalStateException("the device refused to reserve a restored expandable segment of "
                         + pages * pageSize + " bytes");
             }
-            ExpandableSegment es = new ExpandableSegment(nextExpandableId++, st, small, base, pageSize,
-                    pages * pageSize);
-            expandableSegments.add(es);
-            int h = blocks.create(base, es.size, st, small);
-            blocks.mapped[h] = false;
-            blocks.expandable[h] = es.id;
-            (small ? smallPool : largePool).insertUnmapped(h);
+            addExpandableSegment(small ? smallPool : largePool, st, base, pageSize, pages * pageSize);
             return base;
         } finally {
             lock.unlock();
@@ -1490,7 +1395,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             ensureOpen();
             ExpandableSegment es = null;
             for (ExpandableSegment candidate : expandableSegments) {
-                if (address - candidate.base >= 0 && address - candidate.base < candidate.size) {
+                if (candidate.holds(address)) {
                     es = candidate;
                 }
             }
@@ -1526,6 +1431,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
                 throw new IllegalStateException("the device refused to map a restored range of " + bytes + " bytes at"
                         + " 0x" + Long.toHexString(address));
             }
+            deviceCalls++;
             pool.removeUnmapped(h);
             if (blocks.ptr[h] < address) {
                 int front = blocks.create(blocks.ptr[h], address - blocks.ptr[h], es.stream, es.small);
@@ -1546,13 +1452,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             blocks.size[h] = bytes;
             blocks.mapped[h] = true;
             // As map_block: merged with free mapped neighbours, counted as one map.
-            tryMergeBlocks(h, blocks.prev[h], pool);
-            tryMergeBlocks(h, blocks.next[h], pool);
-            pool.insert(h);
-            totalAllocatedMemory += mapped;
-            stats.increase(Metric.RESERVED_BYTES, pool.small, mapped);
-            stats.numDeviceAlloc++;
-            trace.record(TraceAction.SEGMENT_MAP, address, mapped, es.stream);
+            addMapped(h, pool, address, mapped);
         } finally {
             lock.unlock();
         }
@@ -1594,17 +1494,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
             long[] after = inactiveSplitOfSegment(h);
             adjust(Metric.INACTIVE_SPLIT, pool.small, after[0] - before[0]);
             adjust(Metric.INACTIVE_SPLIT_BYTES, pool.small, after[1] - before[1]);
-            stats.increase(Metric.ALLOCATION, pool.small, 1);
-            stats.increase(Metric.ALLOCATED_BYTES, pool.small, blockSize);
-            stats.increase(Metric.ACTIVE, pool.small, 1);
-            stats.increase(Metric.ACTIVE_BYTES, pool.small, blockSize);
-            stats.increase(Metric.REQUESTED_BYTES, pool.small, requested);
-            if (blockSize >= maxSplitSize) {
-                DeviceStats.increase(stats.oversizeAllocations, 0, 1);
-            }
-            requestedAllocated += requested;
-            peakRequestedAllocated = Math.max(peakRequestedAllocated, requestedAllocated);
-            largestRequest = Math.max(largestRequest, requested);
+            countAllocation(pool.small, blockSize, requested);
         } finally {
             lock.unlock();
         }
@@ -1692,7 +1582,7 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
     @Override
     public String memorySummary(boolean abbreviated) {
         Map<String, Long> m = memoryStats();
-        return MemorySummaryFormat.format(m, device.descriptor().index(), abbreviated);
+        return MemorySummaryFormat.format(m, device().descriptor().index(), abbreviated);
     }
 
     @Override
@@ -1752,18 +1642,8 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
 
     // ================================================================================================ snapshots
 
-    private BlockState stateOf(int h) {
-        if (blocks.allocated[h]) {
-            return BlockState.ALLOCATED;
-        }
-        if (blocks.eventCount[h] > 0 || blocks.hasStreamUses[h]) {
-            return BlockState.PENDING_FREE;
-        }
-        return blocks.mapped[h] ? BlockState.FREE : BlockState.UNMAPPED;
-    }
-
     /** Segment heads: every block with no previous block, in address order. */
-    private List<Integer> segmentHeads() {
+    List<Integer> segmentHeads() {
         List<Integer> heads = new ArrayList<>();
         collectHeads(smallPool, heads);
         collectHeads(largePool, heads);
@@ -1806,38 +1686,8 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
     public MemorySnapshot snapshot() {
         lock.lock();
         try {
-            List<SegmentSnapshot> segments = new ArrayList<>();
-            for (int head : segmentHeads()) {
-                // One segment per contiguous mapped run, as PyTorch reports expandable segments.
-                List<BlockSnapshot> run = new ArrayList<>();
-                long start = 0;
-                long total = 0;
-                for (int b = head; b != NONE; b = blocks.next[b]) {
-                    if (!blocks.mapped[b]) {
-                        if (!run.isEmpty()) {
-                            segments.add(new SegmentSnapshot(start, total, blocks.stream[head],
-                                    blocks.small[head] ? "small" : "large", run));
-                            run = new ArrayList<>();
-                        }
-                        continue;
-                    }
-                    if (run.isEmpty()) {
-                        start = blocks.ptr[b];
-                        total = 0;
-                    }
-                    BlockState state = stateOf(b);
-                    // A block whose free waits on events keeps its request, as PyTorch's snapshot does.
-                    boolean active = state == BlockState.ALLOCATED || state == BlockState.PENDING_FREE;
-                    run.add(new BlockSnapshot(blocks.ptr[b], blocks.size[b], active ? blocks.requested[b] : 0,
-                            state));
-                    total += blocks.size[b];
-                }
-                if (!run.isEmpty()) {
-                    segments.add(new SegmentSnapshot(start, total, blocks.stream[head],
-                            blocks.small[head] ? "small" : "large", run));
-                }
-            }
-            return new MemorySnapshot(name(), device.descriptor(), segments, stats(), options.allocatorSettings());
+            return new MemorySnapshot(name(), device().descriptor(), SnapshotBuilder.segments(blocks, segmentHeads()),
+                    stats(), options.allocatorSettings());
         } finally {
             lock.unlock();
         }
@@ -1847,90 +1697,8 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
     public Map<String, Object> snapshotDict() {
         lock.lock();
         try {
-            List<Object> segments = new ArrayList<>();
-            for (int head : segmentHeads()) {
-                List<Object> runBlocks = new ArrayList<>();
-                long start = -1;
-                long total = 0;
-                long allocatedSize = 0;
-                long activeSize = 0;
-                long requestedSize = 0;
-                for (int b = head; ; b = blocks.next[b]) {
-                    boolean end = b == NONE || !blocks.mapped[b];
-                    if (end && !runBlocks.isEmpty()) {
-                        Map<String, Object> seg = new LinkedHashMap<>();
-                        seg.put("device", device.descriptor().index());
-                        seg.put("address", start);
-                        seg.put("total_size", total);
-                        seg.put("allocated_size", allocatedSize);
-                        seg.put("active_size", activeSize);
-                        seg.put("requested_size", requestedSize);
-                        seg.put("stream", blocks.stream[head]);
-                        seg.put("segment_type", blocks.small[head] ? "small" : "large");
-                        seg.put("segment_pool_id", PythonTuple.DEFAULT_POOL_ID);
-                        seg.put("is_expandable", blocks.expandable[head] != NONE);
-                        seg.put("frames", List.of());
-                        seg.put("blocks", runBlocks);
-                        segments.add(seg);
-                        runBlocks = new ArrayList<>();
-                        start = -1;
-                        total = allocatedSize = activeSize = requestedSize = 0;
-                    }
-                    if (b == NONE) {
-                        break;
-                    }
-                    if (!blocks.mapped[b]) {
-                        continue;
-                    }
-                    if (start < 0) {
-                        start = blocks.ptr[b];
-                    }
-                    BlockState state = stateOf(b);
-                    Map<String, Object> block = new LinkedHashMap<>();
-                    block.put("address", blocks.ptr[b]);
-                    block.put("size", blocks.size[b]);
-                    block.put("requested_size", blocks.requested[b]);
-                    block.put("state", state.wireName());
-                    block.put("frames", List.of());
-                    runBlocks.add(block);
-                    total += blocks.size[b];
-                    if (state == BlockState.ALLOCATED) {
-                        allocatedSize += blocks.size[b];
-                    }
-                    if (state == BlockState.ALLOCATED || state == BlockState.PENDING_FREE) {
-                        activeSize += blocks.size[b];
-                        requestedSize += blocks.requested[b];
-                    }
-                }
-            }
-            List<Object> traces = new ArrayList<>();
-            for (TraceEntry e : trace.entries()) {
-                Map<String, Object> t = new LinkedHashMap<>();
-                t.put("action", e.action().wireName());
-                t.put(e.action() == TraceAction.OOM ? "device_free" : "addr", e.address());
-                t.put("size", e.size());
-                t.put("stream", e.stream());
-                t.put("time_us", e.timeUs());
-                t.put("compile_context", "N/A");
-                t.put("user_metadata", "");
-                t.put("frames", List.of());
-                // Every block here is in the default pools (no CUDA graph pools), which PyTorch writes as (0, 0).
-                t.put("pool_id", PythonTuple.DEFAULT_POOL_ID);
-                traces.add(t);
-            }
-            // One history per device, indexed by device as PyTorch's: device_traces[i] is device i's. This
-            // allocator has one device, so the lists before its own are empty.
-            int deviceIndex = device.descriptor().index();
-            List<Object> deviceTraces = new ArrayList<>(deviceIndex + 1);
-            for (int i = 0; i < deviceIndex; i++) {
-                deviceTraces.add(List.of());
-            }
-            deviceTraces.add(traces);
-            Map<String, Object> snapshot = new LinkedHashMap<>();
-            snapshot.put("segments", segments);
-            snapshot.put("device_traces", deviceTraces);
-            snapshot.put("allocator_settings", options.allocatorSettings());
-            snapshot.put("external_annotations", List.of());
+            Map<String, Object> snapshot = SnapshotBuilder.dict(blocks, segmentHeads(), device().descriptor().index(),
+                    trace.entries(), options.allocatorSettings());
             // PyTorch records a snapshot action (address 0, total active bytes) when history is on; it shows in the
             // history from the next snapshot on, so this one ends with the last real event.
             trace.record(TraceAction.SNAPSHOT, 0, stats.get(Metric.ACTIVE_BYTES, DeviceStats.ALL, DeviceStats.CURRENT), 0);
@@ -1940,190 +1708,101 @@ final class CachingArena implements CachingAllocator, TraceStateRestore {
         }
     }
 
-    // ================================================================================================ invariants
+    // ================================================================================================ inspection
 
-    /**
-     * Checks the structural invariants (for tests): segments tiled exactly by their blocks, no two adjacent free
-     * blocks that could have merged, free mapped blocks in their pool and ordered, allocated blocks registered,
-     * and the stats equal to what the blocks say.
-     *
-     * @throws IllegalStateException naming the first violation
-     */
-    void checkInvariants() {
+    // Read access for the invariant checks of the tests (CachingInvariants), which run under the lock.
+
+    /** Runs {@code inspection} with the lock held, so that it sees a consistent state. */
+    void inspect(Runnable inspection) {
         lock.lock();
         try {
-            long[] reserved = new long[2];
-            long[] allocated = new long[2];
-            long[] active = new long[2];
-            long[] segmentsCount = new long[2];
-            long[] allocationCount = new long[2];
-            long[] inactiveSplit = new long[2];
-            long[] inactiveSplitBytes = new long[2];
-            long total = 0;
-            for (int head : segmentHeads()) {
-                int k = blocks.small[head] ? 0 : 1;
-                boolean isExpandable = blocks.expandable[head] != NONE;
-                if (!isExpandable) {
-                    segmentsCount[k]++;
-                }
-                int prev = NONE;
-                for (int b = head; b != NONE; b = blocks.next[b]) {
-                    check(blocks.prev[b] == prev, "block " + b + " prev link");
-                    if (prev != NONE) {
-                        check(blocks.ptr[prev] + blocks.size[prev] == blocks.ptr[b], "gap or overlap before block " + b);
-                        check(blocks.small[prev] == blocks.small[b], "pool changes inside a segment at block " + b);
-                        check(blocks.stream[prev] == blocks.stream[b], "stream changes inside a segment at block " + b);
-                        boolean bothMergeable = allocatable(prev) && allocatable(b)
-                                && blocks.mapped[prev] == blocks.mapped[b];
-                        check(!bothMergeable, "adjacent free blocks " + prev + " and " + b + " were not merged");
-                    }
-                    check(blocks.size[b] > 0, "block " + b + " has size " + blocks.size[b]);
-                    BlockPool pool = poolOf(b);
-                    if (blocks.mapped[b]) {
-                        reserved[k] += blocks.size[b];
-                        total += blocks.size[b];
-                    }
-                    if (blocks.allocated[b]) {
-                        allocated[k] += blocks.size[b];
-                        allocationCount[k]++;
-                        check(allocatedBlocks.get(blocks.ptr[b], -1) == b, "allocated block " + b + " not registered");
-                    } else if (allocatable(b) && blocks.mapped[b]) {
-                        check(pool.contains(b), "free block " + b + " is not in its pool");
-                    }
-                    if (blocks.allocated[b] || blocks.eventCount[b] > 0 || blocks.hasStreamUses[b]) {
-                        active[k] += blocks.size[b];
-                    } else if (!isExpandable && blocks.isSplit(b)) {
-                        inactiveSplit[k]++;
-                        inactiveSplitBytes[k] += blocks.size[b];
-                    }
-                    prev = b;
-                }
-            }
-            for (int k = 0; k < 2; k++) {
-                int t = k == 0 ? DeviceStats.SMALL : DeviceStats.LARGE;
-                String pool = k == 0 ? "small" : "large";
-                check(stats.get(Metric.RESERVED_BYTES, t, DeviceStats.CURRENT) == reserved[k], pool + " reserved_bytes "
-                        + stats.get(Metric.RESERVED_BYTES, t, DeviceStats.CURRENT) + " but segments hold " + reserved[k]);
-                check(stats.get(Metric.ALLOCATED_BYTES, t, DeviceStats.CURRENT) == allocated[k], pool + " allocated_bytes");
-                check(stats.get(Metric.ACTIVE_BYTES, t, DeviceStats.CURRENT) == active[k], pool + " active_bytes "
-                        + stats.get(Metric.ACTIVE_BYTES, t, DeviceStats.CURRENT) + " but blocks say " + active[k]);
-                check(stats.get(Metric.ALLOCATION, t, DeviceStats.CURRENT) == allocationCount[k], pool + " allocation");
-                check(stats.get(Metric.SEGMENT, t, DeviceStats.CURRENT) == segmentsCount[k], pool + " segment "
-                        + stats.get(Metric.SEGMENT, t, DeviceStats.CURRENT) + " but " + segmentsCount[k] + " found");
-                check(stats.get(Metric.INACTIVE_SPLIT, t, DeviceStats.CURRENT) == inactiveSplit[k], pool
-                        + " inactive_split " + stats.get(Metric.INACTIVE_SPLIT, t, DeviceStats.CURRENT) + " but blocks say "
-                        + inactiveSplit[k]);
-                check(stats.get(Metric.INACTIVE_SPLIT_BYTES, t, DeviceStats.CURRENT) == inactiveSplitBytes[k], pool
-                        + " inactive_split_bytes " + stats.get(Metric.INACTIVE_SPLIT_BYTES, t, DeviceStats.CURRENT)
-                        + " but blocks say " + inactiveSplitBytes[k]);
-            }
-            check(total == totalAllocatedMemory, "total_allocated_memory " + totalAllocatedMemory + " but mapped "
-                    + total);
-            for (BlockPool pool : new BlockPool[] {smallPool, largePool}) {
-                for (int i = 1; i < pool.freeCount(); i++) {
-                    int a = pool.freeAt(i - 1);
-                    int b = pool.freeAt(i);
-                    int c = Long.compare(blocks.stream[a], blocks.stream[b]);
-                    if (c == 0) {
-                        c = Long.compare(blocks.size[a], blocks.size[b]);
-                    }
-                    if (c == 0) {
-                        c = Long.compare(blocks.ptr[a], blocks.ptr[b]);
-                    }
-                    check(c < 0, "pool order broken at " + i);
-                    check(!blocks.allocated[b] && blocks.mapped[b], "pooled block " + b + " is allocated or unmapped");
-                }
-            }
+            inspection.run();
         } finally {
             lock.unlock();
         }
     }
 
-    private static void check(boolean ok, String message) {
-        if (!ok) {
-            throw new IllegalStateException(message);
-        }
+    BlockTable blocks() {
+        return blocks;
+    }
+
+    BlockPool smallPool() {
+        return smallPool;
+    }
+
+    BlockPool largePool() {
+        return largePool;
+    }
+
+    /** The handle of the allocated block at {@code address}, or -1. */
+    int allocatedBlockAt(long address) {
+        return (int) allocatedBlocks.get(address, -1);
+    }
+
+    DeviceStats deviceStats() {
+        return stats;
+    }
+
+    /** PyTorch's {@code total_allocated_memory}: the bytes held from the device, mapped or malloc'ed. */
+    long totalAllocatedMemory() {
+        return totalAllocatedMemory;
     }
 
     // ================================================================================================ lifecycle
 
+    /**
+     * Gives every segment back (the blocks waiting on events included, found through the pending queues), unmaps
+     * and releases every expandable segment and destroys the pooled events, counting each device free and unmap in
+     * the common stats ({@code num_device_free} counts the frees, as PyTorch would, which never closes).
+     */
     @Override
-    public boolean isClosed() {
-        return closed;
-    }
-
-    @Override
-    public void close() {
-        RuntimeException failure = null;
-        lock.lock();
-        try {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            // The heads first: blocks waiting on events are found through the pending queues.
-            List<Integer> heads = segmentHeads();
-            for (ArrayDeque<PendingEvent> q : pendingEvents.values()) {
-                for (PendingEvent p : q) {
-                    eventPool.addLast(p.event());
-                }
-            }
-            pendingEvents.clear();
-            for (int head : heads) {
-                try {
-                    if (blocks.expandable[head] == NONE) {
-                        device.free(blocks.ptr[head]);
-                        stats.numDeviceFree++;
-                        deviceReleases++;
-                    }
-                } catch (RuntimeException e) {
-                    failure = Failures.chain(failure, e);
-                }
-            }
-            VirtualMemory vm = device.virtualMemory().orElse(null);
-            for (ExpandableSegment es : expandableSegments) {
-                try {
-                    es.unmapAll(vm);
-                    vm.release(es.base);
-                } catch (RuntimeException e) {
-                    failure = Failures.chain(failure, e);
-                }
-            }
-            expandableSegments.clear();
-            for (DeviceEvent e : eventPool) {
-                try {
-                    device.destroyEvent(e);
-                } catch (RuntimeException ex) {
-                    failure = Failures.chain(failure, ex);
-                }
-            }
-            eventPool.clear();
-            allocatedBlocks.clear();
-            totalAllocatedMemory = 0;
-            requestedAllocated = 0;
-        } finally {
-            lock.unlock();
-            if (ownsDevice) {
-                try {
-                    device.close();
-                } catch (RuntimeException e) {
-                    failure = Failures.chain(failure, e);
-                }
+    protected void releaseAll(CloseFailures failures) {
+        // The heads first: blocks waiting on events are found through the pending queues.
+        List<Integer> heads = segmentHeads();
+        for (ArrayDeque<PendingEvent> q : pendingEvents.values()) {
+            for (PendingEvent p : q) {
+                eventPool.addLast(p.event());
             }
         }
-        if (failure != null) {
-            throw failure;
+        pendingEvents.clear();
+        for (int head : heads) {
+            try {
+                if (blocks.expandable[head] == NONE) {
+                    device().free(blocks.ptr[head]);
+                    stats.numDeviceFree++;
+                    deviceReleases++;
+                }
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
         }
-    }
-
-    private void ensureOpen() {
-        if (closed) {
-            throw new IllegalStateException(this + " is closed");
+        VirtualMemory vm = device().virtualMemory().orElse(null);
+        for (ExpandableSegment es : expandableSegments) {
+            try {
+                for (int page = es.unmapNextRun(vm, 0); page >= 0; page = es.unmapNextRun(vm, page)) {
+                    deviceReleases++;
+                }
+                vm.release(es.base);
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
         }
+        expandableSegments.clear();
+        for (DeviceEvent e : eventPool) {
+            try {
+                device().destroyEvent(e);
+            } catch (RuntimeException ex) {
+                failures.add(ex);
+            }
+        }
+        eventPool.clear();
+        allocatedBlocks.clear();
+        totalAllocatedMemory = 0;
+        requestedAllocated = 0;
     }
 
     @Override
     public String toString() {
-        return "allocator 'caching' on " + device.descriptor().id();
+        return "allocator 'caching' on " + device().descriptor().id();
     }
 }

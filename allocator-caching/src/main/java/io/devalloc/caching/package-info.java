@@ -2,6 +2,33 @@
  * PyTorch's CUDA caching allocator over the {@link io.devalloc.api.device.DeviceMemory} port: allocator
  * {@code caching}. It imports nothing but {@code allocator-api} (and slf4j).
  *
+ * <h2>Files, cut where upstream cuts</h2>
+ * <ul>
+ *   <li>{@code CachingArena}: the allocator of one device, PyTorch's {@code DeviceCachingAllocator} (below), plus the
+ *       warm-start restore. What every allocator repeats (argument checks, the null allocation, the lock,
+ *       {@code ensureOpen}, closing once with the first failure thrown and the rest suppressed) comes from
+ *       allocator-api's {@code AbstractDeviceAllocator}; the arena's {@code releaseAll} returns the segments.</li>
+ *   <li>{@code ExpandableSegment}: PyTorch's {@code struct ExpandableSegment}, one reserved range and its pages, with
+ *       the device calls that map and unmap them; the arena keeps the blocks inside it and the counts.</li>
+ *   <li>{@code BlockTable} (the blocks, as columns of primitive arrays) and {@code BlockPool} (PyTorch's
+ *       {@code BlockPool}).</li>
+ *   <li>{@code DeviceStats} (PyTorch's {@code DeviceStats}) and {@code MemorySummaryFormat}
+ *       ({@code memory_summary()}, Python in upstream).</li>
+ *   <li>{@code TraceRing}, {@link io.devalloc.caching.TraceEntry}, {@link io.devalloc.caching.TraceAction}: the
+ *       history.</li>
+ *   <li>{@code SnapshotBuilder}: {@code snapshot()}'s segments and {@code snapshotDict()}'s PyTorch dict, as
+ *       {@code torch/csrc/cuda/memory_snapshot.cpp} is apart from the allocator.</li>
+ *   <li>{@link io.devalloc.caching.CachingOptions}: the options record (one value per key, withers for what the
+ *       allocator changes, {@code allocator_settings}); {@link io.devalloc.caching.CachingConfig}: PyTorch's
+ *       {@code CUDAAllocatorConfig}, the keys, the parser, the environment variables and upstream's messages (its
+ *       pinned keys are shared with {@code caching-host}); {@link io.devalloc.caching.SizeRules}: the size constants
+ *       ({@code kMinBlockSize} ... {@code kLargeBuffer}, their one home), {@code round_size} and
+ *       {@code get_allocation_size}; {@link io.devalloc.caching.ExpandableSegmentReserve}: the reserve keys.</li>
+ *   <li>{@link io.devalloc.caching.CachingAllocator}, {@link io.devalloc.caching.CachingAllocatorProvider}: the
+ *       interface and the provider. The structural invariant checks are a test fixture ({@code CachingInvariants}
+ *       in the tests of this package).</li>
+ * </ul>
+ *
  * <h2>Design</h2>
  * <ul>
  *   <li><b>One arena per device</b> ({@code CachingArena}), following {@code DeviceCachingAllocator} method by
@@ -20,10 +47,11 @@
  *       current/peak/allocated/freed, the oversize stats and the counters; {@code memoryStats()} flattens them with
  *       PyTorch's key names and {@code MemorySummaryFormat} renders {@code memory_summary()}.</li>
  *   <li><b>History</b> is a ring buffer of primitive arrays ({@code TraceRing}); {@code snapshotDict()} builds
- *       PyTorch's {@code _snapshot()} structure, as {@code torch/csrc/cuda/memory_snapshot.cpp} writes it: the
- *       history as {@code device_traces[index]} (one list per device index up to this arena's device, the others
- *       empty), {@code segment_pool_id} and each entry's {@code pool_id} as the tuple {@code (0, 0)},
- *       {@code allocator_settings} from {@code CachingOptions.allocatorSettings()}; module {@code trace-io}'s
+ *       PyTorch's {@code _snapshot()} structure ({@code SnapshotBuilder}), as
+ *       {@code torch/csrc/cuda/memory_snapshot.cpp} writes it: the history as {@code device_traces[index]} (one list
+ *       per device index up to this arena's device, the others empty), {@code segment_pool_id} and each entry's
+ *       {@code pool_id} as the tuple {@code (0, 0)}, {@code allocator_settings} from
+ *       {@code CachingOptions.allocatorSettings()}; module {@code trace-io}'s
  *       {@code io.devalloc.trace.pytorch.PyTorchSnapshots} writes it as a protocol-2 pickle (which PyTorch's memory
  *       visualiser loads) or JSON. {@code snapshot()} carries the same settings in its {@code MemorySnapshot}.</li>
  *   <li><b>Threads.</b> One lock guards the arena, and device calls run under it (PyTorch's default). Out-of-memory
@@ -35,10 +63,10 @@
  *       {@code unmap_block} (each counted once, one history entry);
  *       the reserve per segment is 9/8 of device memory or {@code expandable_segments_reserve[_by_class]}
  *       ({@code ExpandableSegmentReserve}), and streams carry a reserve class.</li>
- *   <li><b>PyTorch 2.10–2.13 keys</b> ({@code CachingOptions}): {@code throw_on_cudamalloc_oom} with
+ *   <li><b>PyTorch 2.10–2.13 keys</b> ({@code CachingConfig}): {@code throw_on_cudamalloc_oom} with
  *       {@code num_oom_rejections}, the expandable reserve keys, the pinned keys (acting in {@code caching-host}),
  *       and devalloc's {@code search_pool_after_release} for the open pytorch#191302. The upstream source these
- *       follow, and where it differs from the project's spec, is in {@code CachingOptions}' key table.</li>
+ *       follow, and where it differs from the project's spec, is in {@code CachingConfig}'s key table.</li>
  * </ul>
  *
  * <h2>Deviations from PyTorch, and why</h2>

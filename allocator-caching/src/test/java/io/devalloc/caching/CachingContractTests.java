@@ -28,7 +28,7 @@ class CachingContractTests {
         @AfterEach
         void arenaInvariantsHold() {
             if (!allocator.isClosed()) {
-                ((CachingArena) allocator).checkInvariants();
+                CachingInvariants.check((CachingArena) allocator);
             }
         }
     }

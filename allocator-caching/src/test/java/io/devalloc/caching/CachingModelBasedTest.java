@@ -35,7 +35,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * A seeded, randomized model-based test of the caching allocator: several streams, record_stream with events that
  * complete only when the test (or the allocator's own synchronisation) says so, empty_cache, out-of-memory errors,
  * expandable segments and max_split_size on and off. After every operation the arena's own structural invariants
- * ({@link CachingArena#checkInvariants()}: segments tiled by blocks, no two mergeable neighbours, pool membership and
+ * ({@link CachingInvariants#check}: segments tiled by blocks, no two mergeable neighbours, pool membership and
  * order, stats equal to what the blocks say) are checked, and the stats are compared with an independent model:
  * which allocations are live, which freed blocks still wait for events, and what the device holds. No live or
  * pending block may ever overlap a new allocation. At the end everything is freed and empty_cache gives it all back.
@@ -299,7 +299,7 @@ class CachingModelBasedTest {
         }
 
         void check(boolean withSnapshot) {
-            arena.checkInvariants();
+            CachingInvariants.check(arena);
             Map<String, Long> m = arena.memoryStats();
             int live = model.live.size();
             assertEquals(live, m.get("allocation.all.current"), "allocation.all.current");
@@ -372,7 +372,7 @@ class CachingModelBasedTest {
             lastOp = "final free all";
             while (!model.liveAddresses.isEmpty()) {
                 free(model.liveAddresses.size() - 1);
-                arena.checkInvariants();
+                CachingInvariants.check(arena);
             }
             lastOp = "final emptyCache";
             arena.emptyCache();
@@ -480,7 +480,7 @@ class CachingModelBasedTest {
             for (Future<List<long[]>> f : results) {
                 remaining.addAll(f.get());
             }
-            arena.checkInvariants();
+            CachingInvariants.check(arena);
             assertEquals(remaining.size(), shared.size());
             Map<String, Long> m = arena.memoryStats();
             assertEquals(shared.size(), m.get("allocation.all.current"));
@@ -492,7 +492,7 @@ class CachingModelBasedTest {
                 arena.free(a[0]);
             }
             arena.emptyCache();
-            arena.checkInvariants();
+            CachingInvariants.check(arena);
             m = arena.memoryStats();
             assertEquals(0L, m.get("allocation.all.current"));
             assertEquals(0L, m.get("active.all.current"));

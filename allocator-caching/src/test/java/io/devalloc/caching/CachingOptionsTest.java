@@ -27,11 +27,15 @@ class CachingOptionsTest {
     private static final long GiB = ByteSize.GiB;
 
     private static CachingOptions divisions(String value) {
-        return CachingOptions.parse("roundup_power2_divisions:" + value);
+        return CachingConfig.parse("roundup_power2_divisions:" + value);
+    }
+
+    private static SizeRules rules(CachingOptions options) {
+        return new SizeRules(options);
     }
 
     private static InvalidConfigurationException refused(String config) {
-        return assertThrows(InvalidConfigurationException.class, () -> CachingOptions.parse(config), config);
+        return assertThrows(InvalidConfigurationException.class, () -> CachingConfig.parse(config), config);
     }
 
     private static void assertRefused(String config, String upstreamText) {
@@ -61,12 +65,12 @@ class CachingOptionsTest {
         assertFalse(o.graphCaptureRecordStreamReuse());
         assertEquals(1.0, o.perProcessMemoryFraction());
         assertEquals("", o.configText());
-        assertEquals(o, CachingOptions.parse(""));
-        assertEquals(o, CachingOptions.parse(null));
-        CachingOptions blank = CachingOptions.parse("   ");
+        assertEquals(o, CachingConfig.parse(""));
+        assertEquals(o, CachingConfig.parse(null));
+        CachingOptions blank = CachingConfig.parse("   ");
         assertEquals("   ", blank.configText(), "the text is reported as given, like upstream");
         assertEquals(o.toString().replace("configText=''", "configText='   '"), blank.toString());
-        assertEquals(o, CachingOptions.from(AllocatorConfig.defaults(CachingOptions.SCHEMA)));
+        assertEquals(o, CachingConfig.from(AllocatorConfig.defaults(CachingConfig.SCHEMA)));
     }
 
     @Test
@@ -76,7 +80,7 @@ class CachingOptionsTest {
                 + "release_lock_on_cudamalloc:True,pinned_use_cuda_host_register:True,pinned_num_register_threads:8,"
                 + "pinned_use_background_threads:True,pinned_reserve_segment_size_mb:100,"
                 + "graph_capture_record_stream_reuse:True,per_process_memory_fraction:0.75";
-        CachingOptions o = CachingOptions.parse(text);
+        CachingOptions o = CachingConfig.parse(text);
         assertEquals(CachingOptions.Backend.NATIVE, o.backend());
         assertEquals(32 * MiB, o.largeSegmentSize());
         assertEquals(64 * MiB, o.maxSplitSize());
@@ -97,16 +101,17 @@ class CachingOptionsTest {
 
     @Test
     void whitespaceIsIgnored() {
-        CachingOptions o = CachingOptions.parse(" max_split_size_mb : 40 , roundup_power2_divisions : [ 64 : 8 , > : 2 ] ");
+        CachingOptions o = CachingConfig.parse(
+                " max_split_size_mb : 40 , roundup_power2_divisions : [ 64 : 8 , > : 2 ] ");
         assertEquals(40 * MiB, o.maxSplitSize());
-        assertEquals(8, o.divisionsFor(64 * MiB));
-        assertEquals(2, o.divisionsFor(128 * MiB));
+        assertEquals(8, rules(o).divisionsFor(64 * MiB));
+        assertEquals(2, rules(o).divisionsFor(128 * MiB));
     }
 
     @Test
     void schemaListsEveryKey() {
         List<String> keys = new ArrayList<>();
-        CachingOptions.SCHEMA.options().forEach(opt -> keys.add(opt.name()));
+        CachingConfig.SCHEMA.options().forEach(opt -> keys.add(opt.name()));
         assertEquals(List.of("backend", "large_segment_size_mb", "max_split_size_mb", "max_non_split_rounding_mb",
                 "garbage_collection_threshold", "roundup_power2_divisions", "expandable_segments",
                 "release_lock_on_cudamalloc", "release_lock_on_hipmalloc", "pinned_use_cuda_host_register",
@@ -116,7 +121,7 @@ class CachingOptionsTest {
                 "pinned_free_catch_all", "pinned_max_round_threshold_mb", "pinned_max_cached_size_mb",
                 "search_pool_after_release"),
                 keys);
-        assertEquals("allocator 'caching'", CachingOptions.SCHEMA.owner());
+        assertEquals("allocator 'caching'", CachingConfig.SCHEMA.owner());
     }
 
     // ---------------------------------------------------------------------------------------------- round_size
@@ -125,26 +130,26 @@ class CachingOptionsTest {
     @CsvSource({"0, 512", "1, 512", "511, 512", "512, 512", "513, 1024", "1200, 1536", "1048575, 1048576",
             "1048577, 1049088"})
     void plainRoundingIsTo512(long size, long rounded) {
-        assertEquals(rounded, CachingOptions.defaults().roundSize(size));
+        assertEquals(rounded, rules(CachingOptions.defaults()).roundSize(size));
     }
 
     @Test
     void smallSizesStayOn512EvenWithDivisions() {
         // 1200 with d=4: 1200 <= 512*4, so plain 512 rounding (spec §2).
-        assertEquals(1536, divisions("4").roundSize(1200));
-        assertEquals(512, divisions("4").roundSize(100));
-        assertEquals(2048, divisions("4").roundSize(2048), "a power of two");
+        assertEquals(1536, rules(divisions("4")).roundSize(1200));
+        assertEquals(512, rules(divisions("4")).roundSize(100));
+        assertEquals(2048, rules(divisions("4")).roundSize(2048), "a power of two");
         // 2049 > 2048 = 512*4: floor 2048, step 512 -> 2560
-        assertEquals(2560, divisions("4").roundSize(2049));
+        assertEquals(2560, rules(divisions("4")).roundSize(2049));
     }
 
     @Test
     void powerOfTwoDivisionExamples() {
-        assertEquals(96 * MiB, divisions("4").roundSize(84 * MiB));
-        assertEquals(88 * MiB, divisions("8").roundSize(84 * MiB));
-        assertEquals(512 * MiB, divisions("2").roundSize(400 * MiB));
-        assertEquals(80 * MiB, divisions("4").roundSize(80 * MiB), "already on a division");
-        assertEquals(80 * MiB, divisions("4").roundSize(64 * MiB + 1), "64 MiB + 1 -> next 16 MiB step");
+        assertEquals(96 * MiB, rules(divisions("4")).roundSize(84 * MiB));
+        assertEquals(88 * MiB, rules(divisions("8")).roundSize(84 * MiB));
+        assertEquals(512 * MiB, rules(divisions("2")).roundSize(400 * MiB));
+        assertEquals(80 * MiB, rules(divisions("4")).roundSize(80 * MiB), "already on a division");
+        assertEquals(80 * MiB, rules(divisions("4")).roundSize(64 * MiB + 1), "64 MiB + 1 -> next 16 MiB step");
     }
 
     @Test
@@ -152,7 +157,7 @@ class CachingOptionsTest {
         for (String d : List.of("2", "4", "8", "16", "1024")) {
             CachingOptions o = divisions(d);
             for (int k = 9; k < 60; k++) {
-                assertEquals(1L << k, o.roundSize(1L << k), "2^" + k + " with d=" + d);
+                assertEquals(1L << k, rules(o).roundSize(1L << k), "2^" + k + " with d=" + d);
             }
         }
     }
@@ -164,30 +169,30 @@ class CachingOptionsTest {
         CachingOptions listZero = divisions("[1:0,>:0]");
         for (long size : new long[] {513, 1200, 84 * MiB + 1, 88_080_384, 400 * MiB + 7, 3 * GiB + 100}) {
             long plain = (size + 511) / 512 * 512;
-            assertEquals(plain, zero.roundSize(size));
-            assertEquals(plain, one.roundSize(size), "d=1 is plain rounding (pytorch#161139)");
-            assertEquals(plain, listZero.roundSize(size));
+            assertEquals(plain, rules(zero).roundSize(size));
+            assertEquals(plain, rules(one).roundSize(size), "d=1 is plain rounding (pytorch#161139)");
+            assertEquals(plain, rules(listZero).roundSize(size));
         }
     }
 
     @Test
     void hugeDivisionsFallBackToPlainRounding() {
-        CachingOptions o = divisions(Integer.toString(CachingOptions.MAX_DIVISIONS));
-        assertEquals(84 * MiB + 512, o.roundSize(84 * MiB + 1), "size <= 512*d");
+        CachingOptions o = divisions(Integer.toString(CachingConfig.MAX_DIVISIONS));
+        assertEquals(84 * MiB + 512, rules(o).roundSize(84 * MiB + 1), "size <= 512*d");
         assertRefused("roundup_power2_divisions:2147483648", "at most 1073741824 divisions");
     }
 
     @Test
     void roundSizeDoesNotOverflowAndRefusesOneExabyte() {
-        long max = CachingOptions.MAX_REQUEST - 1;
-        assertEquals(CachingOptions.MAX_REQUEST, CachingOptions.defaults().roundSize(max));
-        assertEquals(CachingOptions.MAX_REQUEST, divisions("4").roundSize(max));
-        assertEquals(CachingOptions.MAX_REQUEST, divisions("1024").roundSize(max));
-        assertEquals((1L << 59) + (1L << 57), divisions("4").roundSize((1L << 59) + 1));
-        for (long bad : new long[] {CachingOptions.MAX_REQUEST, Long.MAX_VALUE, Long.MAX_VALUE - 511, -1,
+        long max = SizeRules.MAX_REQUEST - 1;
+        assertEquals(SizeRules.MAX_REQUEST, rules(CachingOptions.defaults()).roundSize(max));
+        assertEquals(SizeRules.MAX_REQUEST, rules(divisions("4")).roundSize(max));
+        assertEquals(SizeRules.MAX_REQUEST, rules(divisions("1024")).roundSize(max));
+        assertEquals((1L << 59) + (1L << 57), rules(divisions("4")).roundSize((1L << 59) + 1));
+        for (long bad : new long[] {SizeRules.MAX_REQUEST, Long.MAX_VALUE, Long.MAX_VALUE - 511, -1,
                 Long.MIN_VALUE}) {
-            assertThrows(IllegalArgumentException.class, () -> CachingOptions.defaults().roundSize(bad));
-            assertThrows(IllegalArgumentException.class, () -> divisions("8").roundSize(bad));
+            assertThrows(IllegalArgumentException.class, () -> rules(CachingOptions.defaults()).roundSize(bad));
+            assertThrows(IllegalArgumentException.class, () -> rules(divisions("8")).roundSize(bad));
         }
     }
 
@@ -207,17 +212,17 @@ class CachingOptionsTest {
             d[i] = 1 << i;
         }
         CachingOptions o = withDivisions(d);
-        assertEquals(1, o.divisionsFor(0));
-        assertEquals(1, o.divisionsFor(1));
-        assertEquals(1, o.divisionsFor(2 * MiB - 1), "index 0 covers < 2 MiB");
-        assertEquals(2, o.divisionsFor(2 * MiB), "index 1 covers [2 MiB, 4 MiB)");
-        assertEquals(2, o.divisionsFor(4 * MiB - 1));
-        assertEquals(1 << 8, o.divisionsFor(256 * MiB), "index 8 covers 256-512 MiB");
-        assertEquals(1 << 8, o.divisionsFor(512 * MiB - 1));
-        assertEquals(1 << 14, o.divisionsFor(32 * GiB - 1));
-        assertEquals(1 << 15, o.divisionsFor(32 * GiB), "index 15 covers >= 32 GiB");
-        assertEquals(1 << 15, o.divisionsFor(Long.MAX_VALUE));
-        assertThrows(IllegalArgumentException.class, () -> o.divisionsFor(-1));
+        assertEquals(1, rules(o).divisionsFor(0));
+        assertEquals(1, rules(o).divisionsFor(1));
+        assertEquals(1, rules(o).divisionsFor(2 * MiB - 1), "index 0 covers < 2 MiB");
+        assertEquals(2, rules(o).divisionsFor(2 * MiB), "index 1 covers [2 MiB, 4 MiB)");
+        assertEquals(2, rules(o).divisionsFor(4 * MiB - 1));
+        assertEquals(1 << 8, rules(o).divisionsFor(256 * MiB), "index 8 covers 256-512 MiB");
+        assertEquals(1 << 8, rules(o).divisionsFor(512 * MiB - 1));
+        assertEquals(1 << 14, rules(o).divisionsFor(32 * GiB - 1));
+        assertEquals(1 << 15, rules(o).divisionsFor(32 * GiB), "index 15 covers >= 32 GiB");
+        assertEquals(1 << 15, rules(o).divisionsFor(Long.MAX_VALUE));
+        assertThrows(IllegalArgumentException.class, () -> rules(o).divisionsFor(-1));
     }
 
     @Test
@@ -225,12 +230,12 @@ class CachingOptionsTest {
         CachingOptions o = divisions("[256:1,512:2,1024:4,>:8]");
         assertArrayEquals(new int[] {1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 4, 8, 8, 8, 8, 8}, o.roundupPower2Divisions(),
                 "256 -> index 8; the first key fills lower indices; > fills after the last key");
-        assertEquals(1, o.divisionsFor(256 * MiB));
-        assertEquals(1, o.divisionsFor(MiB), "filled by the first key");
-        assertEquals(2, o.divisionsFor(512 * MiB));
-        assertEquals(4, o.divisionsFor(GiB));
-        assertEquals(8, o.divisionsFor(2 * GiB));
-        assertEquals(8, o.divisionsFor(100 * GiB));
+        assertEquals(1, rules(o).divisionsFor(256 * MiB));
+        assertEquals(1, rules(o).divisionsFor(MiB), "filled by the first key");
+        assertEquals(2, rules(o).divisionsFor(512 * MiB));
+        assertEquals(4, rules(o).divisionsFor(GiB));
+        assertEquals(8, rules(o).divisionsFor(2 * GiB));
+        assertEquals(8, rules(o).divisionsFor(100 * GiB));
     }
 
     @Test
@@ -257,13 +262,13 @@ class CachingOptionsTest {
     @Test
     void testAllocatorSettingsFigures() {
         // test_cuda.py test_allocator_settings: deltas of active_bytes.all.allocated
-        assertEquals(88_080_384, CachingOptions.defaults().roundSize(88_080_384));
-        assertEquals(100_663_296, CachingOptions.parse("roundup_power2_divisions:4").roundSize(88_080_384));
-        assertEquals(88_080_384, CachingOptions.parse("garbage_collection_threshold:0.5,max_split_size_mb:40")
+        assertEquals(88_080_384, rules(CachingOptions.defaults()).roundSize(88_080_384));
+        assertEquals(100_663_296, rules(CachingConfig.parse("roundup_power2_divisions:4")).roundSize(88_080_384));
+        assertEquals(88_080_384, rules(CachingConfig.parse("garbage_collection_threshold:0.5,max_split_size_mb:40"))
                 .roundSize(88_080_384), "a new string resets the divisions");
-        CachingOptions list = CachingOptions.parse("roundup_power2_divisions:[64:8,128:2,256:2,512:2,1024:1,>:1]");
-        assertEquals(92_274_688, list.roundSize(88_080_384));
-        assertEquals(536_870_912, list.roundSize(419_430_400));
+        CachingOptions list = CachingConfig.parse("roundup_power2_divisions:[64:8,128:2,256:2,512:2,1024:1,>:1]");
+        assertEquals(92_274_688, rules(list).roundSize(88_080_384));
+        assertEquals(536_870_912, rules(list).roundSize(419_430_400));
     }
 
     @ParameterizedTest
@@ -367,7 +372,7 @@ class CachingOptionsTest {
     @Test
     void unknownKeyThroughTheSchemaAloneStillRefused() {
         InvalidConfigurationException e = assertThrows(InvalidConfigurationException.class,
-                () -> AllocatorConfig.parse("foo:1", CachingOptions.SCHEMA));
+                () -> AllocatorConfig.parse("foo:1", CachingConfig.SCHEMA));
         assertEquals("foo", e.key());
     }
 
@@ -377,7 +382,7 @@ class CachingOptionsTest {
     @CsvSource({"0.0, 0.0", "0.5, 0.5", "1.0, 1.0", "0, 0.0", "1, 1.0", ".25, 0.25"})
     void memoryFractionAccepted(String text, String echoed) {
         // test_allocator_memory_fraction_setting: 0.0/0.5/1.0 echo back as "0.0"/"0.5"/"1.0"
-        CachingOptions o = CachingOptions.parse("per_process_memory_fraction:" + text);
+        CachingOptions o = CachingConfig.parse("per_process_memory_fraction:" + text);
         assertEquals(echoed, Double.toString(o.perProcessMemoryFraction()));
     }
 
@@ -402,33 +407,33 @@ class CachingOptionsTest {
             "12582913, 14680064",
             "1152921504606846976, 1152921504606846976"})
     void allocationSizes(long request, long segment) {
-        CachingOptions o = CachingOptions.defaults();
-        assertEquals(segment, o.allocationSize(o.roundSize(Math.min(request, CachingOptions.MAX_REQUEST - 1))));
+        SizeRules r = rules(CachingOptions.defaults());
+        assertEquals(segment, r.allocationSize(r.roundSize(Math.min(request, SizeRules.MAX_REQUEST - 1))));
     }
 
     @Test
     void allocationSizeExamples() {
         CachingOptions o = CachingOptions.defaults();
-        assertEquals(2 * MiB, o.allocationSize(512));
-        assertEquals(2 * MiB, o.allocationSize(MiB));
-        assertEquals(20 * MiB, o.allocationSize(MiB + 512));
-        assertEquals(20 * MiB, o.allocationSize(10 * MiB - 512));
-        assertEquals(12 * MiB, o.allocationSize(10 * MiB + 512));
-        assertEquals(CachingOptions.MAX_REQUEST, o.allocationSize(CachingOptions.MAX_REQUEST));
-        assertThrows(IllegalArgumentException.class, () -> o.allocationSize(CachingOptions.MAX_REQUEST + 1));
-        assertThrows(IllegalArgumentException.class, () -> o.allocationSize(Long.MAX_VALUE));
-        assertThrows(IllegalArgumentException.class, () -> o.allocationSize(-1));
+        assertEquals(2 * MiB, rules(o).allocationSize(512));
+        assertEquals(2 * MiB, rules(o).allocationSize(MiB));
+        assertEquals(20 * MiB, rules(o).allocationSize(MiB + 512));
+        assertEquals(20 * MiB, rules(o).allocationSize(10 * MiB - 512));
+        assertEquals(12 * MiB, rules(o).allocationSize(10 * MiB + 512));
+        assertEquals(SizeRules.MAX_REQUEST, rules(o).allocationSize(SizeRules.MAX_REQUEST));
+        assertThrows(IllegalArgumentException.class, () -> rules(o).allocationSize(SizeRules.MAX_REQUEST + 1));
+        assertThrows(IllegalArgumentException.class, () -> rules(o).allocationSize(Long.MAX_VALUE));
+        assertThrows(IllegalArgumentException.class, () -> rules(o).allocationSize(-1));
     }
 
     @Test
     void largeSegmentSizeIsConfigurable() {
-        CachingOptions o = CachingOptions.parse("large_segment_size_mb:50");
+        CachingOptions o = CachingConfig.parse("large_segment_size_mb:50");
         assertEquals(50 * MiB, o.largeSegmentSize());
         assertEquals(50 * MiB, o.maxNonSplitRounding(), "max_non_split_rounding follows the large segment size");
-        assertEquals(50 * MiB, o.allocationSize(MiB + 512));
-        assertEquals(2 * MiB, o.allocationSize(MiB));
-        assertEquals(12 * MiB, o.allocationSize(10 * MiB + 512));
-        assertEquals(11 * MiB, CachingOptions.parse("large_segment_size_mb:11").largeSegmentSize());
+        assertEquals(50 * MiB, rules(o).allocationSize(MiB + 512));
+        assertEquals(2 * MiB, rules(o).allocationSize(MiB));
+        assertEquals(12 * MiB, rules(o).allocationSize(10 * MiB + 512));
+        assertEquals(11 * MiB, CachingConfig.parse("large_segment_size_mb:11").largeSegmentSize());
     }
 
     @ParameterizedTest
@@ -441,12 +446,12 @@ class CachingOptionsTest {
                 e::getMessage);
         assertRefused("large_segment_size_mb:50,max_non_split_rounding_mb:49",
                 "CachingAllocator option max_non_split_rounding_mb too small, must be >= 50");
-        assertEquals(50 * MiB, CachingOptions.parse("large_segment_size_mb:50,max_split_size_mb:50").maxSplitSize());
+        assertEquals(50 * MiB, CachingConfig.parse("large_segment_size_mb:50,max_split_size_mb:50").maxSplitSize());
     }
 
     @Test
     void hugeMegabyteValuesClampLikeUpstream() {
-        CachingOptions o = CachingOptions.parse("max_split_size_mb:9223372036854775807");
+        CachingOptions o = CachingConfig.parse("max_split_size_mb:9223372036854775807");
         assertEquals(Long.MAX_VALUE / MiB * MiB, o.maxSplitSize());
         assertNotEquals(-1, o.maxSplitSizeStat(), "upstream clamps to SIZE_MAX/MB*MB, which is not SIZE_MAX");
     }
@@ -481,7 +486,7 @@ class CachingOptionsTest {
         String text = "max_split_size_mb:40,garbage_collection_threshold:0.5,expandable_segments:True,"
                 + "roundup_power2_divisions:[64:8,128:2,256:2,512:2,1024:1,>:1],release_lock_on_hipmalloc:True,"
                 + "pinned_use_cuda_host_register:True,pinned_num_register_threads:4";
-        Map<String, Object> s = CachingOptions.parse(text).allocatorSettings();
+        Map<String, Object> s = CachingConfig.parse(text).allocatorSettings();
         assertEquals(text, s.get("PYTORCH_CUDA_ALLOC_CONF"));
         assertEquals(40 * MiB, s.get("max_split_size"));
         assertEquals(0.5, s.get("garbage_collection_threshold"));
@@ -501,22 +506,22 @@ class CachingOptionsTest {
 
     @Test
     void hipSpellingsAreAliasesAndTheLaterWins() {
-        assertTrue(CachingOptions.parse("release_lock_on_hipmalloc:True").releaseLockOnCudamalloc());
-        assertTrue(CachingOptions.parse("pinned_use_hip_host_register:True").pinnedUseCudaHostRegister());
-        assertFalse(CachingOptions.parse("release_lock_on_cudamalloc:True,release_lock_on_hipmalloc:False")
+        assertTrue(CachingConfig.parse("release_lock_on_hipmalloc:True").releaseLockOnCudamalloc());
+        assertTrue(CachingConfig.parse("pinned_use_hip_host_register:True").pinnedUseCudaHostRegister());
+        assertFalse(CachingConfig.parse("release_lock_on_cudamalloc:True,release_lock_on_hipmalloc:False")
                 .releaseLockOnCudamalloc());
-        assertTrue(CachingOptions.parse("release_lock_on_hipmalloc:False,release_lock_on_cudamalloc:True")
+        assertTrue(CachingConfig.parse("release_lock_on_hipmalloc:False,release_lock_on_cudamalloc:True")
                 .releaseLockOnCudamalloc());
-        assertFalse(CachingOptions.parse("pinned_use_cuda_host_register:True,pinned_use_hip_host_register:False")
+        assertFalse(CachingConfig.parse("pinned_use_cuda_host_register:True,pinned_use_hip_host_register:False")
                 .pinnedUseCudaHostRegister());
     }
 
     @Test
     void cudaMallocAsyncIsParsedAndKept() {
-        CachingOptions o = CachingOptions.parse("max_split_size_mb:20,backend:cudaMallocAsync");
+        CachingOptions o = CachingConfig.parse("max_split_size_mb:20,backend:cudaMallocAsync");
         assertEquals(CachingOptions.Backend.CUDA_MALLOC_ASYNC, o.backend());
         assertEquals("cudaMallocAsync", o.backend().configName());
-        assertEquals("native", CachingOptions.parse("backend:native").backend().toString());
+        assertEquals("native", CachingConfig.parse("backend:native").backend().toString());
     }
 
     // ---------------------------------------------------------------------------------------------- environment
@@ -531,23 +536,23 @@ class CachingOptionsTest {
 
     @Test
     void environmentPrecedence() {
-        assertEquals("PYTORCH_CUDA_ALLOC_CONF", CachingOptions.ENV);
+        assertEquals("PYTORCH_CUDA_ALLOC_CONF", CachingConfig.ENV);
         assertEquals(List.of("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF"),
-                CachingOptions.ENV_VARIABLES);
-        assertEquals("cuda", CachingOptions.fromEnvironment(env("PYTORCH_ALLOC_CONF", "generic",
+                CachingConfig.ENV_VARIABLES);
+        assertEquals("cuda", CachingConfig.fromEnvironment(env("PYTORCH_ALLOC_CONF", "generic",
                 "PYTORCH_HIP_ALLOC_CONF", "hip", "PYTORCH_CUDA_ALLOC_CONF", "cuda")));
-        assertEquals("hip", CachingOptions.fromEnvironment(env("PYTORCH_ALLOC_CONF", "generic",
+        assertEquals("hip", CachingConfig.fromEnvironment(env("PYTORCH_ALLOC_CONF", "generic",
                 "PYTORCH_HIP_ALLOC_CONF", "hip")));
-        assertEquals("generic", CachingOptions.fromEnvironment(env("PYTORCH_ALLOC_CONF", "generic")));
-        assertEquals("", CachingOptions.fromEnvironment(env("OTHER", "x")));
-        assertEquals("", CachingOptions.fromEnvironment(env("PYTORCH_CUDA_ALLOC_CONF", "",
+        assertEquals("generic", CachingConfig.fromEnvironment(env("PYTORCH_ALLOC_CONF", "generic")));
+        assertEquals("", CachingConfig.fromEnvironment(env("OTHER", "x")));
+        assertEquals("", CachingConfig.fromEnvironment(env("PYTORCH_CUDA_ALLOC_CONF", "",
                 "PYTORCH_ALLOC_CONF", "generic")), "set and empty counts as set");
-        assertEquals(40 * MiB, CachingOptions.parse(CachingOptions.fromEnvironment(
+        assertEquals(40 * MiB, CachingConfig.parse(CachingConfig.fromEnvironment(
                 env("PYTORCH_HIP_ALLOC_CONF", "max_split_size_mb:40"))).maxSplitSize());
-        assertEquals("PYTORCH_CUDA_ALLOC_CONF", CachingOptions.environmentVariable(env("PYTORCH_ALLOC_CONF",
+        assertEquals("PYTORCH_CUDA_ALLOC_CONF", CachingConfig.environmentVariable(env("PYTORCH_ALLOC_CONF",
                 "generic", "PYTORCH_CUDA_ALLOC_CONF", "cuda")));
-        assertEquals("PYTORCH_ALLOC_CONF", CachingOptions.environmentVariable(env("PYTORCH_ALLOC_CONF", "generic")));
-        assertEquals(null, CachingOptions.environmentVariable(env("OTHER", "x")));
+        assertEquals("PYTORCH_ALLOC_CONF", CachingConfig.environmentVariable(env("PYTORCH_ALLOC_CONF", "generic")));
+        assertEquals(null, CachingConfig.environmentVariable(env("OTHER", "x")));
     }
 
     // ---------------------------------------------------------------------------------------------- from, record
@@ -556,13 +561,13 @@ class CachingOptionsTest {
     void fromAParsedConfigMatchesParse() {
         String text = "max_split_size_mb:40,roundup_power2_divisions:[64:8,>:2],expandable_segments:True,"
                 + "per_process_memory_fraction:0.5,backend:native,release_lock_on_cudamalloc:False";
-        CachingOptions parsed = CachingOptions.parse(text);
-        CachingOptions viaSchema = CachingOptions.from(AllocatorConfig.parse(text, CachingOptions.SCHEMA));
+        CachingOptions parsed = CachingConfig.parse(text);
+        CachingOptions viaSchema = CachingConfig.from(AllocatorConfig.parse(text, CachingConfig.SCHEMA));
         assertEquals(text, viaSchema.configText(), "canonical text of these values is the text itself");
         assertEquals(parsed, viaSchema);
-        assertEquals(parsed, CachingOptions.parse(viaSchema.configText()));
-        assertThrows(InvalidConfigurationException.class, () -> CachingOptions.from(
-                AllocatorConfig.parse("large_segment_size_mb:50,max_split_size_mb:30", CachingOptions.SCHEMA)));
+        assertEquals(parsed, CachingConfig.parse(viaSchema.configText()));
+        assertThrows(InvalidConfigurationException.class, () -> CachingConfig.from(
+                AllocatorConfig.parse("large_segment_size_mb:50,max_split_size_mb:30", CachingConfig.SCHEMA)));
     }
 
     @Test

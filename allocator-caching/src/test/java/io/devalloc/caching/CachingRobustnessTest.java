@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.devalloc.api.device.*;
 import io.devalloc.api.error.DeviceException;
+import io.devalloc.api.spi.ForwardingDeviceMemory;
+import io.devalloc.api.spi.ForwardingVirtualMemory;
 import io.devalloc.sim.EventCompletion;
 import io.devalloc.sim.SimulatedDevice;
 import java.lang.foreign.MemorySegment;
@@ -16,46 +18,30 @@ class CachingRobustnessTest {
     static final long MiB = 1L << 20, GiB = 1L << 30;
 
     /** Delegates to a SimulatedDevice; fails chosen calls with DeviceException. */
-    static final class Faulty implements DeviceMemory {
+    static final class Faulty extends ForwardingDeviceMemory {
         final SimulatedDevice d;
         int failFree = -1, failCreateEvent = -1, failSync = -1, failMap = -1, failUnmap = -1;
         int frees, creates, syncs, maps, unmaps;
         /** {address, bytes, pieceBytes} of every successful virtual-memory map, in order. */
         final List<long[]> mapCalls = new ArrayList<>();
-        Faulty(SimulatedDevice d) { this.d = d; }
-        public DeviceDescriptor descriptor() { return d.descriptor(); }
-        public long alignment() { return d.alignment(); }
-        public long malloc(long b) { return d.malloc(b); }
-        public void free(long a) { if (frees++ == failFree) throw new DeviceException("injected free"); d.free(a); }
-        public MemoryInfo memoryInfo() { return d.memoryInfo(); }
-        public DeviceStream createStream() { return d.createStream(); }
-        public void destroyStream(DeviceStream s) { d.destroyStream(s); }
-        public DeviceEvent createEvent() { if (creates++ == failCreateEvent) throw new DeviceException("injected createEvent"); return d.createEvent(); }
-        public void recordEvent(DeviceEvent e, DeviceStream s) { d.recordEvent(e, s); }
-        public boolean isEventComplete(DeviceEvent e) { return d.isEventComplete(e); }
-        public void synchronizeEvent(DeviceEvent e) { if (syncs++ == failSync) throw new DeviceException("injected sync"); d.synchronizeEvent(e); }
-        public void destroyEvent(DeviceEvent e) { d.destroyEvent(e); }
-        public void synchronize() { d.synchronize(); }
-        public Optional<VirtualMemory> virtualMemory() {
-            VirtualMemory vm = d.virtualMemory().orElseThrow();
-            return Optional.of(new VirtualMemory() {
-                public long granularity() { return vm.granularity(); }
-                public long reserve(long b) { return vm.reserve(b); }
-                public void release(long base) { vm.release(base); }
-                public boolean map(long a, long b, long piece) {
+        Faulty(SimulatedDevice d) { super(d); this.d = d; }
+        @Override public void free(long a) { if (frees++ == failFree) throw new DeviceException("injected free"); d.free(a); }
+        @Override public DeviceEvent createEvent() { if (creates++ == failCreateEvent) throw new DeviceException("injected createEvent"); return d.createEvent(); }
+        @Override public void synchronizeEvent(DeviceEvent e) { if (syncs++ == failSync) throw new DeviceException("injected sync"); d.synchronizeEvent(e); }
+        @Override public Optional<VirtualMemory> virtualMemory() {
+            return Optional.of(new ForwardingVirtualMemory(d.virtualMemory().orElseThrow()) {
+                @Override public boolean map(long a, long b, long piece) {
                     if (maps++ == failMap) throw new DeviceException("injected map");
-                    boolean mapped = vm.map(a, b, piece);
+                    boolean mapped = delegate().map(a, b, piece);
                     if (mapped) mapCalls.add(new long[] {a, b, piece});
                     return mapped;
                 }
-                public void unmap(long a, long b) {
-                    vm.unmap(a, b);
+                @Override public void unmap(long a, long b) {
+                    delegate().unmap(a, b);
                     if (unmaps++ == failUnmap) throw new DeviceException("injected unmap (the range is unmapped)");
                 }
-                public long mappedBytes() { return vm.mappedBytes(); }
             });
         }
-        public void close() { d.close(); }
     }
 
     static SimulatedDevice sim(EventCompletion ec) {
@@ -92,7 +78,7 @@ class CachingRobustnessTest {
         a.free(p);
         f.failFree = 0;
         assertThrows(DeviceException.class, a::emptyCache);
-        a.checkInvariants();
+        CachingInvariants.check(a);
     }
 
     // (3) Regression (found in review, fixed): createEvent throwing in insert_events: the block is neither allocated, free, nor pending.
@@ -105,7 +91,7 @@ class CachingRobustnessTest {
         a.recordStream(p, side);
         f.failCreateEvent = 0;
         assertThrows(DeviceException.class, () -> a.free(p));
-        a.checkInvariants();
+        CachingInvariants.check(a);
     }
 
     // (4) Regression (found in review, fixed): synchronizeEvent throwing half-way in synchronize_and_free_events: processed events stay queued,
@@ -143,11 +129,11 @@ class CachingRobustnessTest {
         CachingArena a = arena(f, "expandable_segments:True");
         f.failMap = 0;
         assertThrows(DeviceException.class, () -> a.malloc(50 * MiB, DeviceStream.DEFAULT));
-        a.checkInvariants();
+        CachingInvariants.check(a);
         assertEquals(0, f.d.virtualMemory().orElseThrow().mappedBytes(), "nothing stays mapped");
         long p = a.malloc(50 * MiB, DeviceStream.DEFAULT);
         a.free(p);
-        a.checkInvariants();
+        CachingInvariants.check(a);
     }
 
     // A map_block run of two map calls (an unmapped page, a free mapped page, then more unmapped space) whose second
@@ -168,13 +154,13 @@ class CachingRobustnessTest {
         f.maps = 0;
         f.failMap = 1;
         assertThrows(DeviceException.class, () -> a.malloc(60 * MiB, DeviceStream.DEFAULT));
-        a.checkInvariants();
+        CachingInvariants.check(a);
         assertEquals(40 * MiB, f.d.virtualMemory().orElseThrow().mappedBytes(), "the first map of the run stays");
         assertEquals(40 * MiB, a.stats().reservedBytes());
         long p = a.malloc(60 * MiB, DeviceStream.DEFAULT);
         assertEquals(x, p);
         a.free(p);
-        a.checkInvariants();
+        CachingInvariants.check(a);
     }
 
     // A device failure while unmapping: the port says the range counts as unmapped afterwards, so the allocator
@@ -188,7 +174,7 @@ class CachingRobustnessTest {
         a.free(x);
         f.failUnmap = 0;
         assertThrows(DeviceException.class, a::emptyCache);
-        a.checkInvariants();
+        CachingInvariants.check(a);
         assertEquals(20 * MiB, a.stats().reservedBytes(), "the failed range is no longer reserved");
         assertEquals(20 * MiB, f.d.virtualMemory().orElseThrow().mappedBytes());
         assertEquals(1, a.memoryStats().get("num_device_free"));
@@ -198,7 +184,7 @@ class CachingRobustnessTest {
         a.free(again);
         a.free(y);
         a.emptyCache();
-        a.checkInvariants();
+        CachingInvariants.check(a);
         assertEquals(0, f.d.virtualMemory().orElseThrow().mappedBytes());
     }
 
@@ -212,13 +198,13 @@ class CachingRobustnessTest {
         long p = a.malloc(12 * MiB, DeviceStream.DEFAULT);
         a.free(p);
         a.restoreAllocation(p + 2 * MiB, 2 * MiB, 2 * MiB, DeviceStream.DEFAULT);
-        a.checkInvariants();
+        CachingInvariants.check(a);
         a.emptyCache();
-        a.checkInvariants();
+        CachingInvariants.check(a);
         assertEquals(20 * MiB, a.stats().reservedBytes(), "the page under the restored block stays mapped");
         a.free(p + 2 * MiB);
         a.emptyCache();
-        a.checkInvariants();
+        CachingInvariants.check(a);
         assertEquals(0, a.stats().reservedBytes());
     }
 

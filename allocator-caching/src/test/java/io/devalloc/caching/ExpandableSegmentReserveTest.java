@@ -40,7 +40,7 @@ class ExpandableSegmentReserveTest {
 
     @AfterEach
     void invariantsHold() {
-        arenas.forEach(CachingArena::checkInvariants);
+        arenas.forEach(CachingInvariants::check);
     }
 
     private static SimulatedDevice device() {
@@ -48,7 +48,7 @@ class ExpandableSegmentReserveTest {
     }
 
     private static ExpandableSegmentReserve reserveOf(String config) {
-        return CachingOptions.parse(config).expandableSegmentsReserve();
+        return CachingConfig.parse(config).expandableSegmentsReserve();
     }
 
     private static List<DeviceOperation> reservations(SimulatedDevice d) {
@@ -82,7 +82,7 @@ class ExpandableSegmentReserveTest {
     void aBadValueWarnsAndIsIgnored(String value) {
         String config = "expandable_segments_reserve:" + value;
         CachingOptions[] parsed = new CachingOptions[1];
-        String err = StderrCapture.during(() -> parsed[0] = CachingOptions.parse(config));
+        String err = StderrCapture.during(() -> parsed[0] = CachingConfig.parse(config));
         assertEquals(1, occurrences(err, "Ignoring invalid expandable-segment reserve value '" + value + "' in"
                 + " PYTORCH_CUDA_ALLOC_CONF (expected a positive, finite fraction like 0.5 or an absolute size like"
                 + " 40G); using default."), err);
@@ -94,7 +94,7 @@ class ExpandableSegmentReserveTest {
     void aBadEntryOfTheListIsSkippedAndTheOthersApply() {
         String config = "expandable_segments_reserve_by_class:[tiny:0.05,big:40G,bad:x,:0.5,alone]";
         CachingOptions[] parsed = new CachingOptions[1];
-        String err = StderrCapture.during(() -> parsed[0] = CachingOptions.parse(config));
+        String err = StderrCapture.during(() -> parsed[0] = CachingConfig.parse(config));
         assertEquals(1, occurrences(err, "Ignoring invalid expandable-segment reserve value 'x'"), err);
         assertEquals(1, occurrences(err, "Ignoring malformed expandable_segments_reserve_by_class entry 'alone'"), err);
         ExpandableSegmentReserve r = parsed[0].expandableSegmentsReserve();

@@ -34,7 +34,7 @@ class FragmentationScenariosTest {
     @AfterEach
     void invariantsHold() {
         for (CachingArena a : arenas) {
-            a.checkInvariants();
+            CachingInvariants.check(a);
         }
     }
 

@@ -38,7 +38,7 @@ class HostExpandableSegmentsTest {
             for (long[] l : live) {
                 check(host.hostView(l[0], l[1]).orElseThrow(), (byte) l[2]);
             }
-            ((CachingArena) a).checkInvariants();
+            CachingInvariants.check((CachingArena) a);
             assertEquals(0, a.memoryStats().get("segment.all.current"), "expandable mappings are not segments");
             assertTrue(a.history().stream().anyMatch(e -> e.action() == TraceAction.SEGMENT_MAP));
             long mapped = host.virtualMemory().orElseThrow().mappedBytes();
@@ -56,7 +56,7 @@ class HostExpandableSegmentsTest {
             assertEquals(0, view.get(ValueLayout.JAVA_BYTE, 0));
             assertEquals(0, view.get(ValueLayout.JAVA_BYTE, 25 * MiB - 1));
             a.free(p);
-            ((CachingArena) a).checkInvariants();
+            CachingInvariants.check((CachingArena) a);
         }
     }
 

@@ -40,7 +40,7 @@ class OomRejectionTest {
 
     @AfterEach
     void invariantsHold() {
-        arenas.forEach(CachingArena::checkInvariants);
+        arenas.forEach(CachingInvariants::check);
     }
 
     private static long stat(CachingArena a, String key) {

@@ -44,10 +44,10 @@ class PoolSearchAfterReleaseTest {
         assertThrows(OutOfMemoryException.class, () -> s.arena().malloc(20 * MiB, DeviceStream.DEFAULT));
         assertEquals(1, s.arena().memoryStats().get("num_ooms"));
         assertEquals(1, s.arena().memoryStats().get("num_alloc_retries"));
-        s.arena().checkInvariants();
+        CachingInvariants.check(s.arena());
         long again = s.arena().malloc(20 * MiB, DeviceStream.DEFAULT);
         assertEquals(s.pending(), again, "the block the failed call returned to the pool");
-        s.arena().checkInvariants();
+        CachingInvariants.check(s.arena());
     }
 
     @Test
@@ -59,12 +59,12 @@ class PoolSearchAfterReleaseTest {
         assertEquals(0, s.arena().memoryStats().get("num_alloc_retries"), "found before the retry's device call");
         assertEquals(1, s.arena().memoryStats().get("num_sync_all_streams"));
         assertEquals(100 * MiB, s.arena().stats().reservedBytes(), "nothing released, nothing new");
-        s.arena().checkInvariants();
+        CachingInvariants.check(s.arena());
     }
 
     @Test
     void theOptionParses() {
         assertEquals(false, CachingOptions.defaults().searchPoolAfterRelease());
-        assertEquals(true, CachingOptions.parse("search_pool_after_release:True").searchPoolAfterRelease());
+        assertEquals(true, CachingConfig.parse("search_pool_after_release:True").searchPoolAfterRelease());
     }
 }

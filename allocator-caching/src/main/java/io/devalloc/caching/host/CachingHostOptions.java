@@ -5,9 +5,9 @@ import io.devalloc.api.config.ConfigOption;
 import io.devalloc.api.config.ConfigSchema;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.units.ByteSize;
-import io.devalloc.caching.CachingOptions;
+import io.devalloc.caching.CachingConfig;
+import io.devalloc.caching.SizeRules;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,6 +18,12 @@ import org.slf4j.LoggerFactory;
  * defaults, rules and error texts (including PyTorch 2.10&ndash;2.13's {@code pinned_max_round_threshold_mb} and
  * {@code pinned_max_cached_size_mb}), plus one key of devalloc's own, {@code pinned_round_threshold_mb}. The size
  * arithmetic that depends on them is {@link #roundSize(long)}; the free-time limit is {@link #maxCachedSize()}.
+ *
+ * <p>PyTorch's keys here are allocator {@code caching}'s own {@link ConfigOption}s ({@link CachingConfig}), which
+ * validate them with PyTorch's rules and messages, and their values are converted with its helpers (MiB to bytes
+ * clamped as upstream, the configuration text of a parsed configuration), so that both allocators accept and read
+ * PyTorch's one configuration string alike. What is this class's own: devalloc's {@code pinned_round_threshold_mb},
+ * the refusal of {@code pinned_use_cuda_host_register:True}, and the rules that span keys.
  *
  * <h2>Syntax</h2>
  * {@code key:value,key:value}, parsed by the project's {@link AllocatorConfig} against {@link #SCHEMA}. Booleans
@@ -124,10 +130,10 @@ public record CachingHostOptions(long roundThreshold, long maxRoundThreshold, lo
      */
     public static final long UNLIMITED = Long.MAX_VALUE;
     /** The largest value of the two {@code pinned_max_*_mb} keys; larger ones are clamped to it, as upstream. */
-    public static final long MAX_LIMIT_MB = CachingOptions.MAX_PINNED_LIMIT_MB;
+    public static final long MAX_LIMIT_MB = CachingConfig.MAX_PINNED_LIMIT_MB;
 
     /** Above the threshold, sizes are rounded up to a multiple of this (PyTorch's {@code kRoundLarge}). */
-    public static final long ROUND_LARGE = 2 * MiB;
+    public static final long ROUND_LARGE = SizeRules.ROUND_LARGE;
     /** Blocks carved from the reserve segment are rounded up to a multiple of this, as upstream. */
     public static final long RESERVE_ALIGNMENT = 4096;
     /**
@@ -144,22 +150,25 @@ public record CachingHostOptions(long roundThreshold, long maxRoundThreshold, lo
             "round pinned requests to a power of two only when that power is at most this many MiB, and larger ones"
                     + " to a multiple of 2 MiB (default 0: always a power of two, as PyTorch; see pytorch#150517)");
     /** PyTorch's key, with PyTorch's rule and message. */
-    public static final ConfigOption<Long> PINNED_RESERVE_SEGMENT_SIZE_MB = CachingOptions.PINNED_RESERVE_SEGMENT_SIZE_MB;
+    public static final ConfigOption<Long> PINNED_RESERVE_SEGMENT_SIZE_MB =
+            CachingConfig.PINNED_RESERVE_SEGMENT_SIZE_MB;
     /** PyTorch's key; accepted, no effect (allocation processes events itself). */
-    public static final ConfigOption<Boolean> PINNED_USE_BACKGROUND_THREADS = CachingOptions.PINNED_USE_BACKGROUND_THREADS;
+    public static final ConfigOption<Boolean> PINNED_USE_BACKGROUND_THREADS =
+            CachingConfig.PINNED_USE_BACKGROUND_THREADS;
     /** PyTorch's key; only {@code False} is accepted. */
-    public static final ConfigOption<Boolean> PINNED_USE_CUDA_HOST_REGISTER = CachingOptions.PINNED_USE_CUDA_HOST_REGISTER;
+    public static final ConfigOption<Boolean> PINNED_USE_CUDA_HOST_REGISTER =
+            CachingConfig.PINNED_USE_CUDA_HOST_REGISTER;
     /** ROCm spelling of {@link #PINNED_USE_CUDA_HOST_REGISTER}. */
-    public static final ConfigOption<Boolean> PINNED_USE_HIP_HOST_REGISTER = CachingOptions.PINNED_USE_HIP_HOST_REGISTER;
+    public static final ConfigOption<Boolean> PINNED_USE_HIP_HOST_REGISTER = CachingConfig.PINNED_USE_HIP_HOST_REGISTER;
     /** PyTorch's key, validated as PyTorch does; no effect here. */
-    public static final ConfigOption<Integer> PINNED_NUM_REGISTER_THREADS = CachingOptions.PINNED_NUM_REGISTER_THREADS;
+    public static final ConfigOption<Integer> PINNED_NUM_REGISTER_THREADS = CachingConfig.PINNED_NUM_REGISTER_THREADS;
     /** PyTorch's key (2.10+): requests above this many MiB are not rounded. Its value is the (clamped) MiB. */
-    public static final ConfigOption<Long> PINNED_MAX_ROUND_THRESHOLD_MB = CachingOptions.PINNED_MAX_ROUND_THRESHOLD_MB;
+    public static final ConfigOption<Long> PINNED_MAX_ROUND_THRESHOLD_MB = CachingConfig.PINNED_MAX_ROUND_THRESHOLD_MB;
     /** PyTorch's key (2.10+): freed blocks above this many MiB are not cached. Its value is the (clamped) MiB. */
-    public static final ConfigOption<Long> PINNED_MAX_CACHED_SIZE_MB = CachingOptions.PINNED_MAX_CACHED_SIZE_MB;
+    public static final ConfigOption<Long> PINNED_MAX_CACHED_SIZE_MB = CachingConfig.PINNED_MAX_CACHED_SIZE_MB;
 
     /** PyTorch's key: a device failure inside {@code free} is logged and swallowed instead of thrown. */
-    public static final ConfigOption<Boolean> PINNED_FREE_CATCH_ALL = CachingOptions.PINNED_FREE_CATCH_ALL;
+    public static final ConfigOption<Boolean> PINNED_FREE_CATCH_ALL = CachingConfig.PINNED_FREE_CATCH_ALL;
 
     /** The keys of allocator {@code caching-host}. */
     public static final ConfigSchema SCHEMA = ConfigSchema.of("allocator 'caching-host'", List.of(
@@ -195,7 +204,7 @@ public record CachingHostOptions(long roundThreshold, long maxRoundThreshold, lo
             throw new IllegalArgumentException("reserve segment size must be >= 0 (0 = none), got "
                     + reserveSegmentSize);
         }
-        if (numRegisterThreads < 1 || numRegisterThreads > CachingOptions.MAX_REGISTER_THREADS
+        if (numRegisterThreads < 1 || numRegisterThreads > CachingConfig.MAX_REGISTER_THREADS
                 || Integer.bitCount(numRegisterThreads) != 1) {
             throw new IllegalArgumentException("register threads must be a power of 2 <= 128, got "
                     + numRegisterThreads);
@@ -248,7 +257,7 @@ public record CachingHostOptions(long roundThreshold, long maxRoundThreshold, lo
      */
     public static CachingHostOptions from(AllocatorConfig config) {
         Objects.requireNonNull(config, "config");
-        return build(config, canonicalText(config));
+        return build(config, CachingConfig.canonicalText(config));
     }
 
     private static CachingHostOptions build(AllocatorConfig config, String text) {
@@ -270,12 +279,13 @@ public record CachingHostOptions(long roundThreshold, long maxRoundThreshold, lo
         if (thresholdMb != 0 && maxRoundSet) {
             throw bothRoundThresholds(config);
         }
-        long maxRoundThreshold = maxRoundSet ? config.get(PINNED_MAX_ROUND_THRESHOLD_MB) * MiB : UNLIMITED;
-        long maxCachedSize = maxCachedSet ? config.get(PINNED_MAX_CACHED_SIZE_MB) * MiB : UNLIMITED;
-        long reserveMb = config.get(PINNED_RESERVE_SEGMENT_SIZE_MB);
+        // The pinned keys PyTorch's configuration shares with allocator caching are read as it reads them.
+        long maxRoundThreshold = CachingConfig.sizeInBytes(config, PINNED_MAX_ROUND_THRESHOLD_MB);
+        long maxCachedSize = CachingConfig.sizeInBytes(config, PINNED_MAX_CACHED_SIZE_MB);
         CachingHostOptions options = new CachingHostOptions(thresholdMb * MiB, maxRoundThreshold, maxCachedSize,
-                Math.min(reserveMb, Long.MAX_VALUE / MiB) * MiB, config.get(PINNED_USE_BACKGROUND_THREADS),
-                config.get(PINNED_NUM_REGISTER_THREADS), config.get(PINNED_FREE_CATCH_ALL), text);
+                CachingConfig.sizeInBytes(config, PINNED_RESERVE_SEGMENT_SIZE_MB),
+                config.get(PINNED_USE_BACKGROUND_THREADS), config.get(PINNED_NUM_REGISTER_THREADS),
+                config.get(PINNED_FREE_CATCH_ALL), text);
         if (maxRoundSet && maxCachedSet && maxRoundThreshold > maxCachedSize) {
             LOG.warn(precedenceWarning(maxRoundThreshold, maxCachedSize));
         }
@@ -372,18 +382,5 @@ public record CachingHostOptions(long roundThreshold, long maxRoundThreshold, lo
     /** {@link #maxCachedSize} as PyTorch's {@code allocator_settings["max_cached_size"]}: -1 when unlimited. */
     public long maxCachedSizeSetting() {
         return maxCachedSize == UNLIMITED ? -1 : maxCachedSize;
-    }
-
-    /** The explicit values as configuration text, booleans spelled True/False so that it parses again. */
-    private static String canonicalText(AllocatorConfig config) {
-        StringBuilder sb = new StringBuilder();
-        for (Map.Entry<String, Object> e : config.explicitValues().entrySet()) {
-            if (!sb.isEmpty()) {
-                sb.append(',');
-            }
-            Object v = e.getValue();
-            sb.append(e.getKey()).append(':').append(v instanceof Boolean b ? (b ? "True" : "False") : String.valueOf(v));
-        }
-        return sb.toString();
     }
 }

@@ -1,12 +1,11 @@
 package io.devalloc.caching.host;
 
-import io.devalloc.api.internal.AllocationRequest;
+import io.devalloc.api.internal.Failures;
 import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
-import io.devalloc.api.internal.Failures;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
@@ -14,6 +13,7 @@ import io.devalloc.api.snapshot.BlockSnapshot;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.snapshot.SegmentSnapshot;
+import io.devalloc.api.spi.AbstractDeviceAllocator;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import java.util.ArrayDeque;
@@ -25,8 +25,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
-import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,202 +36,23 @@ import org.slf4j.LoggerFactory;
  * {@code empty_cache} ({@link #releaseCached}) and {@code free_block} ({@link #freeToDevice}). See the package
  * documentation for the design and the differences.
  *
- * <p>One {@link ReentrantLock} guards all state, and device calls run under it.
+ * <p>Its parts: the blocks ({@link Block}), their free lists ({@link BlockStack} per log2 bucket, {@link SizeLists} by
+ * exact size), PyTorch's {@code host_memory_stats} ({@link HostStats}) next to the common stats, which are kept
+ * here. What every allocator repeats (argument checks, the null allocation, the lock, {@code ensureOpen}, closing
+ * once with the first failure thrown) is {@link AbstractDeviceAllocator}'s: its one lock guards all state, and device
+ * calls run under it.
  */
-final class HostCachingArena implements HostCachingAllocator {
+final class HostCachingArena extends AbstractDeviceAllocator implements HostCachingAllocator {
 
     private static final Logger LOG = LoggerFactory.getLogger(HostCachingArena.class);
 
     /** PyTorch's {@code MAX_SIZE_INDEX}: free lists and stat buckets by ceil(log2 size). */
     static final int SIZE_CLASSES = 64;
 
-    static final int ALLOCATED = 0;
-    static final int PENDING = 1;
-    static final int FREE = 2;
-
-    private static final long[] NO_STREAMS = new long[0];
-
-    /** One block: a whole device allocation, or one piece of the reserve segment. Created only on a miss. */
-    static final class Block {
-        final int handle;
-        final long ptr;
-        /**
-         * The block's size: the rounded request that created it (or the request itself when it was above a
-         * {@code pinned_max_*} limit). What PyTorch's stats count, and at least every request it serves.
-         */
-        final long size;
-        /** Device bytes the block occupies: {@code size}, or for a reserve piece its 4 KiB-rounded extent. */
-        final long extent;
-        final boolean reserve;
-        int state;
-        long requested;
-        long allocationId;
-        int eventCount;
-        long[] streams = NO_STREAMS;
-        int streamCount;
-
-        Block(int handle, long ptr, long size, long extent, boolean reserve) {
-            this.handle = handle;
-            this.ptr = ptr;
-            this.size = size;
-            this.extent = extent;
-            this.reserve = reserve;
-        }
-
-        boolean addStream(long stream) {
-            for (int i = 0; i < streamCount; i++) {
-                if (streams[i] == stream) {
-                    return false;
-                }
-            }
-            if (streamCount == streams.length) {
-                streams = Arrays.copyOf(streams, Math.max(2, streamCount * 2));
-            }
-            streams[streamCount++] = stream;
-            return true;
-        }
-    }
-
-    /** A last-in-first-out stack of blocks of one size (PyTorch's {@code FreeBlockList}, used from the back). */
-    static final class BlockStack {
-        Block[] items = new Block[4];
-        int count;
-
-        void push(Block b) {
-            if (count == items.length) {
-                items = Arrays.copyOf(items, count * 2);
-            }
-            items[count++] = b;
-        }
-
-        Block pop() {
-            Block b = items[--count];
-            items[count] = null;
-            return b;
-        }
-
-        /**
-         * pytorch#192722's {@code get_free_block}: the most recently freed block of at least {@code minSize} bytes,
-         * scanning from the most recently freed end, or null. The blocks above it keep their order. When every block
-         * has one size (always, unless a {@code pinned_max_*} limit leaves requests unrounded) the first candidate
-         * fits, so this is {@link #pop()}'s O(1).
-         */
-        Block takeLastFitting(long minSize) {
-            for (int i = count - 1; i >= 0; i--) {
-                Block b = items[i];
-                if (b.size >= minSize) {
-                    System.arraycopy(items, i + 1, items, i, count - 1 - i);
-                    items[--count] = null;
-                    return b;
-                }
-            }
-            return null;
-        }
-    }
-
-    /** Free lists keyed by exact size, for sizes that are not powers of two: a sorted array of sizes. */
-    static final class SizeLists {
-        long[] sizes = new long[8];
-        BlockStack[] stacks = new BlockStack[8];
-        int count;
-
-        BlockStack get(long size) {
-            int i = Arrays.binarySearch(sizes, 0, count, size);
-            return i >= 0 ? stacks[i] : null;
-        }
-
-        BlockStack getOrCreate(long size) {
-            int i = Arrays.binarySearch(sizes, 0, count, size);
-            if (i >= 0) {
-                return stacks[i];
-            }
-            int at = -i - 1;
-            if (count == sizes.length) {
-                sizes = Arrays.copyOf(sizes, count * 2);
-                stacks = Arrays.copyOf(stacks, count * 2);
-            }
-            System.arraycopy(sizes, at, sizes, at + 1, count - at);
-            System.arraycopy(stacks, at, stacks, at + 1, count - at);
-            sizes[at] = size;
-            stacks[at] = new BlockStack();
-            count++;
-            return stacks[at];
-        }
-
-        /** Drops the sizes whose stack is empty. */
-        void compact() {
-            int kept = 0;
-            for (int i = 0; i < count; i++) {
-                if (stacks[i].count > 0) {
-                    sizes[kept] = sizes[i];
-                    stacks[kept++] = stacks[i];
-                }
-            }
-            Arrays.fill(stacks, kept, count, null);
-            count = kept;
-        }
-    }
-
-    /** c10's {@code Stat}. */
-    static final class Stat {
-        long current;
-        long peak;
-        long allocated;
-        long freed;
-
-        void increase(long n) {
-            current += n;
-            peak = Math.max(peak, current);
-            allocated += n;
-        }
-
-        void decrease(long n) {
-            current -= n;
-            freed += n;
-        }
-
-        void resetAccumulated() {
-            allocated = 0;
-            freed = 0;
-        }
-
-        void resetPeak() {
-            peak = current;
-        }
-    }
-
-    /** c10's {@code DurationStat}, in microseconds: min 0 means "no call yet". */
-    static final class DurationStat {
-        long total;
-        long max;
-        long min;
-        long count;
-
-        void increase(long micros) {
-            total += micros;
-            count++;
-            max = Math.max(max, micros);
-            min = min == 0 ? micros : Math.min(min, micros);
-        }
-
-        void resetAccumulated() {
-            total = 0;
-            count = 0;
-        }
-
-        void resetPeak() {
-            min = 0;
-            max = 0;
-        }
-    }
-
-    private final DeviceMemory device;
-    private final boolean ownsDevice;
     private final CachingHostOptions options;
     /** The options as a snapshot's settings, built once. */
     private final Map<String, Object> settings;
     private final long deviceTotal;
-    private final ReentrantLock lock = new ReentrantLock();
 
     /** Every block this allocator owns, by handle; {@link #byAddress} maps its address to the handle. */
     private Block[] table = new Block[64];
@@ -261,13 +80,8 @@ final class HostCachingArena implements HostCachingAllocator {
     private long reserveUsed;
     private boolean reserveTried;
 
-    // PyTorch's HostStatsStaged.
-    private final Stat allocations = new Stat();
-    private final Stat allocatedBytes = new Stat();
-    private final Stat[] activeRequests = new Stat[SIZE_CLASSES];
-    private final Stat[] activeBytes = new Stat[SIZE_CLASSES];
-    private final DurationStat hostAllocTime = new DurationStat();
-    private final DurationStat hostFreeTime = new DurationStat();
+    /** PyTorch's {@code host_memory_stats}. */
+    private final HostStats hostStats = new HostStats();
 
     // The common AllocatorStats, exact.
     private long allocationCount;
@@ -287,10 +101,9 @@ final class HostCachingArena implements HostCachingAllocator {
     private long outOfMemoryErrors;
 
     private long nextAllocationId = 1;
-    private volatile boolean closed;
 
     HostCachingArena(DeviceMemory device, boolean ownsDevice, CachingHostOptions options) {
-        this.device = Objects.requireNonNull(device, "device");
+        super(device, ownsDevice);
         this.options = Objects.requireNonNull(options, "options");
         Map<String, Object> settings = new LinkedHashMap<>();
         settings.put("configuration", options.configText());
@@ -304,12 +117,7 @@ final class HostCachingArena implements HostCachingAllocator {
         settings.put("max_round_threshold", options.maxRoundThresholdSetting());
         settings.put("max_cached_size", options.maxCachedSizeSetting());
         this.settings = Collections.unmodifiableMap(settings);
-        this.ownsDevice = ownsDevice;
         this.deviceTotal = device.descriptor().totalBytes();
-        for (int i = 0; i < SIZE_CLASSES; i++) {
-            activeRequests[i] = new Stat();
-            activeBytes[i] = new Stat();
-        }
     }
 
     /** PyTorch's {@code size_index}: ceil(log2 size). */
@@ -323,11 +131,6 @@ final class HostCachingArena implements HostCachingAllocator {
     }
 
     @Override
-    public DeviceMemory device() {
-        return device;
-    }
-
-    @Override
     public CachingHostOptions options() {
         return options;
     }
@@ -337,8 +140,7 @@ final class HostCachingArena implements HostCachingAllocator {
     /** PyTorch's {@code allocate}. The stream is ignored: a pinned block belongs to no stream. */
     @Override
     public long malloc(long size, DeviceStream stream) {
-        AllocationRequest.check(size, stream);
-        if (size == 0) {
+        if (isNullRequest(size, stream)) {
             return 0;
         }
         lock.lock();
@@ -457,7 +259,7 @@ final class HostCachingArena implements HostCachingAllocator {
         long start = System.nanoTime();
         long ptr;
         try {
-            ptr = device.malloc(bytes);
+            ptr = device().malloc(bytes);
         } catch (io.devalloc.api.error.DeviceException e) {
             if (!hasCachedDeviceBlocks()) {
                 throw e;
@@ -469,7 +271,7 @@ final class HostCachingArena implements HostCachingAllocator {
             return 0;
         }
         if (ptr != 0) {
-            hostAllocTime.increase((System.nanoTime() - start) / 1000);
+            hostStats.hostAllocTimed((System.nanoTime() - start) / 1000);
             deviceMallocs++;
         }
         return ptr;
@@ -494,18 +296,15 @@ final class HostCachingArena implements HostCachingAllocator {
         Block b = new Block(handle, ptr, rounded, extent, reserve);
         table[handle] = b;
         byAddress.put(ptr, handle, -1);
-        allocations.increase(1);
-        allocatedBytes.increase(rounded);
+        hostStats.blockAdded(rounded);
         return b;
     }
 
     private void handOut(Block b, long requested) {
-        b.state = ALLOCATED;
+        b.state = Block.ALLOCATED;
         b.requested = requested;
         b.allocationId = nextAllocationId++;
-        int c = sizeIndex(b.size);
-        activeRequests[c].increase(1);
-        activeBytes[c].increase(b.size);
+        hostStats.activated(b.size);
         allocationCount++;
         live++;
         peakLive = Math.max(peakLive, live);
@@ -524,18 +323,18 @@ final class HostCachingArena implements HostCachingAllocator {
 
     private OutOfMemoryException outOfMemory(long size, long rounded, OutOfMemoryException.Reason reason) {
         outOfMemoryErrors++;
-        MemoryInfo info = device.memoryInfo();
+        MemoryInfo info = device().memoryInfo();
         String why = reason == OutOfMemoryException.Reason.REQUEST_TOO_LARGE
                 ? "the request is larger than the device could ever serve"
                 : "the device has no memory left, even after the cached blocks were returned to it";
-        String message = "out of pinned memory on " + device.descriptor().id() + ": tried to allocate " + size
+        String message = "out of pinned memory on " + device().descriptor().id() + ": tried to allocate " + size
                 + " bytes (" + ByteSize.format(size) + ")" + (rounded != size ? ", rounded up to "
                 + ByteSize.format(rounded) : "") + "; " + why + ". Device: " + ByteSize.format(info.totalBytes())
                 + " total, " + ByteSize.format(info.freeBytes()) + " free. This allocator: "
                 + ByteSize.format(reservedBytes) + " reserved, " + ByteSize.format(liveBytes) + " allocated."
                 + (roundsEverything() && rounded >= 4 * CachingHostOptions.ROUND_LARGE
                 ? " Power-of-two rounding can double large pinned buffers; pinned_round_threshold_mb limits it." : "");
-        return new OutOfMemoryException(reason, device.descriptor().id(), size, info.freeBytes(), info.totalBytes(),
+        return new OutOfMemoryException(reason, device().descriptor().id(), size, info.freeBytes(), info.totalBytes(),
                 reservedBytes, liveBytes, Long.MAX_VALUE, message);
     }
 
@@ -595,7 +394,7 @@ final class HostCachingArena implements HostCachingAllocator {
             return null;
         }
         Block b = table[h];
-        return b.state == ALLOCATED ? b : null;
+        return b.state == Block.ALLOCATED ? b : null;
     }
 
     /** Upstream's catch-all around the pinned {@code free}, for device failures ({@code pinned_free_catch_all}). */
@@ -626,7 +425,7 @@ final class HostCachingArena implements HostCachingAllocator {
                 // Waiting for the device has the same effect as the events completing.
                 LOG.warn("{}: could not record an event on a stream recorded for {} ({}); synchronizing the device"
                         + " instead", this, ByteSize.hex(b.ptr), e.toString());
-                device.synchronize();
+                device().synchronize();
             }
             if (recorded == null) {
                 b.streamCount = 0;
@@ -641,7 +440,7 @@ final class HostCachingArena implements HostCachingAllocator {
             makeReusable(b);
             return;
         }
-        b.state = PENDING;
+        b.state = Block.PENDING;
         b.eventCount += recorded.length;
         for (DeviceEvent e : recorded) {
             addPending(e, b);
@@ -655,9 +454,9 @@ final class HostCachingArena implements HostCachingAllocator {
         int n = 0;
         try {
             for (int i = 0; i < b.streamCount; i++) {
-                DeviceEvent e = eventPool.isEmpty() ? device.createEvent() : eventPool.pollLast();
+                DeviceEvent e = eventPool.isEmpty() ? device().createEvent() : eventPool.pollLast();
                 recorded[n++] = e;
-                device.recordEvent(e, new DeviceStream(b.streams[i]));
+                device().recordEvent(e, new DeviceStream(b.streams[i]));
             }
         } catch (RuntimeException ex) {
             for (int i = 0; i < n; i++) {
@@ -676,9 +475,7 @@ final class HostCachingArena implements HostCachingAllocator {
      * is cached instead and {@code emptyCache} tries again (and reports the failure).
      */
     private void makeReusable(Block b) {
-        int c = sizeIndex(b.size);
-        activeRequests[c].decrease(1);
-        activeBytes[c].decrease(b.size);
+        hostStats.deactivated(b.size);
         if (b.size > options.maxCachedSize() && !b.reserve) {
             try {
                 freeToDevice(b);
@@ -688,7 +485,7 @@ final class HostCachingArena implements HostCachingAllocator {
                         + " caching it instead", this, ByteSize.format(b.size), e.toString());
             }
         }
-        b.state = FREE;
+        b.state = Block.FREE;
         freeList(b.size, true).push(b);
     }
 
@@ -725,7 +522,7 @@ final class HostCachingArena implements HostCachingAllocator {
     private void processEvents() {
         while (pendingCount > 0) {
             DeviceEvent e = pendingEvents[pendingHead];
-            if (!device.isEventComplete(e)) {
+            if (!device().isEventComplete(e)) {
                 return;
             }
             Block b = pendingBlocks[pendingHead];
@@ -839,16 +636,15 @@ final class HostCachingArena implements HostCachingAllocator {
     /** PyTorch's {@code free_block}: {@code cudaFreeHost}, timed, and the block is gone. */
     private void freeToDevice(Block b) {
         long start = System.nanoTime();
-        device.free(b.ptr);
-        hostFreeTime.increase((System.nanoTime() - start) / 1000);
+        device().free(b.ptr);
+        hostStats.hostFreeTimed((System.nanoTime() - start) / 1000);
         deviceFrees++;
         reservedBytes -= b.size;
         forget(b);
     }
 
     private void forget(Block b) {
-        allocations.decrease(1);
-        allocatedBytes.decrease(b.size);
+        hostStats.blockRemoved(b.size);
         byAddress.remove(b.ptr, -1);
         table[b.handle] = null;
         if (spareCount == spareHandles.length) {
@@ -863,60 +659,17 @@ final class HostCachingArena implements HostCachingAllocator {
     public Map<String, Long> hostMemoryStats() {
         lock.lock();
         try {
-            TreeMap<String, Long> m = new TreeMap<>();
-            putStat(m, "allocations", allocations);
-            putStat(m, "allocated_bytes", allocatedBytes);
-            putStat(m, "active_requests", summed(activeRequests));
-            putStat(m, "active_bytes", summed(activeBytes));
-            m.put("num_host_alloc", allocations.allocated);
-            m.put("num_host_free", allocations.freed);
-            putDuration(m, "host_alloc_time", hostAllocTime);
-            putDuration(m, "host_free_time", hostFreeTime);
-            return Collections.unmodifiableSortedMap(m);
+            return hostStats.asMap();
         } finally {
             lock.unlock();
         }
-    }
-
-    /** Upstream's {@code add_bucket_stats}: peaks are summed per bucket, an upper bound of the real peak. */
-    private static Stat summed(Stat[] buckets) {
-        Stat s = new Stat();
-        for (Stat b : buckets) {
-            s.current += b.current;
-            s.peak += b.peak;
-            s.allocated += b.allocated;
-            s.freed += b.freed;
-        }
-        return s;
-    }
-
-    private static void putStat(Map<String, Long> m, String prefix, Stat s) {
-        m.put(prefix + ".allocated", s.allocated);
-        m.put(prefix + ".current", s.current);
-        m.put(prefix + ".freed", s.freed);
-        m.put(prefix + ".peak", s.peak);
-    }
-
-    private static void putDuration(Map<String, Long> m, String prefix, DurationStat d) {
-        m.put(prefix + ".avg", d.count == 0 ? 0 : d.total / d.count);
-        m.put(prefix + ".count", d.count);
-        m.put(prefix + ".max", d.max);
-        m.put(prefix + ".min", d.min);
-        m.put(prefix + ".total", d.total);
     }
 
     @Override
     public void resetAccumulatedStats() {
         lock.lock();
         try {
-            allocations.resetAccumulated();
-            allocatedBytes.resetAccumulated();
-            for (int i = 0; i < SIZE_CLASSES; i++) {
-                activeRequests[i].resetAccumulated();
-                activeBytes[i].resetAccumulated();
-            }
-            hostAllocTime.resetAccumulated();
-            hostFreeTime.resetAccumulated();
+            hostStats.resetAccumulated();
             allocationCount = 0;
             freeCount = 0;
         } finally {
@@ -928,14 +681,7 @@ final class HostCachingArena implements HostCachingAllocator {
     public void resetPeakStats() {
         lock.lock();
         try {
-            allocations.resetPeak();
-            allocatedBytes.resetPeak();
-            for (int i = 0; i < SIZE_CLASSES; i++) {
-                activeRequests[i].resetPeak();
-                activeBytes[i].resetPeak();
-            }
-            hostAllocTime.resetPeak();
-            hostFreeTime.resetPeak();
+            hostStats.resetPeaks();
             peakLive = live;
             peakLiveBytes = liveBytes;
             peakRequestedBytes = requestedBytes;
@@ -972,8 +718,8 @@ final class HostCachingArena implements HostCachingAllocator {
 
     private static BlockState stateOf(Block b) {
         return switch (b.state) {
-            case ALLOCATED -> BlockState.ALLOCATED;
-            case PENDING -> BlockState.PENDING_FREE;
+            case Block.ALLOCATED -> BlockState.ALLOCATED;
+            case Block.PENDING -> BlockState.PENDING_FREE;
             default -> BlockState.FREE;
         };
     }
@@ -1024,7 +770,7 @@ final class HostCachingArena implements HostCachingAllocator {
                         blocks));
             }
             segments.sort(Comparator.comparingLong(SegmentSnapshot::address));
-            return new MemorySnapshot(name(), device.descriptor(), segments, stats(), settings);
+            return new MemorySnapshot(name(), device().descriptor(), segments, stats(), settings);
         } finally {
             lock.unlock();
         }
@@ -1032,93 +778,62 @@ final class HostCachingArena implements HostCachingAllocator {
 
     // ================================================================================================ lifecycle
 
+    /**
+     * Returns every block, live or cached, and the reserve segment to the device, and destroys the events; a block
+     * whose free fails is forgotten all the same (its memory is the device's to reclaim).
+     */
     @Override
-    public boolean isClosed() {
-        return closed;
-    }
-
-    /** Returns every block, live or cached, and the reserve segment to the device, and destroys the events. */
-    @Override
-    public void close() {
-        RuntimeException failure = null;
-        lock.lock();
-        try {
-            if (closed) {
-                return;
+    protected void releaseAll(CloseFailures failures) {
+        while (pendingCount > 0) {
+            eventPool.addLast(pendingEvents[pendingHead]);
+            pollPending();
+        }
+        for (int h = 0; h < tableSize; h++) {
+            Block b = table[h];
+            if (b == null) {
+                continue;
             }
-            closed = true;
-            while (pendingCount > 0) {
-                eventPool.addLast(pendingEvents[pendingHead]);
-                pollPending();
+            if (b.state != Block.FREE) {
+                hostStats.deactivated(b.size);
             }
-            for (int h = 0; h < tableSize; h++) {
-                Block b = table[h];
-                if (b == null) {
-                    continue;
-                }
-                if (b.state != FREE) {
-                    int c = sizeIndex(b.size);
-                    activeRequests[c].decrease(1);
-                    activeBytes[c].decrease(b.size);
-                }
-                if (b.reserve) {
-                    forget(b);
-                    continue;
-                }
-                try {
-                    freeToDevice(b);
-                } catch (RuntimeException e) {
-                    failure = Failures.chain(failure, e);
-                    forget(b);
-                }
+            if (b.reserve) {
+                forget(b);
+                continue;
             }
-            if (reserveBase != 0) {
-                try {
-                    long start = System.nanoTime();
-                    device.free(reserveBase);
-                    hostFreeTime.increase((System.nanoTime() - start) / 1000);
-                    deviceFrees++;
-                } catch (RuntimeException e) {
-                    failure = Failures.chain(failure, e);
-                }
-                reserveBase = 0;
-                reserveUsed = 0;
-            }
-            for (DeviceEvent e : eventPool) {
-                try {
-                    device.destroyEvent(e);
-                } catch (RuntimeException ex) {
-                    failure = Failures.chain(failure, ex);
-                }
-            }
-            eventPool.clear();
-            Arrays.fill(bucketLists, null);
-            exactLists.count = 0;
-            Arrays.fill(exactLists.stacks, null);
-            byAddress.clear();
-            live = 0;
-            liveBytes = 0;
-            requestedBytes = 0;
-            reservedBytes = 0;
-        } finally {
-            lock.unlock();
-            if (ownsDevice) {
-                try {
-                    device.close();
-                } catch (RuntimeException e) {
-                    failure = Failures.chain(failure, e);
-                }
+            try {
+                freeToDevice(b);
+            } catch (RuntimeException e) {
+                failures.add(e);
+                forget(b);
             }
         }
-        if (failure != null) {
-            throw failure;
+        if (reserveBase != 0) {
+            try {
+                long start = System.nanoTime();
+                device().free(reserveBase);
+                hostStats.hostFreeTimed((System.nanoTime() - start) / 1000);
+                deviceFrees++;
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
+            reserveBase = 0;
+            reserveUsed = 0;
         }
-    }
-
-    private void ensureOpen() {
-        if (closed) {
-            throw new IllegalStateException(this + " is closed");
+        for (DeviceEvent e : eventPool) {
+            try {
+                device().destroyEvent(e);
+            } catch (RuntimeException ex) {
+                failures.add(ex);
+            }
         }
+        eventPool.clear();
+        Arrays.fill(bucketLists, null);
+        exactLists.clear();
+        byAddress.clear();
+        live = 0;
+        liveBytes = 0;
+        requestedBytes = 0;
+        reservedBytes = 0;
     }
 
     /**
@@ -1155,11 +870,11 @@ final class HostCachingArena implements HostCachingAllocator {
                     ownReserved += b.size;
                     expect(b.extent == b.size, "a device block's extent differs from its size");
                 }
-                if (b.state != FREE) {
+                if (b.state != Block.FREE) {
                     active++;
                     activeSize += b.size;
                 }
-                if (b.state == ALLOCATED) {
+                if (b.state == Block.ALLOCATED) {
                     liveCount++;
                     liveExtent += b.extent;
                     requested += b.requested;
@@ -1167,7 +882,7 @@ final class HostCachingArena implements HostCachingAllocator {
                 } else {
                     expect(b.streamCount == 0, "a freed block still lists streams");
                 }
-                expect(b.state == PENDING ? b.eventCount > 0 : b.eventCount == 0,
+                expect(b.state == Block.PENDING ? b.eventCount > 0 : b.eventCount == 0,
                         "block state " + b.state + " with " + b.eventCount + " events");
             }
             expect(byAddress.size() == blocks, "address map holds " + byAddress.size() + " entries for " + blocks
@@ -1176,7 +891,7 @@ final class HostCachingArena implements HostCachingAllocator {
             for (BlockStack s : allFreeLists()) {
                 for (int i = 0; i < s.count; i++) {
                     Block b = s.items[i];
-                    expect(b.state == FREE && table[b.handle] == b, "free list holds a block that is not free");
+                    expect(b.state == Block.FREE && table[b.handle] == b, "free list holds a block that is not free");
                     expect(freeList(b.size, false) == s, "block of " + b.size + " on the wrong free list");
                     free++;
                 }
@@ -1185,7 +900,7 @@ final class HostCachingArena implements HostCachingAllocator {
             for (int h = 0; h < tableSize; h++) {
                 Block b = table[h];
                 if (b != null) {
-                    if (b.state == FREE) {
+                    if (b.state == Block.FREE) {
                         free--;
                     }
                     pendingOfBlocks += b.eventCount;
@@ -1196,15 +911,15 @@ final class HostCachingArena implements HostCachingAllocator {
                     + pendingOfBlocks);
             for (int i = 0; i < pendingCount; i++) {
                 Block b = pendingBlocks[(pendingHead + i) % pendingBlocks.length];
-                expect(b.state == PENDING && table[b.handle] == b, "a pending event for a block that is not pending");
+                expect(b.state == Block.PENDING && table[b.handle] == b, "a pending event for a block that is not pending");
             }
-            expect(allocations.current == blocks, "allocations.current " + allocations.current + " but " + blocks
+            expect(hostStats.blocks() == blocks, "allocations.current " + hostStats.blocks() + " but " + blocks
                     + " blocks");
-            expect(allocatedBytes.current == bytes, "allocated_bytes.current " + allocatedBytes.current + " but "
+            expect(hostStats.blockBytes() == bytes, "allocated_bytes.current " + hostStats.blockBytes() + " but "
                     + bytes);
-            expect(summed(activeRequests).current == active, "active_requests.current "
-                    + summed(activeRequests).current + " but " + active + " active blocks");
-            expect(summed(activeBytes).current == activeSize, "active_bytes.current " + summed(activeBytes).current
+            expect(hostStats.activeRequests() == active, "active_requests.current "
+                    + hostStats.activeRequests() + " but " + active + " active blocks");
+            expect(hostStats.activeBytes() == activeSize, "active_bytes.current " + hostStats.activeBytes()
                     + " but " + activeSize);
             expect(live == liveCount && liveBytes == liveExtent && requestedBytes == requested,
                     "common stats disagree with the live blocks");
@@ -1226,6 +941,6 @@ final class HostCachingArena implements HostCachingAllocator {
 
     @Override
     public String toString() {
-        return "allocator '" + CachingHostAllocatorProvider.NAME + "' on " + device.descriptor().id();
+        return "allocator '" + CachingHostAllocatorProvider.NAME + "' on " + device().descriptor().id();
     }
 }

@@ -3,6 +3,23 @@
  * {@code pin_memory()}) over the {@link io.devalloc.api.device.DeviceMemory} port: allocator {@code caching-host}.
  * Like the rest of {@code allocator-caching} it imports nothing but {@code allocator-api} (and slf4j).
  *
+ * <h2>Files</h2>
+ * <ul>
+ *   <li>{@code HostCachingArena}: the allocator, function for function PyTorch's {@code CachingHostAllocatorImpl};
+ *       what every allocator repeats (argument checks, the null allocation, the lock, {@code ensureOpen}, closing
+ *       once with the first failure thrown and the rest suppressed) comes from allocator-api's
+ *       {@code AbstractDeviceAllocator}.</li>
+ *   <li>{@code Block}: one block and its state; {@code BlockStack}: a LIFO free list (PyTorch's
+ *       {@code FreeBlockList}); {@code SizeLists}: the free lists by exact size of {@code pinned_round_threshold_mb}.</li>
+ *   <li>{@code HostStats}: PyTorch's {@code host_memory_stats} ({@code HostStatsStaged}), made of c10's
+ *       {@code Stat} and {@code DurationStat} ({@code Stat}, {@code DurationStat}); the common stats stay in the
+ *       arena.</li>
+ *   <li>{@link io.devalloc.caching.host.CachingHostOptions}: the options, their keys and parser; the pinned keys it
+ *       shares with allocator {@code caching} are {@link io.devalloc.caching.CachingConfig}'s, read with its
+ *       helpers, so both allocators accept and convert them alike.</li>
+ *   <li>{@code HostCachingAllocator}, {@code CachingHostAllocatorProvider}: the interface and the provider.</li>
+ * </ul>
+ *
  * <h2>Design</h2>
  * <ul>
  *   <li><b>Sizes.</b> A request is rounded up to the next power of two ({@code c10::llvm::PowerOf2Ceil}: 40,960 B
@@ -51,9 +68,10 @@
  *       one block is the whole segment, {@code ALLOCATED}, {@code PENDING_FREE} while events are outstanding, or
  *       {@code FREE}), pool {@code pinned_reserve} for the reserve segment (its pieces, then its unused tail as one
  *       free block).</li>
- *   <li><b>Threads.</b> One {@link java.util.concurrent.locks.ReentrantLock} guards the allocator, and device calls
- *       (malloc, free, event record and query) run under it. Upstream uses a mutex per free list, one for the block
- *       set and one for the event queue, and never holds one across {@code cudaHostAlloc}; one lock is simpler to
+ *   <li><b>Threads.</b> One {@link java.util.concurrent.locks.ReentrantLock} (the base class's) guards the
+ *       allocator, and device calls (malloc, free, event record and query) run under it. Upstream uses a mutex per
+ *       free list, one for the block set and one for the event queue, and never holds one across
+ *       {@code cudaHostAlloc}; one lock is simpler to
  *       get right and makes every current figure exact, at the cost that concurrent misses wait for each other (the
  *       CUDA driver serialises {@code cudaHostAlloc} on a global lock anyway).</li>
  *   <li><b>Objects.</b> A {@code Block} object is created per device allocation (on a miss) only. Hits, frees

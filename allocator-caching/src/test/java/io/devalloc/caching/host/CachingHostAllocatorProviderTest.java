@@ -14,7 +14,7 @@ import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
 import io.devalloc.api.units.ByteSize;
-import io.devalloc.caching.CachingOptions;
+import io.devalloc.caching.CachingConfig;
 import io.devalloc.sim.SimulatedDevice;
 import org.junit.jupiter.api.Test;
 
@@ -51,7 +51,7 @@ class CachingHostAllocatorProviderTest {
                     () -> new CachingHostAllocatorProvider().create(d, "expandable_segments:True"));
             assertTrue(e.getMessage().contains("allocator 'caching-host'"), e.getMessage());
             assertThrows(IllegalArgumentException.class, () -> new CachingHostAllocatorProvider().create(
-                    new AllocatorSetup(d, AllocatorConfig.defaults(CachingOptions.SCHEMA), false)));
+                    new AllocatorSetup(d, AllocatorConfig.defaults(CachingConfig.SCHEMA), false)));
             assertEquals(0, d.liveAllocations());
         }
     }

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.devalloc.api.config.AllocatorConfig;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.units.ByteSize;
-import io.devalloc.caching.CachingOptions;
+import io.devalloc.caching.CachingConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -92,7 +92,7 @@ class CachingHostOptionsTest {
         assertEquals("pinned_round_threshold_mb:16,pinned_use_background_threads:True", o.configText());
         assertEquals(o, CachingHostOptions.parse(o.configText()));
         assertThrows(IllegalArgumentException.class,
-                () -> CachingHostOptions.from(AllocatorConfig.defaults(CachingOptions.SCHEMA)));
+                () -> CachingHostOptions.from(AllocatorConfig.defaults(CachingConfig.SCHEMA)));
     }
 
     @Test

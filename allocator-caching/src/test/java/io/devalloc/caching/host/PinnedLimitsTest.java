@@ -5,15 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.devalloc.api.device.DeviceDescriptor;
 import io.devalloc.api.device.DeviceEvent;
-import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
-import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.SegmentSnapshot;
+import io.devalloc.api.spi.ForwardingDeviceMemory;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.EventCompletion;
@@ -441,28 +439,12 @@ class PinnedLimitsTest {
     }
 
     /** Delegates to a simulated device; refuses frees while {@link #refuse} is set. */
-    private static final class RefusingFrees implements DeviceMemory {
-        private final SimulatedDevice d;
+    private static final class RefusingFrees extends ForwardingDeviceMemory {
         boolean refuse;
         boolean failEvents;
 
         RefusingFrees(SimulatedDevice d) {
-            this.d = d;
-        }
-
-        @Override
-        public DeviceDescriptor descriptor() {
-            return d.descriptor();
-        }
-
-        @Override
-        public long alignment() {
-            return d.alignment();
-        }
-
-        @Override
-        public long malloc(long bytes) {
-            return d.malloc(bytes);
+            super(d);
         }
 
         @Override
@@ -470,27 +452,7 @@ class PinnedLimitsTest {
             if (refuse) {
                 throw new DeviceException("injected: free refused");
             }
-            d.free(address);
-        }
-
-        @Override
-        public MemoryInfo memoryInfo() {
-            return d.memoryInfo();
-        }
-
-        @Override
-        public DeviceStream createStream() {
-            return d.createStream();
-        }
-
-        @Override
-        public void destroyStream(DeviceStream stream) {
-            d.destroyStream(stream);
-        }
-
-        @Override
-        public DeviceEvent createEvent() {
-            return d.createEvent();
+            super.free(address);
         }
 
         @Override
@@ -498,22 +460,7 @@ class PinnedLimitsTest {
             if (failEvents) {
                 throw new DeviceException("injected: recordEvent refused");
             }
-            d.recordEvent(event, stream);
-        }
-
-        @Override
-        public boolean isEventComplete(DeviceEvent event) {
-            return d.isEventComplete(event);
-        }
-
-        @Override
-        public void synchronizeEvent(DeviceEvent event) {
-            d.synchronizeEvent(event);
-        }
-
-        @Override
-        public void destroyEvent(DeviceEvent event) {
-            d.destroyEvent(event);
+            super.recordEvent(event, stream);
         }
 
         @Override
@@ -521,12 +468,7 @@ class PinnedLimitsTest {
             if (failEvents) {
                 throw new DeviceException("injected: synchronize refused");
             }
-            d.synchronize();
-        }
-
-        @Override
-        public void close() {
-            d.close();
+            super.synchronize();
         }
     }
 }
