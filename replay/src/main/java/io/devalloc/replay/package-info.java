@@ -107,7 +107,7 @@
  *   <li>Fragmentation at the reserved peak: 1 &minus; allocated / reserved and 1 &minus; requested / reserved, with
  *       the highest allocated and requested bytes read while the reserved bytes stood at their peak (stats are read
  *       after every event in which the device gave memory, every
- *       {@value io.devalloc.replay.Replayer#OBSERVE_INTERVAL} events for the first 32,768, then every 1/1024
+ *       {@value io.devalloc.replay.PeakSampler#OBSERVE_INTERVAL} events for the first 32,768, then every 1/1024
  *       of the events so far (a power of two), at the start and at the end: the same events in one pass and in
  *       two). A caching
  *       allocator's peak is first reached right after a segment malloc, when the new segment is nearly empty; its
@@ -118,7 +118,7 @@
  *       most {@value io.devalloc.replay.Replayer#MAX_TIMELINE_POINTS} points, evenly spaced.</li>
  *   <li>Peak snapshot ({@code allocator.snapshot()}): taken when the state is at the reserved peak and the last
  *       snapshot is below it, but at most once per 1% of the trace's events (in one pass, once per
- *       {@value io.devalloc.replay.Replayer#SNAPSHOT_SAMPLES} timeline strides: about 1% of the events
+ *       {@value io.devalloc.replay.PeakSampler#SNAPSHOT_SAMPLES} timeline strides: about 1% of the events
  *       replayed so far), and no sooner after the previous
  *       snapshot than 9 times as long as that one took (so that snapshots, which cost time proportional to the
  *       allocator's blocks, take at most about a tenth of the replay): a peak reached too soon after the previous
