@@ -6,6 +6,7 @@ import io.devalloc.api.internal.AllocatorRegistry;
 import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.internal.DeviceSpec;
 import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.api.spi.TraceStateRestore;
@@ -120,6 +121,11 @@ public final class Replayer {
         private DeviceAllocator allocator;
         /** Applies the events to the allocator; a new one for each device opened. */
         private EventDispatch dispatch;
+        /**
+         * The configuration the allocator runs with, as the result reports it: the one given, and what the provider
+         * took from environment variables (see {@link AllocatorProvider#configFromEnvironment}).
+         */
+        private String configDescription;
 
         // Ground truth: the trace's segment sizes (the scan's), compared with ours as either arrives (PyTorch traces).
         private SegmentComparison segments;
@@ -267,7 +273,7 @@ public final class Replayer {
                         + " waits, so TensorFlow's 10 s wait for frees could only stall; set retry_timeout_ms to keep it");
             }
 
-            ReplayResult result = new ReplayResult(trace, options.allocator(), options.device(), options.conf(), i,
+            ReplayResult result = new ReplayResult(trace, options.allocator(), options.device(), configDescription, i,
                     dispatch.allocs(), dispatch.frees(), device.grows(), device.shrinks(), peak,
                     end.peakAllocatedBytes(), end.peakRequestedBytes(), end.reservedBytes(), dispatch.ooms(),
                     end.allocationRetries(), sampler.fragmentation(), sampler.requestedFragmentation(), i * 1e9 / nanos,
@@ -297,11 +303,18 @@ public final class Replayer {
 
         private void open(DeviceMemory raw) {
             device = new ObservedDevice(raw, this);
+            String conf = effectiveConf();
             try {
-                allocator = provider.create(device, effectiveConf());
+                allocator = provider.create(device, conf);
             } catch (RuntimeException | Error e) {
                 device.close();
                 device = null;
+                throw e;
+            }
+            try {
+                configDescription = EnvironmentConfig.describe(options.conf(), provider.configFromEnvironment(conf));
+            } catch (RuntimeException | Error e) {
+                close(e);
                 throw e;
             }
             dispatch = new EventDispatch(allocator, device, allocationHook);
