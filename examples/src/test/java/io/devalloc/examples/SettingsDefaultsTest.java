@@ -133,27 +133,52 @@ class SettingsDefaultsTest {
         assertFalse(given.err().contains("note:"), "a device given on the command line needs no note: " + given);
     }
 
-    /** The real entry point reads the process environment: a launcher in a child JVM with DEVALLOC_* set. */
-    @Test
-    void theLauncherReadsTheProcessEnvironment() throws Exception {
+    /** Runs the launcher's {@code main} in a child JVM with {@code environment} (and no other DEVALLOC_* set). */
+    private static String launchChild(Map<String, String> environment, String... args) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        assertTrue(classPath.split(File.pathSeparator).length > 1, "the test class path: " + classPath);
         List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-cp", classPath,
-                Launcher.class.getName(), "demo", "--steps", "1"));
+                Launcher.class.getName()));
+        command.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-        pb.environment().keySet().removeIf(k -> k.startsWith("DEVALLOC_"));
-        pb.environment().putAll(Map.of("DEVALLOC_DEVICE", "sim:3GiB", "DEVALLOC_ALLOCATOR", "caching",
-                "DEVALLOC_CONFIG", "max_split_size_mb:40"));
+        pb.environment().keySet().removeIf(k -> k.startsWith("DEVALLOC_") || k.startsWith("PYTORCH_")
+                || k.startsWith("TF_"));
+        pb.environment().putAll(environment);
         Process p = pb.start();
         p.getOutputStream().close();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         // A guard against a hung child, not a timing check.
         assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the launcher did not finish");
         assertEquals(0, p.exitValue(), out);
+        return out.replace(System.lineSeparator(), "\n");
+    }
+
+    /** The real entry point reads the process environment: a launcher in a child JVM with DEVALLOC_* set. */
+    @Test
+    void theLauncherReadsTheProcessEnvironment() throws Exception {
+        String out = launchChild(Map.of("DEVALLOC_DEVICE", "sim:3GiB", "DEVALLOC_ALLOCATOR", "caching",
+                "DEVALLOC_CONFIG", "max_split_size_mb:40"), "demo", "--steps", "1");
         assertTrue(out.contains("  device                   sim:0 (simulated GPU (3.00 GiB))"), out);
         assertTrue(out.contains("  allocator                caching"), out);
-        assertTrue(out.contains("  config                   max_split_size_mb:40"), out);
-        assertFalse(classPath.isBlank() || classPath.split(File.pathSeparator).length < 2,
-                "the child ran on the test class path: " + classPath);
+        assertTrue(out.contains("  config                   max_split_size_mb:40\n"), out);
+    }
+
+    /**
+     * With {@code PYTORCH_CUDA_ALLOC_CONF} set and no configuration given, the demo and the replay say where the
+     * caching allocator's configuration came from (the providers read the process environment).
+     */
+    @Test
+    void aConfigurationFromPytorchsVariableIsNamedAsSuch() throws Exception {
+        Map<String, String> pytorch = Map.of("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128");
+        String demo = launchChild(pytorch, "demo", "--steps", "1", "--device", "sim:1GiB", "--allocator", "caching");
+        assertTrue(demo.contains("  config                   max_split_size_mb:128 (from PYTORCH_CUDA_ALLOC_CONF)\n"),
+                demo);
+        String replay = launchChild(pytorch, "replay", UserOutputTest.OPT_TRACE.toString());
+        assertTrue(replay.contains("  config                   max_split_size_mb:128 (from PYTORCH_CUDA_ALLOC_CONF)\n"),
+                replay);
+        String given = launchChild(pytorch, "replay", UserOutputTest.OPT_TRACE.toString(), "--json", "--config",
+                "max_split_size_mb:128");
+        assertTrue(given.contains("\"conf\":\"max_split_size_mb:128\","), "given, not from the variable: " + given);
     }
 }
