@@ -3,9 +3,11 @@
  *
  * <ul>
  *   <li>{@link io.devalloc.examples.Launcher}: the command line that {@code ./devalloc} runs ({@code devices},
- *       {@code demo}, {@code replay}, {@code compare}); new subcommands are added to its list of subcommands.</li>
- *   <li>{@link io.devalloc.examples.trace} reads allocation traces and {@link io.devalloc.examples.replay} replays
- *       them through any allocator; {@code replay} and {@code compare} are their commands.</li>
+ *       {@code demo}, {@code replay}, {@code compare}); new subcommands are added to its list of subcommands. Its
+ *       {@code --device}, {@code --allocator} and {@code --config} options default to the {@code devalloc.*}
+ *       properties and {@code DEVALLOC_*} variables ({@link io.devalloc.examples.SettingsDefaults}).</li>
+ *   <li>The {@code trace-io} module reads allocation traces and the {@code replay} module replays them through any
+ *       allocator; {@code replay} and {@code compare} are its commands, which the launcher registers.</li>
  *   <li>{@link io.devalloc.replay.TrainingLoopWorkload}: a seeded, deterministic allocation pattern of a
  *       training loop, reused by the demo, the tests and benchmarks.</li>
  *   <li>{@link io.devalloc.examples.PlainApiExample}, {@link io.devalloc.examples.ServiceLoaderExample} and

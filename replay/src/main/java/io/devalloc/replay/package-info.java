@@ -77,7 +77,7 @@
  *       with 0 &lt; t &le; 1 MiB, the block is rounded + t (its unsplit tail); otherwise the rounded size. Rule 3 is
  *       the look-ahead the first pass answers.</li>
  * </ol>
- * <b>With expandable segments</b> ({@code --conf expandable_segments:True}) the presegments of a trace recorded with
+ * <b>With expandable segments</b> ({@code --config expandable_segments:True}) the presegments of a trace recorded with
  * them are the mapped ranges of expandable segments at the window's start (as PyTorch's snapshot shows them, one
  * segment per contiguous mapped range), and they are restored as such ({@link
  * io.devalloc.replay.ExpandableLayout} has the rules and their limits): the ranges are grouped into one
