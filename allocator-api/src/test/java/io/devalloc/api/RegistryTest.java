@@ -220,6 +220,17 @@ class RegistryTest {
     }
 
     @Test
+    void aSettingLookedUpAloneTellsGivenFromLeftOut() {
+        Map<String, String> env = Map.of("DEVALLOC_DEVICE", "auto", "DEVALLOC_ALLOCATOR", "bfc");
+        assertEquals(java.util.Optional.of("auto"), DevallocSettings.lookup(Map.of(), env,
+                DevallocSettings.DEVICE_PROPERTY, DevallocSettings.DEVICE_VARIABLE), "given, though it is the default");
+        assertEquals(java.util.Optional.of("caching"), DevallocSettings.lookup(Map.of("devalloc.allocator", "caching"),
+                env, DevallocSettings.ALLOCATOR_PROPERTY, DevallocSettings.ALLOCATOR_VARIABLE), "the property wins");
+        assertEquals(java.util.Optional.empty(), DevallocSettings.lookup(Map.of(), env,
+                DevallocSettings.CONFIG_PROPERTY, DevallocSettings.CONFIG_VARIABLE));
+    }
+
+    @Test
     void directAllocatorSchemaRejectsBadLimit() {
         DirectAllocatorProvider p = new DirectAllocatorProvider();
         assertEquals(1024L, AllocatorConfig.parse("memory_limit_mb:1024", p.configSchema())

@@ -5,13 +5,16 @@ import io.devalloc.api.config.ConfigSchema;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
+import io.devalloc.api.spi.EnvironmentConfig;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
 /**
  * Allocator {@code bfc}: TensorFlow's best-fit-with-coalescing allocator. Configuration keys are listed in
  * {@link BfcOptions}; TensorFlow's environment switches {@code TF_FORCE_GPU_ALLOW_GROWTH} and
- * {@code TF_ENABLE_GPU_GARBAGE_COLLECTION} apply with TensorFlow's parsing rules.
+ * {@code TF_ENABLE_GPU_GARBAGE_COLLECTION} apply with TensorFlow's parsing rules, and
+ * {@link #configFromEnvironment(String)} says which of them apply.
  */
 public final class BfcAllocatorProvider implements AllocatorProvider {
 
@@ -52,6 +55,12 @@ public final class BfcAllocatorProvider implements AllocatorProvider {
     @Override
     public BfcAllocator create(DeviceMemory device, String configText) {
         return create(new AllocatorSetup(device, AllocatorConfig.parse(configText, configSchema()), false));
+    }
+
+    /** What {@link BfcOptions#fromEnvironment(AllocatorConfig, Map)} takes from this provider's environment. */
+    @Override
+    public List<EnvironmentConfig> configFromEnvironment(String configText) {
+        return BfcOptions.fromEnvironment(AllocatorConfig.parse(configText, configSchema()), environment);
     }
 
     /** A BFC allocator over {@code device} with explicit options (no environment applied); the caller owns the device. */

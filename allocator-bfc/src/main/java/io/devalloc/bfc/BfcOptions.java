@@ -3,7 +3,9 @@ package io.devalloc.bfc;
 import io.devalloc.api.config.AllocatorConfig;
 import io.devalloc.api.config.ConfigOption;
 import io.devalloc.api.config.ConfigSchema;
+import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.units.ByteSize;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -173,12 +175,38 @@ public record BfcOptions(boolean allowGrowth, boolean garbageCollection, long me
                 config.get(TIMESTAMPED), vm);
     }
 
+    /**
+     * What {@link #from(AllocatorConfig, Map)} takes from TensorFlow's environment switches for {@code config}, in
+     * that method's order: {@code allow_growth} from {@code TF_FORCE_GPU_ALLOW_GROWTH} when it is exactly
+     * {@code true} or {@code false} (it overrides the configuration), and {@code garbage_collection} from
+     * {@code TF_ENABLE_GPU_GARBAGE_COLLECTION} when it is exactly {@code true} or {@code false} and the configuration
+     * does not set that key. A switch that is unset, or set to a value TensorFlow refuses (the options keep the
+     * configured or default value), is not listed.
+     */
+    public static List<EnvironmentConfig> fromEnvironment(AllocatorConfig config, Map<String, String> environment) {
+        List<EnvironmentConfig> taken = new ArrayList<>(2);
+        String growth = environment.get(ENV_FORCE_ALLOW_GROWTH);
+        if (isSwitchValue(growth)) {
+            taken.add(new EnvironmentConfig(ENV_FORCE_ALLOW_GROWTH, ALLOW_GROWTH.name() + ":" + growth));
+        }
+        String gc = environment.get(ENV_GARBAGE_COLLECTION);
+        if (!config.isSet(GARBAGE_COLLECTION) && isSwitchValue(gc)) {
+            taken.add(new EnvironmentConfig(ENV_GARBAGE_COLLECTION, GARBAGE_COLLECTION.name() + ":" + gc));
+        }
+        return List.copyOf(taken);
+    }
+
+    /** TensorFlow's switches take exactly {@code true} or {@code false}; anything else is ignored. */
+    private static boolean isSwitchValue(String env) {
+        return "true".equals(env) || "false".equals(env);
+    }
+
     /** TensorFlow's {@code GetForceGPUAllowGrowth...} rule. */
     static boolean forceAllowGrowth(boolean configured, String env) {
         if (env == null) {
             return configured;
         }
-        if (env.equals("false") || env.equals("true")) {
+        if (isSwitchValue(env)) {
             boolean forced = env.equals("true");
             if (forced != configured) {
                 LOG.warn("Overriding allow_growth setting because the {} environment variable is set. Original config"
@@ -196,7 +224,7 @@ public record BfcOptions(boolean allowGrowth, boolean garbageCollection, long me
         if (env == null) {
             return true;
         }
-        if (env.equals("false") || env.equals("true")) {
+        if (isSwitchValue(env)) {
             return env.equals("true");
         }
         LOG.error("The {} environment variable is set but could not be parsed: \"{}\". Valid values are \"true\" or"

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.error.InvalidConfigurationException;
+import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.SimulatedDevice;
 import java.util.HashMap;
@@ -170,6 +171,25 @@ class BfcOptionsTest {
     @Test
     void tfEnableGpuGarbageCollectionUnsetMeansTrue() {
         assertTrue(options(Map.of(), "").garbageCollection());
+    }
+
+    @Test
+    void theProviderSaysWhichSwitchesApply() {
+        BfcAllocatorProvider both = new BfcAllocatorProvider(env(BfcOptions.ENV_FORCE_ALLOW_GROWTH, "true",
+                BfcOptions.ENV_GARBAGE_COLLECTION, "false"));
+        assertEquals(List.of(new EnvironmentConfig("TF_FORCE_GPU_ALLOW_GROWTH", "allow_growth:true"),
+                new EnvironmentConfig("TF_ENABLE_GPU_GARBAGE_COLLECTION", "garbage_collection:false")),
+                both.configFromEnvironment(""));
+        // The growth switch overrides the configuration; the garbage-collection one only gives the default.
+        assertEquals(List.of(new EnvironmentConfig("TF_FORCE_GPU_ALLOW_GROWTH", "allow_growth:true")),
+                both.configFromEnvironment("allow_growth:false,garbage_collection:true"));
+        assertEquals(List.of(), new BfcAllocatorProvider(env(BfcOptions.ENV_FORCE_ALLOW_GROWTH, "TRUE",
+                BfcOptions.ENV_GARBAGE_COLLECTION, "0")).configFromEnvironment(""),
+                "values TensorFlow refuses are ignored, so they are not listed");
+        assertEquals(List.of(), new BfcAllocatorProvider(Map.of()).configFromEnvironment("memory_limit_mb:64"));
+        assertThrows(InvalidConfigurationException.class, () -> both.configFromEnvironment("bogus:1"));
+        // What it lists is what create applies.
+        assertTrue(options(env(BfcOptions.ENV_FORCE_ALLOW_GROWTH, "true"), "allow_growth:false").allowGrowth());
     }
 
     @Test

@@ -5,6 +5,8 @@ import io.devalloc.api.config.ConfigSchema;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
+import io.devalloc.api.spi.EnvironmentConfig;
+import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,7 +17,7 @@ import org.slf4j.LoggerFactory;
  * PyTorch's environment variable instead: {@code PYTORCH_CUDA_ALLOC_CONF}, else {@code PYTORCH_HIP_ALLOC_CONF}, else
  * {@code PYTORCH_ALLOC_CONF} (the first one set), so that a program tuned for PyTorch keeps its settings. An explicit
  * configuration (devalloc's {@code devalloc.config} / {@code DEVALLOC_CONFIG}, or the builder's) wins.
- * Immutable and thread-safe.
+ * {@link #configFromEnvironment(String)} says when the variable applies, and which one. Immutable and thread-safe.
  */
 public final class CachingAllocatorProvider implements AllocatorProvider {
 
@@ -45,6 +47,22 @@ public final class CachingAllocatorProvider implements AllocatorProvider {
             }
         }
         return CachingConfig.from(config);
+    }
+
+    /**
+     * The variable's configuration when {@code configText} is empty and one of PyTorch's variables is set to a
+     * non-blank value (the first set, as {@link CachingOptions#environmentVariable(Map)} finds it), else nothing.
+     */
+    @Override
+    public List<EnvironmentConfig> configFromEnvironment(String configText) {
+        if (configText != null && !configText.isBlank()) {
+            return List.of();
+        }
+        String fromEnv = CachingOptions.fromEnvironment(environment);
+        if (fromEnv.isBlank()) {
+            return List.of();
+        }
+        return List.of(new EnvironmentConfig(CachingOptions.environmentVariable(environment), fromEnv.strip()));
     }
 
     @Override

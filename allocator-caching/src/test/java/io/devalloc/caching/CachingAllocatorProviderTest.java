@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.error.InvalidConfigurationException;
+import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.SimulatedDevice;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -27,6 +29,23 @@ class CachingAllocatorProviderTest {
                 assertEquals(40L << 20, a.options().maxSplitSize());
             }
         }
+    }
+
+    @Test
+    void saysWhenTheConfigurationComesFromTheEnvironmentAndFromWhichVariable() {
+        CachingAllocatorProvider p = new CachingAllocatorProvider(Map.of(
+                "PYTORCH_ALLOC_CONF", "max_split_size_mb:30", "PYTORCH_HIP_ALLOC_CONF", " max_split_size_mb:128 "));
+        assertEquals(List.of(new EnvironmentConfig("PYTORCH_HIP_ALLOC_CONF", "max_split_size_mb:128")),
+                p.configFromEnvironment(""), "the first variable set, as create reads it");
+        assertEquals(p.configFromEnvironment(""), p.configFromEnvironment(null));
+        assertEquals(p.configFromEnvironment(""), p.configFromEnvironment("  "));
+        assertEquals(List.of(), p.configFromEnvironment("expandable_segments:True"), "an explicit configuration wins");
+        assertEquals(List.of(new EnvironmentConfig("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")),
+                new CachingAllocatorProvider(Map.of("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True",
+                        "PYTORCH_ALLOC_CONF", "max_split_size_mb:30")).configFromEnvironment(""));
+        assertEquals(List.of(), new CachingAllocatorProvider(Map.of("PYTORCH_CUDA_ALLOC_CONF", " "))
+                .configFromEnvironment(""), "a blank variable gives the defaults");
+        assertEquals(List.of(), new CachingAllocatorProvider(Map.of()).configFromEnvironment(""));
     }
 
     @Test

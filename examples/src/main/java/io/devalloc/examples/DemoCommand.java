@@ -2,8 +2,12 @@ package io.devalloc.examples;
 
 import io.devalloc.replay.TrainingLoopWorkload;
 import io.devalloc.replay.cli.TextTable;
+import io.devalloc.api.DevallocSettings;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.DeviceAllocators;
+import io.devalloc.api.internal.AllocatorRegistry;
+import io.devalloc.api.internal.DeviceSpec;
+import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import java.io.PrintWriter;
@@ -25,7 +29,13 @@ import picocli.CommandLine.Spec;
         header = "Run a synthetic training loop through an allocator and print its figures.",
         description = {"Run a synthetic training loop (weights once; per step forward activations, backward "
                 + "gradients, optimizer temporaries) through an allocator and print its figures. Memory is "
-                + "allocated but never written."},
+                + "allocated but never written.",
+                "",
+                "Unless told otherwise it runs the direct allocator on the device 'auto' picks, as an application "
+                + "with no settings does, to show this machine's devices; 'devalloc replay' uses the caching "
+                + "allocator on a simulated 80 GiB GPU instead, to measure traces the same way everywhere. --device, "
+                + "--allocator and --config, or DEVALLOC_DEVICE, DEVALLOC_ALLOCATOR and DEVALLOC_CONFIG, choose "
+                + "others; the options win."},
         footer = {"", "Examples:",
                 "  devalloc demo",
                 "  devalloc demo --device sim:80GiB --steps 50",
@@ -35,19 +45,34 @@ final class DemoCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--device", paramLabel = "SPEC", defaultValue = "auto",
+    @Option(names = "--device", paramLabel = "SPEC", defaultValue = DeviceSpec.AUTO,
             description = "Device spec: auto, sim:80GiB, host, pinned-host, ... ('devalloc devices' lists them). "
-                    + "Default: ${DEFAULT-VALUE}.")
+                    + "Default: ${DEFAULT-VALUE} (DEVALLOC_DEVICE sets it).")
     String device;
 
-    @Option(names = "--allocator", paramLabel = "NAME", defaultValue = "direct",
-            description = "Allocator name ('devalloc devices' lists them). Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--allocator", paramLabel = "NAME", defaultValue = DevallocSettings.DEFAULT_ALLOCATOR,
+            description = "Allocator: direct, bfc, caching, caching-host or any plug-in ('devalloc devices' lists "
+                    + "them). Default: ${DEFAULT-VALUE} (DEVALLOC_ALLOCATOR sets it).")
     String allocator;
 
     @Option(names = "--config", paramLabel = "K:V,...", defaultValue = "",
-            description = "The allocator's configuration, key:value pairs separated by commas, e.g. "
-                    + "memory_limit_mb:1024. Default: none.")
+            description = "The allocator's configuration, key:value pairs separated by commas, passed to it "
+                    + "unchanged, e.g. memory_limit_mb:1024. Default: none (DEVALLOC_CONFIG sets one; without one, "
+                    + "caching reads PYTORCH_CUDA_ALLOC_CONF). --conf is the same option.")
     String config;
+
+    /**
+     * {@code --conf}, the older name of {@code --config}, still accepted (the help shows {@code --config} only); null
+     * unless given. A separate option because picocli gives an unmatched option its default after parsing, which
+     * would overwrite a value the alias set; the launcher refuses both names at once.
+     */
+    @Option(names = "--conf", paramLabel = "K:V,...", hidden = true)
+    String conf;
+
+    /** The configuration given with {@code --config} or {@code --conf}, else the default. */
+    private String config() {
+        return conf != null ? conf : config;
+    }
 
     @Option(names = "--steps", paramLabel = "N", defaultValue = "" + TrainingLoopWorkload.Spec.DEFAULT_STEPS,
             description = "Training steps, 1 to " + TrainingLoopWorkload.Spec.MAX_STEPS + ". Default: ${DEFAULT-VALUE}.")
@@ -67,8 +92,12 @@ final class DemoCommand implements Callable<Integer> {
         // Generated before the device is opened: a bad --steps or --layers costs no device.
         TrainingLoopWorkload workload = TrainingLoopWorkload.generate(new TrainingLoopWorkload.Spec(layers, steps, seed));
         // Opened before anything is printed, so a bad device, allocator or configuration prints only the error.
+        String config = config();
         DeviceAllocator alloc = DeviceAllocators.builder().device(device).allocator(allocator).config(config).build();
         try (alloc) {
+            // What the allocator took from the environment (PYTORCH_CUDA_ALLOC_CONF, TensorFlow's switches) besides.
+            String configShown = EnvironmentConfig.describe(config,
+                    AllocatorRegistry.load().get(allocator).configFromEnvironment(config));
             int[] widths = workload.layerWidths();
             out.printf(Locale.ROOT, "Synthetic training loop: %d layers (widths %d..%d), %d steps, seed %d%n", layers,
                     Arrays.stream(widths).min().orElseThrow(), Arrays.stream(widths).max().orElseThrow(), steps, seed);
@@ -79,10 +108,10 @@ final class DemoCommand implements Callable<Integer> {
 
             TrainingLoopWorkload.ReplayResult result = workload.replay(alloc);
             AllocatorStats s = alloc.stats();
-            TextTable table = TextTable.withoutHeaders(2);
+            TextTable table = TextTable.withoutHeaders(2).wrap(1);
             table.row("device", alloc.device().descriptor());
             table.row("allocator", alloc.name());
-            table.row("config", config.isBlank() ? "(defaults)" : config);
+            table.row("config", configShown.isBlank() ? "(defaults)" : configShown);
             table.row("steps", steps);
             table.row("allocations", s.allocationCount());
             table.row("frees", s.freeCount());

@@ -1,6 +1,7 @@
 package io.devalloc.examples;
 
 import io.devalloc.replay.cli.TextTable;
+import io.devalloc.replay.cli.TextWrap;
 import io.devalloc.api.error.DeviceUnavailableException;
 import io.devalloc.api.internal.AllocatorRegistry;
 import io.devalloc.api.internal.DeviceRegistry;
@@ -23,7 +24,8 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         header = "List device providers (available or not) and allocators, and what 'auto' picks.",
         description = {"List the device providers and allocators found on the class path, whether each device "
-                + "provider is available here and why, and which one 'auto' picks."})
+                + "provider is available here and why, and which one 'auto' picks. With --verbose, also the class "
+                + "that provides each device."})
 final class DevicesCommand implements Callable<Integer> {
 
     @Spec
@@ -42,25 +44,30 @@ final class DevicesCommand implements Callable<Integer> {
         } else {
             TextTable table = TextTable.withHeaders("PROVIDER", "PRIORITY", "DEVICES", "STATUS", "SPEC ARGUMENT")
                     .align(1, TextTable.Align.RIGHT)
-                    .align(2, TextTable.Align.RIGHT);
+                    .align(2, TextTable.Align.RIGHT)
+                    .wrap(4);
             for (ProviderStatus s : statuses) {
                 table.row(s.name(), s.priority(), s.deviceCount(),
                         s.availability().available() ? "available" : "unavailable", s.argumentHelp());
             }
             table.print(out, "  ");
             out.println();
-            // The reasons are sentences of any length, so they go below the table instead of in a column.
-            TextTable details = TextTable.withoutHeaders(2);
+            // The reasons are sentences of any length, so they go below the table instead of in a column. The class
+            // behind each name is for plug-in authors: --verbose.
+            boolean verbose = Launcher.isVerbose(spec.root().commandLine().getParseResult());
+            TextTable details = TextTable.withoutHeaders(2).wrap(1);
             for (ProviderStatus s : statuses) {
                 details.row(s.name(), s.description());
                 details.row("", (s.availability().available() ? "available: " : "unavailable: ")
                         + s.availability().reason());
-                details.row("", "class " + s.className());
+                if (verbose) {
+                    details.row("", "class " + s.className());
+                }
             }
             details.print(out, "  ");
         }
         out.println();
-        out.println("auto: " + autoChoice(devices));
+        TextWrap.print(out, "auto: ", "      ", autoChoice(devices));
         out.println();
 
         AllocatorRegistry allocators = AllocatorRegistry.load();
@@ -69,7 +76,7 @@ final class DevicesCommand implements Callable<Integer> {
         if (allocators.providers().isEmpty()) {
             out.println("  (none on the class path)");
         } else {
-            TextTable table = TextTable.withHeaders("ALLOCATOR", "CONFIG KEYS", "DESCRIPTION");
+            TextTable table = TextTable.withHeaders("ALLOCATOR", "CONFIG KEYS", "DESCRIPTION").wrap(1).wrap(2);
             for (AllocatorProvider p : allocators.providers()) {
                 table.row(p.name(), p.configSchema().describeKeys(), p.description());
             }

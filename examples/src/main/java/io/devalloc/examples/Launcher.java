@@ -9,6 +9,7 @@ import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
@@ -32,8 +33,13 @@ import picocli.CommandLine;
  * it to that list. Subcommands print through {@code spec.commandLine().getOut()} so that {@link #run} can capture
  * their output, and report bad input by throwing: {@link DevallocException} and {@link IllegalArgumentException}
  * become a one-line {@code devalloc: error: ...} and exit code {@value #EXIT_USAGE}; anything else is a bug and
- * exits with {@value #EXIT_INTERNAL}. {@code --verbose} adds the stack trace and, when run from {@link #main},
- * the allocator's info-level log.
+ * exits with {@value #EXIT_INTERNAL}. Messages name no Java class: {@code --verbose} adds the stack trace and, when
+ * run from {@link #main}, the allocator's info-level log with the loggers' names.
+ *
+ * <p>{@code --device}, {@code --allocator} and {@code --config}, in every command that has them, default to the
+ * {@code devalloc.*} system properties and {@code DEVALLOC_*} environment variables, as applications read them
+ * ({@link io.devalloc.api.DevallocSettings}), and only then to the command's own default ({@link SettingsDefaults});
+ * the options win. {@code --conf} is the older name of {@code --config}, still accepted where it was.
  */
 @Command(name = "devalloc",
         mixinStandardHelpOptions = true,
@@ -59,6 +65,10 @@ public final class Launcher implements Callable<Integer> {
 
     private static final String PROGRAM = "devalloc";
     private static final String LOG_LEVEL_PROPERTY = "org.slf4j.simpleLogger.defaultLogLevel";
+    private static final String LOG_NAME_PROPERTY = "org.slf4j.simpleLogger.showLogName";
+    private static final String LOG_THREAD_PROPERTY = "org.slf4j.simpleLogger.showThreadName";
+    /** The option {@code --config} had before it was renamed; a hidden alias where it existed. */
+    private static final String OLD_CONFIG_OPTION = "--conf";
 
     @Spec
     CommandSpec spec;
@@ -81,28 +91,61 @@ public final class Launcher implements Callable<Integer> {
      * exiting: {@value #EXIT_OK} ok, {@value #EXIT_USAGE} bad usage or input, {@value #EXIT_INTERNAL} a bug.
      */
     public static int run(PrintStream out, PrintStream err, String... args) {
+        return run(out, err, System.getProperties(), System.getenv(), args);
+    }
+
+    /**
+     * {@link #run(PrintStream, PrintStream, String...)} with the {@code devalloc.*} settings read from
+     * {@code properties} and {@code environment} instead of the JVM's (for tests).
+     */
+    static int run(PrintStream out, PrintStream err, Map<?, ?> properties, Map<String, String> environment,
+                   String... args) {
         PrintWriter outWriter = new PrintWriter(new OutputStreamWriter(out, out.charset()), true);
         PrintWriter errWriter = new PrintWriter(new OutputStreamWriter(err, err.charset()), true);
         try {
-            return commandLine(outWriter, errWriter).execute(args);
+            return commandLine(outWriter, errWriter, new SettingsDefaults(properties, environment)).execute(args);
         } finally {
             outWriter.flush();
             errWriter.flush();
         }
     }
 
-    /** The configured command line; writers and handlers apply to every subcommand. */
+    /** The configured command line, with the JVM's settings; writers and handlers apply to every subcommand. */
     static CommandLine commandLine(PrintWriter out, PrintWriter err) {
+        return commandLine(out, err, new SettingsDefaults(System.getProperties(), System.getenv()));
+    }
+
+    private static CommandLine commandLine(PrintWriter out, PrintWriter err, SettingsDefaults settings) {
         CommandLine cmd = new CommandLine(new Launcher());
         cmd.setOut(out);
         cmd.setErr(err);
+        cmd.setDefaultValueProvider(settings);
         cmd.setParameterExceptionHandler(Launcher::handleUsageError);
-        cmd.setExecutionExceptionHandler(Launcher::handleFailure);
+        cmd.setExecutionExceptionHandler((ex, c, parseResult) -> handleFailure(ex, c, parseResult, settings));
         cmd.setExecutionStrategy(parseResult -> {
             configureLogging(isVerbose(parseResult));
+            checkConfigGivenOnce(parseResult);
             return new CommandLine.RunLast().execute(parseResult);
         });
         return cmd;
+    }
+
+    /** {@code --config} and its old name {@code --conf} are one option: refuse both at once. */
+    private static void checkConfigGivenOnce(ParseResult parseResult) {
+        ParseResult leaf = leaf(parseResult);
+        if (leaf.hasMatchedOption("--config") && leaf.hasMatchedOption(OLD_CONFIG_OPTION)) {
+            throw new ParameterException(leaf.commandSpec().commandLine(), "--config and --conf are the same option"
+                    + " (--conf is its old name); give the configuration once, with --config");
+        }
+    }
+
+    /** The parse result of the command that runs: the last subcommand. */
+    private static ParseResult leaf(ParseResult parseResult) {
+        ParseResult p = parseResult;
+        while (p.hasSubcommand()) {
+            p = p.subcommand();
+        }
+        return p;
     }
 
     /** {@code devalloc} without a command: say so and show what there is. */
@@ -142,23 +185,40 @@ public final class Launcher implements Callable<Integer> {
         return "commands: " + String.join(", ", cmd.getSubcommands().keySet());
     }
 
-    private static int handleFailure(Exception ex, CommandLine cmd, ParseResult parseResult) {
+    private static int handleFailure(Exception ex, CommandLine cmd, ParseResult parseResult,
+                                     SettingsDefaults settings) {
         PrintWriter err = root(cmd).getErr();
         boolean verbose = isVerbose(parseResult);
         if (ex instanceof DevallocException || ex instanceof IllegalArgumentException) {
-            err.println(PROGRAM + ": error: " + (ex.getMessage() != null ? ex.getMessage() : ex.toString()));
+            err.println(PROGRAM + ": error: " + message(ex, "the command failed"));
+            // A device, allocator or configuration the user did not type may be the cause: say where it came from.
+            ParseResult leaf = leaf(parseResult);
+            for (SettingsDefaults.Setting s : SettingsDefaults.SETTINGS) {
+                if (leaf.commandSpec().findOption(s.option()) != null && !leaf.hasMatchedOption(s.option())
+                        && !(s.option().equals("--config") && leaf.hasMatchedOption(OLD_CONFIG_OPTION))) {
+                    settings.source(s).ifPresent(source -> err.println(PROGRAM + ": note: " + s.option()
+                            + " came from " + source));
+                }
+            }
             if (verbose) {
                 ex.printStackTrace(err);
             }
             return EXIT_USAGE;
         }
-        err.println(PROGRAM + ": internal error: " + ex);
+        // A bug: the message only (the exception's class is an internal name); --verbose shows the stack trace.
+        err.println(PROGRAM + ": internal error: " + message(ex, "an unexpected failure without a message"));
         if (verbose) {
             ex.printStackTrace(err);
         } else {
             err.println("Run again with --verbose for the stack trace.");
         }
         return EXIT_INTERNAL;
+    }
+
+    /** The exception's message, or {@code fallback} when it has none. */
+    private static String message(Exception ex, String fallback) {
+        String m = ex.getMessage();
+        return m == null || m.isBlank() ? fallback : m;
     }
 
     /**
@@ -185,11 +245,18 @@ public final class Launcher implements Callable<Integer> {
 
     /**
      * Quiet by default: a newcomer should see the table, not the registry's info-level account of every device
-     * candidate. Takes effect only before the first logger is created, and never overrides a level the user set.
+     * candidate, and warnings without the logger's class name and thread ({@code WARN Overriding allow_growth...}).
+     * Takes effect only before the first logger is created, and never overrides a setting the user made.
      */
     private static void configureLogging(boolean verbose) {
-        if (System.getProperty(LOG_LEVEL_PROPERTY) == null) {
-            System.setProperty(LOG_LEVEL_PROPERTY, verbose ? "info" : "warn");
+        setIfAbsent(LOG_LEVEL_PROPERTY, verbose ? "info" : "warn");
+        setIfAbsent(LOG_NAME_PROPERTY, Boolean.toString(verbose));
+        setIfAbsent(LOG_THREAD_PROPERTY, Boolean.toString(verbose));
+    }
+
+    private static void setIfAbsent(String property, String value) {
+        if (System.getProperty(property) == null) {
+            System.setProperty(property, value);
         }
     }
 

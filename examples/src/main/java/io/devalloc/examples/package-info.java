@@ -3,7 +3,9 @@
  *
  * <ul>
  *   <li>{@link io.devalloc.examples.Launcher}: the command line that {@code ./devalloc} runs ({@code devices},
- *       {@code demo}, {@code replay}, {@code compare}); new subcommands are added to its list of subcommands.</li>
+ *       {@code demo}, {@code replay}, {@code compare}); new subcommands are added to its list of subcommands. Its
+ *       {@code --device}, {@code --allocator} and {@code --config} options default to the {@code devalloc.*}
+ *       properties and {@code DEVALLOC_*} variables ({@link io.devalloc.examples.SettingsDefaults}).</li>
  *   <li>The {@code replay} and {@code compare} commands come from module {@code replay}
  *       ({@link io.devalloc.replay.cli}), which replays traces that module {@code trace-io} reads; the launcher,
  *       the composition root, registers them.</li>

@@ -146,7 +146,10 @@ class LauncherScriptTest {
         assertTrue(r.err().contains(jdk17.resolve("bin/java") + " (Java 17)"), r::toString);
     }
 
-    /** A copy of the script in a fake source tree whose mvnw logs its arguments and creates the jar. */
+    /**
+     * A copy of the script in a fake source tree whose mvnw logs its arguments, prints what Maven prints in batch
+     * mode (the reactor's "Building" lines, info and warning lines, on stdout and stderr) and creates the jar.
+     */
     private Path fakeTree(boolean buildSucceeds) throws IOException {
         Path root = tmp.resolve("tree");
         Files.createDirectories(root.resolve("core/src/main/java"));
@@ -156,9 +159,17 @@ class LauncherScriptTest {
         Files.writeString(root.resolve("mvnw"), "#!/bin/sh\n"
                 + "echo \"$*\" >> mvnw.calls\n"
                 + "echo 'maven says hello'\n"
+                + "echo '[INFO] Scanning for projects...'\n"
+                + "echo '[INFO] Downloading from central: https://repo.example/a.pom'\n"
+                + "echo '[INFO] Downloading from central: https://repo.example/b.pom'\n"
+                + "echo '[INFO] Building devalloc 0.1.0-SNAPSHOT                                  [1/2]'\n"
+                + "echo '[WARNING] a warning that -q would hide' >&2\n"
+                + "echo '[INFO] Building devalloc :: core 0.1.0-SNAPSHOT                     [2/2]'\n"
                 + (buildSucceeds
                     ? "mkdir -p examples/target && touch examples/target/devalloc-launcher.jar\n"
-                    : "echo 'BUILD FAILURE' >&2; exit 3\n"));
+                        + "echo '[INFO] BUILD SUCCESS'\n"
+                    : "echo '[ERROR] COMPILATION ERROR: A.java:[1,9] class, interface or enum expected' >&2\n"
+                        + "echo '[INFO] BUILD FAILURE'; exit 3\n"));
         executable(root.resolve("mvnw"));
         return root;
     }
@@ -184,7 +195,7 @@ class LauncherScriptTest {
         assertEquals(0, first.exitCode(), first::toString);
         assertEquals(expectedRun, first.out(), "build output must stay off stdout: " + first);
         assertTrue(first.err().contains("maven says hello"), first::toString);
-        assertEquals(List.of("-q -B -DskipTests -pl examples -am package"), mavenCalls(root));
+        assertEquals(List.of("-B -DskipTests -pl examples -am package"), mavenCalls(root));
 
         Result second = bash(elsewhere, env, root.resolve("devalloc").toString(), "devices", "--verbose");
         assertEquals(expectedRun, second.out(), second::toString);
@@ -206,6 +217,29 @@ class LauncherScriptTest {
         setModified(root.resolve("pom.xml"), Files.getLastModifiedTime(jar), 10);
         bash(elsewhere, env, root.resolve("devalloc").toString(), "demo");
         assertEquals(3, mavenCalls(root).size(), "a pom newer than the jar triggers a build");
+    }
+
+    @Test
+    void theBuildShowsOneLinePerModuleAndSaysItHappensOnce() throws Exception {
+        Path root = fakeTree(true);
+        Map<String, String> env = Map.of("JAVA_HOME", fakeJdk("jdk25", "openjdk version \"25\" 2025-09-16").toString());
+        Result r = bash(tmp, env, root.resolve("devalloc").toString(), "devices");
+        assertEquals(0, r.exitCode(), r::toString);
+        List<String> err = r.err().lines().toList();
+        assertEquals(List.of(
+                "devalloc: building the launcher (./mvnw -B -DskipTests -pl examples -am package)",
+                "devalloc: this happens once (a minute or two on a fresh clone), and again only when sources change",
+                "maven says hello",
+                "devalloc: downloading Maven plugins and libraries (the first build only)",
+                "devalloc: [1/2] devalloc",
+                "devalloc: [2/2] core"), err.subList(0, err.size() - 1), r::toString);
+        assertTrue(err.getLast().matches("devalloc: built 2 modules in \\d+ s"), r::toString);
+        // Maven's whole output is kept, warnings and info lines included.
+        String log = Files.readString(root.resolve("examples/target/devalloc-build.log"));
+        assertTrue(log.contains("[WARNING] a warning that -q would hide") && log.contains("[INFO] BUILD SUCCESS"), log);
+        for (String line : err) {
+            assertTrue(line.length() <= 120, "within 120 columns: " + line);
+        }
     }
 
     @Test
@@ -237,7 +271,13 @@ class LauncherScriptTest {
         Result r = bash(tmp, env, root.resolve("devalloc").toString(), "devices");
         assertEquals(1, r.exitCode(), r::toString);
         assertFalse(r.out().contains("java-args"), r::toString);
-        assertTrue(r.err().contains("BUILD FAILURE"), r::toString);
-        assertTrue(r.err().contains("devalloc: error: the build failed"), r::toString);
+        // Maven's errors reach the terminal; its info lines stay in the log, whose path the error gives.
+        assertTrue(r.err().contains("[ERROR] COMPILATION ERROR: A.java:[1,9]"), r::toString);
+        assertFalse(r.err().contains("[INFO]"), r::toString);
+        Path log = root.resolve("examples/target/devalloc-build.log");
+        assertTrue(r.err().contains("devalloc: error: the build failed; see the Maven errors above, and the whole"
+                + " output in " + log), r::toString);
+        assertTrue(Files.readString(log).contains("[INFO] BUILD FAILURE"), log::toString);
+        assertFalse(r.err().contains("devalloc: built"), r::toString);
     }
 }

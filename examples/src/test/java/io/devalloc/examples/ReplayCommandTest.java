@@ -220,10 +220,28 @@ class ReplayCommandTest {
         assertEquals(0, r.exitCode(), r::toString);
         // Picocli wraps long lines, even inside "sim:80GiB": compare with the whitespace taken out.
         String text = r.out().replaceAll("\\s+", "");
-        for (String s : List.of("TRACE", "--allocator=NAME", "--device=SPEC", "--conf,--config=K:V,...", "--warm",
+        for (String s : List.of("TRACE", "--allocator=NAME", "--device=SPEC", "--config=K:V,...", "--warm",
                 "--empty-cache-at-segment-free", "--json", "Default:" + ReplayOptions.DEFAULT_ALLOCATOR,
-                "Default:" + ReplayOptions.DEFAULT_DEVICE)) {
+                "Default:" + ReplayOptions.DEFAULT_DEVICE, "DEVALLOC_DEVICE", "DEVALLOC_ALLOCATOR", "DEVALLOC_CONFIG",
+                // Why its defaults differ from the demo's.
+                "'devallocdemo'usesthedirectallocatoronthedevice'auto'picks")) {
             assertTrue(text.contains(s), s + " in\n" + r);
         }
+        // --conf, the option's old name, still works (see passesTheAllocatorDeviceAndConfigurationThrough) but the
+        // usage line and the option list show --config only.
+        assertFalse(text.contains("[--conf=") || text.contains("--conf=K:V"), r::toString);
+    }
+
+    @Test
+    void configAndItsOldNameConfAreOneOption() {
+        Run config = run("replay", "rmm.csv", "--allocator", "direct", "--config", "memory_limit_mb:1");
+        Run conf = run("replay", "rmm.csv", "--allocator", "direct", "--conf", "memory_limit_mb:1");
+        assertEquals("memory_limit_mb:1", row(config, "config"));
+        assertEquals("memory_limit_mb:1", row(conf, "config"));
+
+        Run both = run("replay", "rmm.csv", "--config", "a:1", "--conf", "b:2");
+        assertEquals(Launcher.EXIT_USAGE, both.exitCode(), both::toString);
+        assertTrue(both.err().startsWith("devalloc: error: --config and --conf are the same option"), both::toString);
+        assertEquals("", both.out());
     }
 }

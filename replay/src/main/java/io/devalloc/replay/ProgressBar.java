@@ -10,7 +10,8 @@ import java.util.function.LongSupplier;
  * A one-line progress bar for long replays, redrawn in place with a carriage return:
  * {@code replaying memory.csv [##########..........]  50%  1,234,567/2,469,134 events}. It appears only after the
  * replay has run for {@value #DELAY_MILLIS} ms (short replays print nothing), is redrawn at most every
- * {@value #REDRAW_MILLIS} ms, and is erased at the end. {@link #forTerminal} gives one only when the launcher runs
+ * {@value #REDRAW_MILLIS} ms, and is erased at the end. It is at most {@value #MAX_LENGTH} characters long (the
+ * launcher's 120 columns, less one for the cursor): a longer label loses its beginning to {@code ...}. {@link #forTerminal} gives one only when the launcher runs
  * on a terminal, so that redirected output and tests never see it. Not thread-safe.
  */
 public final class ProgressBar implements ReplayProgress {
@@ -18,6 +19,9 @@ public final class ProgressBar implements ReplayProgress {
     static final long DELAY_MILLIS = 1000;
     static final long REDRAW_MILLIS = 100;
     private static final int WIDTH = 30;
+    /** The longest line drawn: one less than the launcher's 120 columns, so the cursor never wraps. */
+    static final int MAX_LENGTH = 119;
+    private static final String ELLIPSIS = "...";
 
     private final PrintWriter out;
     private final String label;
@@ -76,6 +80,15 @@ public final class ProgressBar implements ReplayProgress {
 
     /** The bar's text for {@code done} of {@code total} events ({@code total} &lt; 0: not known, no bar). */
     static String line(String label, long done, long total) {
+        String line = format(label, done, total);
+        if (line.length() <= MAX_LENGTH) {
+            return line;
+        }
+        int keep = Math.max(0, label.length() - (line.length() - MAX_LENGTH) - ELLIPSIS.length());
+        return format(ELLIPSIS + label.substring(label.length() - keep), done, total);
+    }
+
+    private static String format(String label, long done, long total) {
         if (total < 0) {
             return String.format(Locale.ROOT, "replaying %s  %,d events", label, done);
         }

@@ -11,7 +11,9 @@ import java.util.Map;
  * Replay outcomes as JSON, the form {@code devalloc replay --json} prints (one object) and {@code devalloc compare
  * --json} prints (an array of them). Keys, in this order:
  *
- * <p>{@code trace}, {@code format}, {@code allocator}, {@code device}, {@code device_name}, {@code conf},
+ * <p>{@code trace}, {@code format}, {@code allocator}, {@code device}, {@code device_name}, {@code conf} (the
+ * configuration given, with what came from environment variables such as {@code PYTORCH_CUDA_ALLOC_CONF} marked
+ * {@code (from VARIABLE)}: {@link ReplayResult#conf()}),
  * {@code warm_start} ({@code none}, {@code restored}, {@code malloc}), {@code events}, {@code allocs}, {@code frees},
  * {@code unknown_frees}, {@code device_mallocs}, {@code device_frees}, {@code peak_reserved_bytes},
  * {@code peak_allocated_bytes}, {@code peak_requested_bytes}, {@code end_reserved_bytes}, {@code ooms},

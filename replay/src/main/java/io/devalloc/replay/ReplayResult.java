@@ -9,7 +9,10 @@ import java.util.Objects;
  * @param trace                  the trace file's name
  * @param allocator              the allocator's name
  * @param device                 the device spec
- * @param conf                   the allocator configuration string, as given
+ * @param conf                   the allocator configuration as a user reads it: the string given, then what the
+ *                               allocator's provider took from environment variables, each part followed by
+ *                               {@code (from VARIABLE)} (see {@link io.devalloc.api.spi.EnvironmentConfig#describe});
+ *                               empty for the allocator's defaults
  * @param events                 events read from the trace
  * @param allocs                 allocations replayed
  * @param frees                  frees replayed

@@ -1,15 +1,12 @@
 package io.devalloc.replay;
 
 import io.devalloc.api.DeviceAllocator;
-import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.device.DeviceMemory;
-import io.devalloc.api.device.DeviceStream;
-import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.internal.AllocatorRegistry;
 import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.internal.DeviceSpec;
-import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.api.spi.TraceStateRestore;
@@ -19,7 +16,6 @@ import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.sim.SimulatedDeviceProvider;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
@@ -32,20 +28,8 @@ public final class Replayer {
 
     /** The most points a result's {@link ReplayResult.Timeline} has. */
     public static final int MAX_TIMELINE_POINTS = 2000;
-    /** Peak snapshots are taken at most once per this many hundredths of the trace's events. */
+    /** Peak snapshots are taken at most once per this many hundredths of the trace's events ({@link PeakSampler}). */
     public static final int SNAPSHOT_STRIDE_PERCENT = 1;
-    /**
-     * In a one-pass replay, whose event count is not known in advance: at most once per this many timeline strides
-     * (about 1% of the events replayed so far, as the stride doubles with them).
-     */
-    static final int SNAPSHOT_SAMPLES = 20;
-    /**
-     * Allocated and requested bytes at the reserved peak are read every this many events (a power of two) in the
-     * first 32,768 events, then every 1/1024 of the events replayed so far (rounded down to a power of two), besides
-     * after every device malloc: the fragmentation figures are sampled, the same way in one pass and in two, about a
-     * thousand times per doubling of the events (an allocator's stats can cost time proportional to its free blocks).
-     */
-    static final int OBSERVE_INTERVAL = 32;
     /**
      * And no sooner after the last one than this many times as long as it took: snapshots cost at most about
      * 1/(1 + this) of the replay's time, whatever the allocator's snapshot costs.
@@ -58,11 +42,6 @@ public final class Replayer {
     /** Where the warm start's simulated device reserves expandable segments. */
     static final ExpandableLayout.AddressSpace WARM_SPACE = new ExpandableLayout.AddressSpace(
             WARM_TOP_ADDRESS - WARM_ADDRESS_SPACE, WARM_TOP_ADDRESS, SimulatedDevice.VM_GRANULARITY);
-
-    /** Live-key map value: the key is not live. */
-    static final long MISSING = Long.MIN_VALUE + 1;
-    /** Live-key map value: the key's allocation ran out of memory. */
-    static final long FAILED = Long.MIN_VALUE;
 
     private final ReplayOptions options;
     private final AllocatorRegistry allocators;
@@ -129,7 +108,10 @@ public final class Replayer {
         }
     }
 
-    /** One replay's state. */
+    /**
+     * One replay: opens the device and the allocator, restores a warm start, drives the events through an
+     * {@link EventDispatch} with a {@link PeakSampler} after each, and gathers the outcome and the ground truth.
+     */
     private final class Run implements ObservedDevice.Listener {
 
         private final String trace;
@@ -137,49 +119,17 @@ public final class Replayer {
         private final DeviceSpec spec;
         private ObservedDevice device;
         private DeviceAllocator allocator;
-
-        private final KeyMap live = new KeyMap(4096);
-        private final LongLongHashMap streamIndex = new LongLongHashMap();
-        private final List<DeviceStream> streams = new ArrayList<>();
-        private long lastStreamKey;
-        private DeviceStream lastStream = DeviceStream.DEFAULT;
-
-        private long allocs;
-        private long frees;
-        private long ooms;
-        private long unknownFrees;
-        private long failedFrees;
-        private long reallocations;
-        private long emptyCacheCalls;
-        /** The trace's own out-of-memory failures (PyTorch {@code oom}, RMM {@code allocate failure} rows). */
-        private long traceOoms;
+        /** Applies the events to the allocator; a new one for each device opened. */
+        private EventDispatch dispatch;
+        /**
+         * The configuration the allocator runs with, as the result reports it: the one given, and what the provider
+         * took from environment variables (see {@link AllocatorProvider#configFromEnvironment}).
+         */
+        private String configDescription;
 
         // Ground truth: the trace's segment sizes (the scan's), compared with ours as either arrives (PyTorch traces).
         private SegmentComparison segments;
         private boolean compareSegments;
-
-        // Peak tracking.
-        private long seenGrows;
-        private long seenShrinks;
-        private long peakReserved;
-        private long allocatedAtPeak;
-        private long requestedAtPeak;
-        private boolean atPeak;
-        private MemorySnapshot peakSnapshot;
-        private long snapshotReserved = -1;
-        private long snapshotEvent;
-        /** Fixed when the event count is known in advance (two passes), else follows the timeline's stride. */
-        private long snapshotStride;
-        private long snapshotEndNanos;
-        private long snapshotCostNanos;
-
-        // Timeline.
-        private long sampleStride;
-        private long nextSample;
-        private long[] sampleEvent;
-        private long[] sampleAllocated;
-        private long[] sampleReserved;
-        private int samples;
 
         Run(String trace, AllocatorProvider provider, DeviceSpec spec) {
             this.trace = trace;
@@ -226,7 +176,7 @@ public final class Replayer {
                         placed = true;
                     }
                     List<WarmStart.RestoredBlock> restored = WarmStart.seed(restore, scan,
-                            expandable ? layout : null, this::stream, live);
+                            expandable ? layout : null, dispatch::stream, dispatch.live());
                     warm = WarmStartKind.RESTORED;
                     restoredSegments = scan.presegmentRows.size();
                     restoredBlocks = restored.size();
@@ -260,64 +210,27 @@ public final class Replayer {
             segments = scan.segments;
             device.startObserving();
 
-            // The event count is known with two passes; in one pass it is estimated for the progress bar, and the
-            // timeline halves its points (doubling its stride) whenever they fill up.
-            total = twoPasses ? scan.events : -1;
-            this.events = events;
-            if (twoPasses) {
-                snapshotStride = Math.max(1, total * SNAPSHOT_STRIDE_PERCENT / 100);
-                sampleStride = Math.max(1, (total + MAX_TIMELINE_POINTS - 3) / (MAX_TIMELINE_POINTS - 2));
-            } else {
-                sampleStride = 1;
-                snapshotStride = SNAPSHOT_SAMPLES;
-            }
-            snapshotEvent = -snapshotStride;
-            sampleEvent = new long[MAX_TIMELINE_POINTS];
-            sampleAllocated = new long[MAX_TIMELINE_POINTS];
-            sampleReserved = new long[MAX_TIMELINE_POINTS];
-            nextSample = sampleStride;
-
-            AllocatorStats initial = allocator.stats();
-            observe(initial);
-            record(0, initial);
-            maybeSnapshot(0);
-            boolean emptyCache = options.emptyCacheAtSegmentFree();
-            boolean seeded = warm == WarmStartKind.RESTORED;
-            boolean inSegmentFreeRun = false;
+            // The event count is known with two passes; in one pass it is estimated for the progress bar.
+            long total = twoPasses ? scan.events : -1;
+            PeakSampler sampler = new PeakSampler(allocator, device, total);
+            sampler.start();
+            EventDispatch dispatch = this.dispatch;
+            dispatch.start(warm == WarmStartKind.RESTORED, options.emptyCacheAtSegmentFree());
             long i = 0;
             long start = System.nanoTime();
             for (ReadAhead.Batch b = events.next(); b != null; b = events.next()) {
                 int n = b.count;
                 for (int k = 0; k < n; k++) {
                     i++;
-                    TraceEvent.Kind kind = b.kind(k);
-                    switch (kind) {
-                        case ALLOC -> alloc(b.key[k], b.size[k], b.stream[k]);
-                        case FREE -> free(b.key[k]);
-                        case PREALLOC -> {
-                            if (!seeded) {
-                                alloc(b.key[k], b.size[k], b.stream[k]);
-                            }
-                        }
-                        case SEGMENT_FREE, SEGMENT_UNMAP -> {
-                            // empty_cache frees whole segments, or unmaps expandable ones' free pages.
-                            if (emptyCache && !inSegmentFreeRun) {
-                                allocator.releaseCachedMemory();
-                                emptyCacheCalls++;
-                            }
-                        }
-                        case OOM -> traceOoms++;
-                        default -> {
-                            // Presegments were seeded (or cannot be); segment rows and OOMs are ground truth.
-                        }
-                    }
+                    TraceEvent.Kind kind = dispatch.apply(b, k);
                     if (!twoPasses && kind != TraceEvent.Kind.ALLOC && kind != TraceEvent.Kind.FREE) {
                         // The ground truth, collected as it goes: the rare rows only (allocs and frees just count).
                         scan.accept(new TraceEvent(kind, b.key[k], b.size[k], b.stream[k], 0, 0));
                     }
-                    inSegmentFreeRun = kind == TraceEvent.Kind.SEGMENT_FREE
-                            || kind == TraceEvent.Kind.SEGMENT_UNMAP;
-                    afterEvent(i);
+                    sampler.afterEvent(i);
+                    if ((i & (ReplayProgress.INTERVAL - 1)) == 0) {
+                        progress.update(i, total >= 0 ? total : events.estimatedEvents(i));
+                    }
                 }
                 b.throwFailure();
             }
@@ -333,51 +246,41 @@ public final class Replayer {
                         + " malloc; --warm restores the recorded state");
             }
 
-            AllocatorStats end = allocator.stats();
-            seenShrinksCheck();
-            seenGrows = device.grows();
-            observe(end);
-            if (snapshotReserved < peakReserved && atPeak || peakSnapshot == null) {
-                takeSnapshot(i);
-            }
-            if (samples == 0 || sampleEvent[samples - 1] != i) {
-                record(i, end);
-            }
-            long peak = Math.max(peakReserved, end.peakReservedBytes());
-            double fragmentation = peakReserved <= 0 ? 0.0 : 1.0 - (double) allocatedAtPeak / peakReserved;
-            double requestedFragmentation = peakReserved <= 0 ? 0.0 : 1.0 - (double) requestedAtPeak / peakReserved;
-            ReplayResult.GroundTruth groundTruth = scan.hasGroundTruth() ? groundTruth(scan, warm) : null;
+            AllocatorStats end = sampler.finish(i);
+            long peak = Math.max(sampler.peakReserved(), end.peakReservedBytes());
+            ReplayResult.GroundTruth groundTruth = scan.hasGroundTruth()
+                    ? groundTruth(scan, warm, sampler.peakReserved()) : null;
 
-            if (emptyCache && emptyCacheCalls == 0) {
+            if (options.emptyCacheAtSegmentFree() && dispatch.emptyCacheCalls() == 0) {
                 notes.add("--empty-cache-at-segment-free: the trace has no segment_free or segment_unmap rows");
             }
-            if (traceOoms > 0) {
-                notes.add("the trace records " + traceOoms + " out-of-memory failures of the recorded allocator"
-                        + " (not replayed); this replay had " + ooms);
+            if (dispatch.traceOoms() > 0) {
+                notes.add("the trace records " + dispatch.traceOoms() + " out-of-memory failures of the recorded"
+                        + " allocator (not replayed); this replay had " + dispatch.ooms());
             }
-            if (unknownFrees > 0) {
-                notes.add(unknownFrees + " frees of keys that were not live were skipped");
+            if (dispatch.unknownFrees() > 0) {
+                notes.add(dispatch.unknownFrees() + " frees of keys that were not live were skipped");
             }
-            if (failedFrees > 0) {
-                notes.add(failedFrees + " frees of allocations that had run out of memory were skipped");
+            if (dispatch.failedFrees() > 0) {
+                notes.add(dispatch.failedFrees() + " frees of allocations that had run out of memory were skipped");
             }
-            if (reallocations > 0) {
-                notes.add(reallocations + " allocations reused a key that was still live (the trace lost a free):"
-                        + " the older allocation was freed");
+            if (dispatch.reallocations() > 0) {
+                notes.add(dispatch.reallocations() + " allocations reused a key that was still live (the trace lost"
+                        + " a free): the older allocation was freed");
             }
             if (bfcRetryOff) {
                 notes.add("bfc ran with retry_timeout_ms:0: a single-threaded replay never frees while an allocation"
                         + " waits, so TensorFlow's 10 s wait for frees could only stall; set retry_timeout_ms to keep it");
             }
 
-            ReplayResult.Timeline timeline = new ReplayResult.Timeline(Arrays.copyOf(sampleEvent, samples),
-                    Arrays.copyOf(sampleAllocated, samples), Arrays.copyOf(sampleReserved, samples));
-            ReplayResult result = new ReplayResult(trace, options.allocator(), options.device(), options.conf(), i,
-                    allocs, frees, device.grows(), device.shrinks(), peak, end.peakAllocatedBytes(),
-                    end.peakRequestedBytes(), end.reservedBytes(), ooms, end.allocationRetries(), fragmentation,
-                    requestedFragmentation, i * 1e9 / nanos, groundTruth, timeline, peakSnapshot);
-            return new ReplayOutcome(result, scan.format, device.descriptor().toString(), unknownFrees, failedFrees,
-                    reallocations, streams.size(), emptyCacheCalls, warm, restoredSegments, restoredBlocks, notes);
+            ReplayResult result = new ReplayResult(trace, options.allocator(), options.device(), configDescription, i,
+                    dispatch.allocs(), dispatch.frees(), device.grows(), device.shrinks(), peak,
+                    end.peakAllocatedBytes(), end.peakRequestedBytes(), end.reservedBytes(), dispatch.ooms(),
+                    end.allocationRetries(), sampler.fragmentation(), sampler.requestedFragmentation(), i * 1e9 / nanos,
+                    groundTruth, sampler.timeline(), sampler.peakSnapshot());
+            return new ReplayOutcome(result, scan.format, device.descriptor().toString(), dispatch.unknownFrees(),
+                    dispatch.failedFrees(), dispatch.reallocations(), dispatch.streamCount(),
+                    dispatch.emptyCacheCalls(), warm, restoredSegments, restoredBlocks, notes);
         }
 
         // ------------------------------------------------------------------------------------------ device
@@ -400,13 +303,21 @@ public final class Replayer {
 
         private void open(DeviceMemory raw) {
             device = new ObservedDevice(raw, this);
+            String conf = effectiveConf();
             try {
-                allocator = provider.create(device, effectiveConf());
+                allocator = provider.create(device, conf);
             } catch (RuntimeException | Error e) {
                 device.close();
                 device = null;
                 throw e;
             }
+            try {
+                configDescription = EnvironmentConfig.describe(options.conf(), provider.configFromEnvironment(conf));
+            } catch (RuntimeException | Error e) {
+                close(e);
+                throw e;
+            }
+            dispatch = new EventDispatch(allocator, device, allocationHook);
         }
 
         private static List<Long> presegmentAddresses(TraceScan scan) {
@@ -461,6 +372,7 @@ public final class Replayer {
             }
             allocator = null;
             device = null;
+            dispatch = null;
             if (first != null) {
                 if (failure != null) {
                     failure.addSuppressed(first);
@@ -468,166 +380,6 @@ public final class Replayer {
                     throw first;
                 }
             }
-        }
-
-        /** The device stream of a trace stream: 0 is the default stream; others are created on first use. */
-        DeviceStream stream(long traceStream) {
-            if (traceStream == 0) {
-                return DeviceStream.DEFAULT;
-            }
-            if (traceStream == lastStreamKey) {
-                return lastStream;
-            }
-            long index = streamIndex.get(traceStream, -1);
-            DeviceStream s;
-            if (index < 0) {
-                s = device.createStream();
-                streamIndex.put(traceStream, streams.size(), -1);
-                streams.add(s);
-            } else {
-                s = streams.get((int) index);
-            }
-            lastStreamKey = traceStream;
-            lastStream = s;
-            return s;
-        }
-
-        // ------------------------------------------------------------------------------------------ events
-
-        private void alloc(long key, long size, long traceStream) {
-            long ours;
-            try {
-                ours = allocator.malloc(size, stream(traceStream));
-            } catch (OutOfMemoryException e) {
-                ooms++;
-                ours = FAILED;
-            }
-            if (ours != FAILED) {
-                allocs++;
-                if (allocationHook != null) {
-                    allocationHook.allocated(key, ours);
-                }
-            }
-            long previous = live.put(key, ours, MISSING);
-            if (previous != MISSING) {
-                reallocations++;
-                if (previous != FAILED) {
-                    allocator.free(previous);
-                }
-            }
-        }
-
-        private void free(long key) {
-            long ours = live.remove(key, MISSING);
-            if (ours == MISSING) {
-                unknownFrees++;
-            } else if (ours == FAILED) {
-                failedFrees++;
-            } else {
-                allocator.free(ours);
-                frees++;
-            }
-        }
-
-        /** The trace's events when known in advance (two passes), else -1. */
-        private long total;
-        private ReadAhead events;
-
-        private void afterEvent(long i) {
-            seenShrinksCheck();
-            if (device.grows() != seenGrows) {
-                seenGrows = device.grows();
-                observe(allocator.stats());
-            } else if ((i & (Math.max(OBSERVE_INTERVAL, Long.highestOneBit(i) >>> 10) - 1)) == 0) {
-                observe(allocator.stats());
-            }
-            maybeSnapshot(i);
-            if (i == nextSample) {
-                sample(i);
-                nextSample = i + sampleStride;
-            }
-            if ((i & (ReplayProgress.INTERVAL - 1)) == 0) {
-                progress.update(i, total >= 0 ? total : events.estimatedEvents(i));
-            }
-        }
-
-        private void seenShrinksCheck() {
-            if (device.shrinks() != seenShrinks) {
-                seenShrinks = device.shrinks();
-                atPeak = false;
-            }
-        }
-
-        /**
-         * Called with fresh stats whenever reserved bytes may have grown (a new peak, or back at the peak), at the
-         * {@link #OBSERVE_INTERVAL} stride, at the start and at the end (the same events whether the replay makes one
-         * pass or two): keeps the peak, and the highest allocated and requested bytes seen at it.
-         */
-        private void observe(AllocatorStats s) {
-            long reserved = s.reservedBytes();
-            if (reserved > peakReserved) {
-                peakReserved = reserved;
-                allocatedAtPeak = s.allocatedBytes();
-                requestedAtPeak = s.requestedBytes();
-            } else if (reserved == peakReserved) {
-                allocatedAtPeak = Math.max(allocatedAtPeak, s.allocatedBytes());
-                requestedAtPeak = Math.max(requestedAtPeak, s.requestedBytes());
-            }
-            atPeak = reserved == peakReserved;
-        }
-
-        /**
-         * The snapshot rule: when the current state is at the reserved peak and the last snapshot is below it, take
-         * one, unless one was taken in the last {@link #SNAPSHOT_STRIDE_PERCENT}% of the events or less than
-         * {@link #SNAPSHOT_TIME_FACTOR} times its own cost ago; the check repeats after every event while the state
-         * stays at the peak, and at the end.
-         */
-        private void maybeSnapshot(long i) {
-            if (atPeak && snapshotReserved < peakReserved && peakReserved > 0 && i - snapshotEvent >= snapshotStride
-                    && System.nanoTime() - snapshotEndNanos >= SNAPSHOT_TIME_FACTOR * snapshotCostNanos) {
-                takeSnapshot(i);
-            }
-        }
-
-        private void takeSnapshot(long i) {
-            long start = System.nanoTime();
-            peakSnapshot = allocator.snapshot();
-            snapshotReserved = peakSnapshot.stats().reservedBytes();
-            snapshotEvent = i;
-            snapshotEndNanos = System.nanoTime();
-            snapshotCostNanos = snapshotEndNanos - start;
-        }
-
-        private void sample(long i) {
-            record(i, allocator.stats());
-        }
-
-        private void record(long i, AllocatorStats s) {
-            if (samples == sampleEvent.length) {
-                halveTimeline();
-            }
-            sampleEvent[samples] = i;
-            sampleAllocated[samples] = s.allocatedBytes();
-            sampleReserved[samples] = s.reservedBytes();
-            samples++;
-        }
-
-        /**
-         * Keeps every other point (the first among them) and doubles the stride: the points stay evenly spaced, and
-         * there are never more than {@link #MAX_TIMELINE_POINTS}. Only a one-pass replay, which does not know its
-         * event count, gets here.
-         */
-        private void halveTimeline() {
-            int kept = 0;
-            for (int k = 0; k < samples; k += 2) {
-                sampleEvent[kept] = sampleEvent[k];
-                sampleAllocated[kept] = sampleAllocated[k];
-                sampleReserved[kept] = sampleReserved[k];
-                kept++;
-            }
-            samples = kept;
-            sampleStride *= 2;
-            snapshotStride = SNAPSHOT_SAMPLES * sampleStride;
         }
 
         // ------------------------------------------------------------------------------------------ ground truth
@@ -644,7 +396,7 @@ public final class Replayer {
             // Counted by the device; the comparison uses the counts only.
         }
 
-        private ReplayResult.GroundTruth groundTruth(TraceScan scan, WarmStartKind warm) {
+        private ReplayResult.GroundTruth groundTruth(TraceScan scan, WarmStartKind warm, long peakReserved) {
             long traceMallocs = scan.groundTruthMallocs();
             long traceFrees = scan.groundTruthFrees();
             long tracePeak = scan.groundTruthPeakReserved();

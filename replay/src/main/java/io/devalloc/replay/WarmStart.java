@@ -116,7 +116,7 @@ final class WarmStart {
                             + " block at 0x" + Long.toHexString(b.address()) + ": " + e.getMessage(), e);
                 }
             }
-            live.put(b.address(), b.size() > 0 ? r.address() : 0, Replayer.MISSING);
+            live.put(b.address(), b.size() > 0 ? r.address() : 0, EventDispatch.MISSING);
             restored.add(r);
         }
         return restored;

@@ -50,7 +50,11 @@
  *   <li>Device: opened from the spec through {@link io.devalloc.api.internal.DeviceRegistry} ({@code sim:80GiB} by
  *       default) and wrapped in a decorator that counts device mallocs and maps, frees and unmaps, with their sizes,
  *       without boxing. The configuration string goes to the allocator's provider unchanged (so {@code caching} with an
- *       empty one reads {@code PYTORCH_CUDA_ALLOC_CONF}, as PyTorch does).</li>
+ *       empty one reads {@code PYTORCH_CUDA_ALLOC_CONF}, as PyTorch does, and {@code bfc} applies TensorFlow's
+ *       {@code TF_FORCE_GPU_ALLOW_GROWTH} and {@code TF_ENABLE_GPU_GARBAGE_COLLECTION}); what the provider took from
+ *       the environment ({@link io.devalloc.api.spi.AllocatorProvider#configFromEnvironment}) is part of the
+ *       result's configuration, e.g. {@code max_split_size_mb:128 (from PYTORCH_CUDA_ALLOC_CONF)}, so that no
+ *       output calls such a configuration the defaults.</li>
  * </ul>
  *
  * <h2>Warm start ({@code --warm}, PyTorch traces)</h2>
@@ -74,7 +78,7 @@
  *       with 0 &lt; t &le; 1 MiB, the block is rounded + t (its unsplit tail); otherwise the rounded size. Rule 3 is
  *       the look-ahead the first pass answers.</li>
  * </ol>
- * <b>With expandable segments</b> ({@code --conf expandable_segments:True}) the presegments of a trace recorded with
+ * <b>With expandable segments</b> ({@code --config expandable_segments:True}) the presegments of a trace recorded with
  * them are the mapped ranges of expandable segments at the window's start (as PyTorch's snapshot shows them, one
  * segment per contiguous mapped range), and they are restored as such ({@link
  * io.devalloc.replay.ExpandableLayout} has the rules and their limits): the ranges are grouped into one
@@ -108,7 +112,7 @@
  *   <li>Fragmentation at the reserved peak: 1 &minus; allocated / reserved and 1 &minus; requested / reserved, with
  *       the highest allocated and requested bytes read while the reserved bytes stood at their peak (stats are read
  *       after every event in which the device gave memory, every
- *       {@value io.devalloc.replay.Replayer#OBSERVE_INTERVAL} events for the first 32,768, then every 1/1024
+ *       {@value io.devalloc.replay.PeakSampler#OBSERVE_INTERVAL} events for the first 32,768, then every 1/1024
  *       of the events so far (a power of two), at the start and at the end: the same events in one pass and in
  *       two). A caching
  *       allocator's peak is first reached right after a segment malloc, when the new segment is nearly empty; its
@@ -119,7 +123,7 @@
  *       most {@value io.devalloc.replay.Replayer#MAX_TIMELINE_POINTS} points, evenly spaced.</li>
  *   <li>Peak snapshot ({@code allocator.snapshot()}): taken when the state is at the reserved peak and the last
  *       snapshot is below it, but at most once per 1% of the trace's events (in one pass, once per
- *       {@value io.devalloc.replay.Replayer#SNAPSHOT_SAMPLES} timeline strides: about 1% of the events
+ *       {@value io.devalloc.replay.PeakSampler#SNAPSHOT_SAMPLES} timeline strides: about 1% of the events
  *       replayed so far), and no sooner after the previous
  *       snapshot than 9 times as long as that one took (so that snapshots, which cost time proportional to the
  *       allocator's blocks, take at most about a tenth of the replay): a peak reached too soon after the previous

@@ -2,6 +2,7 @@ package io.devalloc.replay;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -19,6 +20,19 @@ class ProgressBarTest {
         assertEquals("replaying t [##############################] 100%  0/0 events", ProgressBar.line("t", 0, 0));
         // A one-pass replay that cannot estimate its total: the count alone.
         assertEquals("replaying t.csv  1,234,567 events", ProgressBar.line("t.csv", 1_234_567, -1));
+    }
+
+    @Test
+    void aLongLabelLosesItsBeginningSoThatTheLineFits() {
+        String label = "../shared/traces/" + "x".repeat(100) + "/memory.csv (caching expandable_segments:True)";
+        String line = ProgressBar.line(label, 1_234_567_890L, 2_469_135_780L);
+        assertEquals(ProgressBar.MAX_LENGTH, line.length(), line);
+        assertTrue(line.startsWith("replaying ...") && line.contains("expandable_segments:True) ["), line);
+        String shorter = ProgressBar.line(label, 5, 10);
+        assertEquals(ProgressBar.MAX_LENGTH, shorter.length(), shorter);
+        assertTrue(shorter.contains("/memory.csv (caching expandable_segments:True) ["), "keeps the end: " + shorter);
+        assertTrue(line.endsWith("  1,234,567,890/2,469,135,780 events"), line);
+        assertTrue(ProgressBar.line(label, 5, -1).length() <= ProgressBar.MAX_LENGTH);
     }
 
     @Test

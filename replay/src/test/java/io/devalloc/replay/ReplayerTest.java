@@ -250,7 +250,7 @@ class ReplayerTest {
             assertEquals(22 * MiB, caching.stats().reservedBytes());
             assertEquals(5_767_168L + 2_621_440L + 1024L, caching.stats().allocatedBytes());
             assertEquals(3, live.size());
-            assertEquals(A, live.remove(A, Replayer.MISSING), "restored at the recorded address");
+            assertEquals(A, live.remove(A, EventDispatch.MISSING), "restored at the recorded address");
         }
         io.devalloc.api.spi.TraceStateRestore defaults = TestTraces.defaultCachingRules();
         assertEquals(12 * MiB, WarmStart.inferBlockSize(defaults, 12 * MiB, 13 * MiB + 512, false));

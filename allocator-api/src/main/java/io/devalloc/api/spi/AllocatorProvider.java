@@ -4,12 +4,23 @@ import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.config.AllocatorConfig;
 import io.devalloc.api.config.ConfigSchema;
 import io.devalloc.api.device.DeviceMemory;
+import java.util.List;
 
 /**
  * A plug-in allocation algorithm ({@code direct}, {@code bfc}, {@code caching}). Found with
  * {@link java.util.ServiceLoader}: list the implementation in
  * {@code META-INF/services/io.devalloc.api.spi.AllocatorProvider}. Thread-safe, with a cheap no-argument
  * constructor.
+ *
+ * <p><b>Configuration from the environment.</b> A provider may take part of an allocator's configuration from
+ * environment variables of the framework it ports, so that a program tuned for that framework keeps its settings:
+ * {@code caching} reads {@code PYTORCH_CUDA_ALLOC_CONF} (or {@code PYTORCH_HIP_ALLOC_CONF}, {@code PYTORCH_ALLOC_CONF})
+ * when it is given no configuration, {@code bfc} TensorFlow's {@code TF_FORCE_GPU_ALLOW_GROWTH} and
+ * {@code TF_ENABLE_GPU_GARBAGE_COLLECTION}. Such a provider reads them from the process environment when
+ * {@link java.util.ServiceLoader} creates it, or from a map given to a constructor of its own (for tests and
+ * embedding), and says what it takes through {@link #configFromEnvironment(String)}: the allocator itself is not
+ * asked, so that tools which show the configuration that ran (the replay's tables, JSON and report) can say where
+ * it came from instead of calling it the defaults.
  */
 public interface AllocatorProvider {
 
@@ -33,5 +44,22 @@ public interface AllocatorProvider {
      */
     default DeviceAllocator create(DeviceMemory device, String configText) {
         return create(new AllocatorSetup(device, AllocatorConfig.parse(configText, configSchema()), false));
+    }
+
+    /**
+     * What an allocator created from {@code configText} ({@link #create(DeviceMemory, String)}) takes from environment
+     * variables rather than from the text, in the order it applies them: the variables this provider reads, in the
+     * environment it reads them from (see above). The answer must match what {@code create} applies: a variable
+     * that is set but ignored (an empty value, a value the framework would refuse, a key the text sets and the
+     * variable does not override) is not listed.
+     *
+     * <p>The default, for providers that read no environment, is the empty list: the text alone decides.
+     *
+     * @param configText the configuration text {@code create} is given (null or blank: none)
+     * @return the parts of the configuration from the environment, empty when there are none
+     * @throws io.devalloc.api.error.InvalidConfigurationException if the text is refused, as {@code create} would
+     */
+    default List<EnvironmentConfig> configFromEnvironment(String configText) {
+        return List.of();
     }
 }

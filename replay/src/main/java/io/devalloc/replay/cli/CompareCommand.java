@@ -34,7 +34,10 @@ import picocli.CommandLine.Spec;
         header = "Replay traces through several allocators and configurations and compare them side by side.",
         description = {"Replay each trace through several allocators and configurations on the same device and print "
                 + "their figures side by side, the best of each row marked with " + CompareCommand.BEST + ". "
-                + "Default runs: direct, bfc, caching, and caching with expandable_segments:True."},
+                + "Default runs: direct, bfc, caching, and caching with expandable_segments:True.",
+                "",
+                "The runs name their allocators and configurations (--run), so DEVALLOC_ALLOCATOR and "
+                + "DEVALLOC_CONFIG do not apply here; DEVALLOC_DEVICE does, as for 'devalloc replay'."},
         footer = {"", "Examples:",
                 "  devalloc compare memory.csv",
                 "  devalloc compare a.csv b.csv --run caching --run caching:max_split_size_mb:128",
@@ -61,7 +64,7 @@ public final class CompareCommand implements Callable<Integer> {
     List<String> runs;
 
     @Option(names = "--device", paramLabel = "SPEC", defaultValue = ReplayOptions.DEFAULT_DEVICE,
-            description = "Device spec for every run. Default: ${DEFAULT-VALUE}.")
+            description = "Device spec for every run. Default: ${DEFAULT-VALUE} (DEVALLOC_DEVICE sets it).")
     String device;
 
     @Option(names = "--warm", description = "PyTorch traces: restore the recorded starting state (see 'replay').")
@@ -136,11 +139,11 @@ public final class CompareCommand implements Callable<Integer> {
             out.println();
         }
         if (byTrace.size() > 1) {
-            printAll(out, parsed, byTrace);
+            printAll(out, byTrace);
             out.println();
         }
-        out.println("Lower is better except events per second; " + BEST + " marks the best of each row (ties share"
-                + " it). 'devalloc replay TRACE --allocator NAME' shows one run in detail.");
+        TextWrap.print(out, "", "", "Lower is better except events per second; " + BEST + " marks the best of each"
+                + " row (ties share it). 'devalloc replay TRACE --allocator NAME' shows one run in detail.");
         if (html != null) {
             out.println("HTML report: " + html);
         }
@@ -176,7 +179,8 @@ public final class CompareCommand implements Callable<Integer> {
             new Row("events per second", Better.HIGHER, o -> count(Math.round(o.result().eventsPerSecond())),
                     o -> o.result().eventsPerSecond()));
 
-    private static void printTrace(PrintWriter out, List<ReplayOutcome> outcomes) {
+    /** One trace's table, with what PyTorch did and the notes. */
+    static void printTrace(PrintWriter out, List<ReplayOutcome> outcomes) {
         ReplayOutcome first = outcomes.getFirst();
         ReplayResult r0 = first.result();
         out.println(r0.trace() + " (" + TraceReplays.formatName(first.format()) + ", " + count(r0.events())
@@ -209,7 +213,7 @@ public final class CompareCommand implements Callable<Integer> {
             for (ReplayOutcome o : outcomes) {
                 ReplayResult.GroundTruth og = o.result().groundTruth();
                 if (og != null && !og.match()) {
-                    out.println("  " + o.label() + ": " + og.firstDifference());
+                    TextWrap.print(out, "  " + o.label() + ": ", "    ", og.firstDifference());
                 }
             }
         }
@@ -219,26 +223,29 @@ public final class CompareCommand implements Callable<Integer> {
             shared.retainAll(o.notes());
         }
         for (String note : shared) {
-            out.println("  note: " + note);
+            TextWrap.print(out, "  note: ", "    ", note);
         }
         for (ReplayOutcome o : outcomes) {
             for (String note : o.notes()) {
                 if (!shared.contains(note)) {
-                    out.println("  note (" + o.label() + "): " + note);
+                    TextWrap.print(out, "  note (" + o.label() + "): ", "    ", note);
                 }
             }
         }
     }
 
-    /** One table over all traces: sums, except fragmentation (the mean) and speed (over all events). */
-    private static void printAll(PrintWriter out, List<Run> runs, List<List<ReplayOutcome>> byTrace) {
+    /**
+     * One table over all traces: sums, except fragmentation (the mean) and speed (over all events). The runs are
+     * labelled as the first trace's replays were (with what their allocators took from the environment).
+     */
+    private static void printAll(PrintWriter out, List<List<ReplayOutcome>> byTrace) {
         out.println("All " + byTrace.size() + " traces");
         out.println();
         List<String> labels = new ArrayList<>();
-        for (Run run : runs) {
-            labels.add(run.label());
+        for (ReplayOutcome o : byTrace.getFirst()) {
+            labels.add(o.label());
         }
-        int n = runs.size();
+        int n = labels.size();
         long[] peak = new long[n];
         long[] mallocs = new long[n];
         long[] frees = new long[n];
@@ -287,7 +294,9 @@ public final class CompareCommand implements Callable<Integer> {
 
     /**
      * A table with a name column, then for each run a right-aligned figure column headed by the run's label and a
-     * narrow column for the {@value #BEST} mark, so that figures line up whether or not they are marked.
+     * narrow column for the {@value #BEST} mark, so that figures line up whether or not they are marked. The figure
+     * columns wrap, so that long labels (a long configuration, one from the environment) go onto more lines of the
+     * header rather than past the width.
      */
     private static TextTable table(List<String> labels) {
         String[] headers = new String[1 + 2 * labels.size()];
@@ -298,7 +307,7 @@ public final class CompareCommand implements Callable<Integer> {
         }
         TextTable table = TextTable.withHeaders(headers);
         for (int i = 0; i < labels.size(); i++) {
-            table.align(1 + 2 * i, TextTable.Align.RIGHT);
+            table.align(1 + 2 * i, TextTable.Align.RIGHT).wrap(1 + 2 * i);
         }
         return table;
     }

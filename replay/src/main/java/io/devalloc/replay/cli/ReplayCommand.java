@@ -20,7 +20,7 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code devalloc replay TRACE}: replays one allocation trace through one allocator and configuration on one device
- * and prints the figures, with PyTorch's own where the trace has them (see the package {@code io.devalloc.replay} for the
+ * and prints the figures, with PyTorch's own where the trace has them (see package {@code io.devalloc.replay} for the
  * rules). {@code --json} prints one JSON object instead ({@link ReplayJson}); {@code --html FILE} also writes the
  * HTML report ({@link io.devalloc.replay.report.HtmlReport}).
  */
@@ -32,13 +32,21 @@ import picocli.CommandLine.Spec;
                 + "on a device, and print what the allocator did: allocations, device mallocs and frees, peak "
                 + "reserved, allocated and requested bytes, fragmentation at the peak, out-of-memory errors, speed. "
                 + "For PyTorch traces, also what PyTorch's allocator did (the trace's segment rows): MATCH or the "
-                + "first difference."},
+                + "first difference.",
+                "",
+                "Unless told otherwise it replays through PyTorch's caching allocator on a simulated 80 GiB GPU, "
+                + "where 'devalloc demo' uses the direct allocator on the device 'auto' picks: PyTorch's traces are "
+                + "compared with what that allocator did, and a replay measures allocator decisions, which need no "
+                + "memory behind the addresses and give the same figures on every machine. --device, --allocator "
+                + "and --config, or DEVALLOC_DEVICE, DEVALLOC_ALLOCATOR and DEVALLOC_CONFIG, choose others; the "
+                + "options win."},
         footer = {"", "Examples:",
                 "  devalloc replay memory.csv",
-                "  devalloc replay memory.csv --allocator caching --conf expandable_segments:True",
+                "  devalloc replay memory.csv --config expandable_segments:True",
                 "  devalloc replay snapshot.pickle --warm --json",
                 "  devalloc replay memory.csv --html report.html",
-                "  devalloc replay trace.valgrind --allocator bfc --conf allow_growth:true --device sim:16GiB"})
+                "  devalloc replay trace.valgrind --allocator bfc --config allow_growth:true",
+                "  devalloc replay trace.valgrind --device sim:16GiB"})
 public final class ReplayCommand implements Callable<Integer> {
 
     @Spec
@@ -49,17 +57,32 @@ public final class ReplayCommand implements Callable<Integer> {
 
     @Option(names = "--allocator", paramLabel = "NAME", defaultValue = ReplayOptions.DEFAULT_ALLOCATOR,
             description = "Allocator: direct, bfc, caching, caching-host or any plug-in ('devalloc devices' lists "
-                    + "them). Default: ${DEFAULT-VALUE}.")
+                    + "them). Default: ${DEFAULT-VALUE} (DEVALLOC_ALLOCATOR sets it).")
     String allocator;
 
     @Option(names = "--device", paramLabel = "SPEC", defaultValue = ReplayOptions.DEFAULT_DEVICE,
-            description = "Device spec: sim:SIZE, host, cuda:N, ... Default: ${DEFAULT-VALUE}.")
+            description = "Device spec: sim:SIZE, host, cuda:N, ... Default: ${DEFAULT-VALUE} (DEVALLOC_DEVICE "
+                    + "sets it).")
     String device;
 
-    @Option(names = {"--conf", "--config"}, paramLabel = "K:V,...", defaultValue = "",
-            description = "The allocator's configuration, passed to it unchanged, e.g. "
-                    + "expandable_segments:True or allow_growth:true. Default: none.")
+    @Option(names = "--config", paramLabel = "K:V,...", defaultValue = "",
+            description = "The allocator's configuration, key:value pairs separated by commas, passed to it "
+                    + "unchanged, e.g. expandable_segments:True or allow_growth:true. Default: none (DEVALLOC_CONFIG "
+                    + "sets one; without one, caching reads PYTORCH_CUDA_ALLOC_CONF). --conf is the same option.")
+    String config;
+
+    /**
+     * {@code --conf}, the older name of {@code --config}, still accepted (the help shows {@code --config} only); null
+     * unless given. A separate option because picocli gives an unmatched option its default after parsing, which
+     * would overwrite a value the alias set; the launcher refuses both names at once.
+     */
+    @Option(names = "--conf", paramLabel = "K:V,...", hidden = true)
     String conf;
+
+    /** The configuration given with {@code --config} or {@code --conf}, else the default. */
+    private String config() {
+        return conf != null ? conf : config;
+    }
 
     @Option(names = "--warm",
             description = "PyTorch traces: restore the allocator's state from when recording began (the trace's "
@@ -81,7 +104,7 @@ public final class ReplayCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        ReplayOptions options = new ReplayOptions(allocator, device, conf, warm, emptyCacheAtSegmentFree);
+        ReplayOptions options = new ReplayOptions(allocator, device, config(), warm, emptyCacheAtSegmentFree);
         ReplayOutcome outcome = TraceReplays.replay(trace, options, spec.commandLine().getErr(), trace.toString());
         if (html != null) {
             TraceReplays.writeReport(html, "devalloc replay " + trace + " (" + outcome.label() + " on " + device + ")",
@@ -104,7 +127,7 @@ public final class ReplayCommand implements Callable<Integer> {
         out.println("Replay of " + r.trace() + " (" + TraceReplays.formatName(outcome.format()) + ", "
                 + count(r.events()) + " events)");
         out.println();
-        TextTable table = TextTable.withoutHeaders(2);
+        TextTable table = TextTable.withoutHeaders(2).wrap(1);
         table.row("allocator", r.allocator());
         table.row("config", r.conf().isBlank() ? "(defaults)" : r.conf());
         table.row("device", r.device() + ": " + outcome.deviceName());
@@ -148,14 +171,14 @@ public final class ReplayCommand implements Callable<Integer> {
             gt.print(out, "  ");
             if (!g.match()) {
                 out.println();
-                out.println("  first difference: " + g.firstDifference());
+                TextWrap.print(out, "  first difference: ", "    ", g.firstDifference());
             }
         }
         if (!outcome.notes().isEmpty()) {
             out.println();
             out.println("Notes:");
             for (String note : outcome.notes()) {
-                out.println("  - " + note);
+                TextWrap.print(out, "  - ", "    ", note);
             }
         }
     }

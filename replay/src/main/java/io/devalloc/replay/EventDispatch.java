@@ -1,0 +1,204 @@
+package io.devalloc.replay;
+
+import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.device.DeviceStream;
+import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.internal.LongLongHashMap;
+import io.devalloc.trace.TraceEvent;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Applies a trace's events to the allocator under replay, one at a time, and counts what it did: allocations and
+ * frees by the trace's keys (a {@link KeyMap} from key to our address), the trace's streams as streams created on
+ * the device, and, when asked, {@code releaseCachedMemory()} where the recorded program called
+ * {@code torch.cuda.empty_cache()}. The rules are the package's (see {@link io.devalloc.replay}).
+ *
+ * <p>It is the replay's hot loop: {@link #apply} creates no objects and boxes nothing, and allocates only through
+ * the allocator and, once per new trace stream, a device stream. One replay owns one dispatch per device it opens
+ * (a warm start that reopens the device starts a new one). Not thread-safe: the replaying thread only.
+ */
+final class EventDispatch {
+
+    /** Live-key map value: the key is not live. */
+    static final long MISSING = Long.MIN_VALUE + 1;
+    /** Live-key map value: the key's allocation ran out of memory. */
+    static final long FAILED = Long.MIN_VALUE;
+
+    private final DeviceAllocator allocator;
+    private final ObservedDevice device;
+    /** Told of every successful allocation, or null. */
+    private final Replayer.AllocationHook allocationHook;
+
+    private final KeyMap live = new KeyMap(4096);
+    private final LongLongHashMap streamIndex = new LongLongHashMap();
+    private final List<DeviceStream> streams = new ArrayList<>();
+    private long lastStreamKey;
+    private DeviceStream lastStream = DeviceStream.DEFAULT;
+
+    /** The warm state was restored: {@code prealloc} rows are already live. */
+    private boolean warmStateRestored;
+    private boolean emptyCacheAtSegmentFree;
+    /** The previous event was a {@code segment_free} or {@code segment_unmap} row. */
+    private boolean inSegmentFreeRun;
+
+    private long allocs;
+    private long frees;
+    private long ooms;
+    private long unknownFrees;
+    private long failedFrees;
+    private long reallocations;
+    private long emptyCacheCalls;
+    /** The trace's own out-of-memory failures (PyTorch {@code oom}, RMM {@code allocate failure} rows). */
+    private long traceOoms;
+
+    EventDispatch(DeviceAllocator allocator, ObservedDevice device, Replayer.AllocationHook allocationHook) {
+        this.allocator = allocator;
+        this.device = device;
+        this.allocationHook = allocationHook;
+    }
+
+    /**
+     * Sets how the events that follow are applied: whether the warm state was restored (then {@code prealloc} rows
+     * are already live and are skipped; otherwise they are allocated as {@code alloc} rows), and whether the first
+     * row of each run of {@code segment_free} or {@code segment_unmap} rows calls {@code releaseCachedMemory()}.
+     */
+    void start(boolean warmStateRestored, boolean emptyCacheAtSegmentFree) {
+        this.warmStateRestored = warmStateRestored;
+        this.emptyCacheAtSegmentFree = emptyCacheAtSegmentFree;
+    }
+
+    /** The trace key → our address map (what a warm start fills with the restored blocks). */
+    KeyMap live() {
+        return live;
+    }
+
+    /** Applies event {@code k} of {@code batch}, and returns its kind. */
+    TraceEvent.Kind apply(ReadAhead.Batch batch, int k) {
+        TraceEvent.Kind kind = batch.kind(k);
+        switch (kind) {
+            case ALLOC -> alloc(batch.key[k], batch.size[k], batch.stream[k]);
+            case FREE -> free(batch.key[k]);
+            case PREALLOC -> {
+                if (!warmStateRestored) {
+                    alloc(batch.key[k], batch.size[k], batch.stream[k]);
+                }
+            }
+            case SEGMENT_FREE, SEGMENT_UNMAP -> {
+                // empty_cache frees whole segments, or unmaps expandable ones' free pages.
+                if (emptyCacheAtSegmentFree && !inSegmentFreeRun) {
+                    allocator.releaseCachedMemory();
+                    emptyCacheCalls++;
+                }
+            }
+            case OOM -> traceOoms++;
+            default -> {
+                // Presegments were seeded (or cannot be); segment rows and OOMs are ground truth.
+            }
+        }
+        inSegmentFreeRun = kind == TraceEvent.Kind.SEGMENT_FREE || kind == TraceEvent.Kind.SEGMENT_UNMAP;
+        return kind;
+    }
+
+    /** The device stream of a trace stream: 0 is the default stream; others are created on first use. */
+    DeviceStream stream(long traceStream) {
+        if (traceStream == 0) {
+            return DeviceStream.DEFAULT;
+        }
+        if (traceStream == lastStreamKey) {
+            return lastStream;
+        }
+        long index = streamIndex.get(traceStream, -1);
+        DeviceStream s;
+        if (index < 0) {
+            s = device.createStream();
+            streamIndex.put(traceStream, streams.size(), -1);
+            streams.add(s);
+        } else {
+            s = streams.get((int) index);
+        }
+        lastStreamKey = traceStream;
+        lastStream = s;
+        return s;
+    }
+
+    private void alloc(long key, long size, long traceStream) {
+        long ours;
+        try {
+            ours = allocator.malloc(size, stream(traceStream));
+        } catch (OutOfMemoryException e) {
+            ooms++;
+            ours = FAILED;
+        }
+        if (ours != FAILED) {
+            allocs++;
+            if (allocationHook != null) {
+                allocationHook.allocated(key, ours);
+            }
+        }
+        long previous = live.put(key, ours, MISSING);
+        if (previous != MISSING) {
+            reallocations++;
+            if (previous != FAILED) {
+                allocator.free(previous);
+            }
+        }
+    }
+
+    private void free(long key) {
+        long ours = live.remove(key, MISSING);
+        if (ours == MISSING) {
+            unknownFrees++;
+        } else if (ours == FAILED) {
+            failedFrees++;
+        } else {
+            allocator.free(ours);
+            frees++;
+        }
+    }
+
+    /** Successful allocations ({@code alloc} rows, and {@code prealloc} rows when the warm state was not restored). */
+    long allocs() {
+        return allocs;
+    }
+
+    /** Frees replayed. */
+    long frees() {
+        return frees;
+    }
+
+    /** Allocations that failed with out of memory. */
+    long ooms() {
+        return ooms;
+    }
+
+    /** Frees of a key that was not live (skipped). */
+    long unknownFrees() {
+        return unknownFrees;
+    }
+
+    /** Frees of an allocation that had run out of memory (skipped). */
+    long failedFrees() {
+        return failedFrees;
+    }
+
+    /** Allocations of a key that was still live: the older allocation was freed. */
+    long reallocations() {
+        return reallocations;
+    }
+
+    /** Calls to {@code releaseCachedMemory()} made for runs of {@code segment_free} rows. */
+    long emptyCacheCalls() {
+        return emptyCacheCalls;
+    }
+
+    /** The trace's own out-of-memory rows. */
+    long traceOoms() {
+        return traceOoms;
+    }
+
+    /** Trace streams other than the default one, each created on the device. */
+    int streamCount() {
+        return streams.size();
+    }
+}

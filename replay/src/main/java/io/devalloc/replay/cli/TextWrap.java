@@ -1,0 +1,90 @@
+package io.devalloc.replay.cli;
+
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * Word wrapping for the commands' output, which stays within {@value #MAX_WIDTH} columns: notes, footers and the
+ * wrapping columns of a {@link TextTable}. Lines break at spaces and after commas (a configuration such as
+ * {@code max_split_size_mb:128,garbage_collection_threshold:0.6} has no spaces); a word longer than the width is
+ * broken inside.
+ */
+public final class TextWrap {
+
+    /** The widest line the commands print, indentation included. */
+    public static final int MAX_WIDTH = 120;
+    /** Where a line may break: at a space, or after a comma. */
+    static final Pattern BREAKS = Pattern.compile(" |(?<=,)");
+    /** The narrowest room {@link #print} leaves a line of text after its prefix. */
+    private static final int MIN_WIDTH = 20;
+
+    private TextWrap() {
+    }
+
+    /**
+     * {@code text} in lines of at most {@code width} characters, broken at spaces (the spaces at a break are dropped),
+     * after commas, and at its own line breaks; text that fits is returned as it is.
+     *
+     * @throws IllegalArgumentException if {@code width < 1}
+     */
+    public static List<String> lines(String text, int width) {
+        if (width < 1) {
+            throw new IllegalArgumentException("a wrapping width must be positive, got " + width);
+        }
+        List<String> lines = new ArrayList<>();
+        for (String paragraph : text.split("\n", -1)) {
+            wrapParagraph(paragraph, width, lines);
+        }
+        return lines;
+    }
+
+    private static void wrapParagraph(String text, int width, List<String> lines) {
+        int first = lines.size();
+        String rest = text;
+        while (rest.length() > width) {
+            // The last space at or before the width (what comes before it fits), or the last comma before it.
+            int cut = Math.max(rest.lastIndexOf(' ', width), rest.lastIndexOf(',', width - 1) + 1);
+            if (cut <= 0) {
+                lines.add(rest.substring(0, width));
+                rest = rest.substring(width);
+            } else {
+                lines.add(rest.substring(0, cut).stripTrailing());
+                rest = rest.substring(cut).stripLeading();
+            }
+        }
+        if (!rest.isEmpty() || lines.size() == first) {
+            lines.add(rest);
+        }
+    }
+
+    /**
+     * Prints {@code text} wrapped to {@value #MAX_WIDTH} columns: the first line after {@code firstPrefix}, the
+     * others after {@code nextPrefix} (a hanging indent, e.g. {@code "  - "} then {@code "    "}), each line as long
+     * as its prefix leaves room for.
+     */
+    public static void print(PrintWriter out, String firstPrefix, String nextPrefix, String text) {
+        int nextWidth = Math.max(MIN_WIDTH, MAX_WIDTH - nextPrefix.length());
+        int firstWidth = MAX_WIDTH - firstPrefix.length();
+        List<String> first = lines(text, Math.max(1, firstWidth));
+        if (firstWidth < MIN_WIDTH || first.isEmpty()) {
+            // No room after a long prefix: the text starts on the next line.
+            out.println(firstPrefix.stripTrailing());
+            printLines(out, nextPrefix, lines(text, nextWidth));
+            return;
+        }
+        out.println((firstPrefix + first.getFirst()).stripTrailing());
+        // The first line is the beginning of the text (wrapping only drops the spaces where it breaks).
+        String rest = text.substring(first.getFirst().length()).stripLeading();
+        if (!rest.isEmpty()) {
+            printLines(out, nextPrefix, lines(rest, nextWidth));
+        }
+    }
+
+    private static void printLines(PrintWriter out, String prefix, List<String> lines) {
+        for (String line : lines) {
+            out.println((prefix + line).stripTrailing());
+        }
+    }
+}
