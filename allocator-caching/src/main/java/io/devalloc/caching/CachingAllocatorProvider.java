@@ -51,18 +51,18 @@ public final class CachingAllocatorProvider implements AllocatorProvider {
 
     /**
      * The variable's configuration when {@code configText} is empty and one of PyTorch's variables is set to a
-     * non-blank value (the first set, as {@link CachingOptions#environmentVariable(Map)} finds it), else nothing.
+     * non-blank value (the first set, as {@link CachingConfig#environmentVariable(Map)} finds it), else nothing.
      */
     @Override
     public List<EnvironmentConfig> configFromEnvironment(String configText) {
         if (configText != null && !configText.isBlank()) {
             return List.of();
         }
-        String fromEnv = CachingOptions.fromEnvironment(environment);
+        String fromEnv = CachingConfig.fromEnvironment(environment);
         if (fromEnv.isBlank()) {
             return List.of();
         }
-        return List.of(new EnvironmentConfig(CachingOptions.environmentVariable(environment), fromEnv.strip()));
+        return List.of(new EnvironmentConfig(CachingConfig.environmentVariable(environment), fromEnv.strip()));
     }
 
     @Override
