@@ -93,6 +93,7 @@ public interface DeviceAllocator extends AutoCloseable {
      * @throws InvalidFreeException {@code WRONG_ALLOCATOR} for another allocator's handle, {@code DOUBLE_FREE}
      *                              for a handle already freed
      */
+    @SuppressWarnings("ReferenceEquality") // an allocation belongs to one allocator instance, not to an equal one
     default void free(Allocation allocation) {
         if (allocation.allocator() != this) {
             throw new InvalidFreeException(InvalidFreeException.Reason.WRONG_ALLOCATOR, allocation.address(),

@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -102,7 +103,7 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator {
     private final ReentrantLock retryLock = new ReentrantLock();
     private final Condition freed = retryLock.newCondition();
     private final AtomicInteger waiters = new AtomicInteger();
-    private volatile long freeGeneration;
+    private final AtomicLong freeGeneration = new AtomicLong();
 
     private record PendingFree(long count, DeviceEvent event) {
     }
@@ -217,7 +218,7 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator {
         waiters.incrementAndGet();
         try {
             while (true) {
-                long seen = freeGeneration;
+                long seen = freeGeneration.get();
                 long address = attempt(bytes, alignment, stream, true, false);
                 if (address != 0) {
                     return address;
@@ -228,7 +229,7 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator {
                 }
                 retryLock.lock();
                 try {
-                    while (freeGeneration == seen && remaining > 0) {
+                    while (freeGeneration.get() == seen && remaining > 0) {
                         remaining = freed.awaitNanos(remaining);
                     }
                 } catch (InterruptedException e) {
@@ -244,7 +245,7 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator {
     }
 
     private void notifyFreed() {
-        freeGeneration++;
+        freeGeneration.incrementAndGet();
         if (waiters.get() > 0) {
             retryLock.lock();
             try {

@@ -42,16 +42,17 @@ final class MemoryLogFormat {
     static String statsDebugString(long limit, long inUse, long maxInUse, long numAllocs, long maxAllocSize,
                                    long pool, long peakPool, long largestFree) {
         // BFC leaves bytes_reserved at 0; the pool figures follow on their own lines.
-        return String.format(Locale.ROOT, "Limit:            %20d\n"
-                        + "InUse:            %20d\n"
-                        + "MaxInUse:         %20d\n"
-                        + "NumAllocs:        %20d\n"
-                        + "MaxAllocSize:     %20d\n"
-                        + "Reserved:         %20d\n"
-                        + "PeakReserved:     %20d\n"
-                        + "LargestFreeBlock: %20d\n"
-                        + "PoolBytes:        %20d\n"
-                        + "PeakPoolBytes:    %20d",
+        return String.format(Locale.ROOT, """
+                        Limit:            %20d
+                        InUse:            %20d
+                        MaxInUse:         %20d
+                        NumAllocs:        %20d
+                        MaxAllocSize:     %20d
+                        Reserved:         %20d
+                        PeakReserved:     %20d
+                        LargestFreeBlock: %20d
+                        PoolBytes:        %20d
+                        PeakPoolBytes:    %20d""",
                 limit, inUse, maxInUse, numAllocs, maxAllocSize, 0L, 0L, largestFree, pool, peakPool);
     }
 

@@ -86,6 +86,8 @@ public interface CachingAllocator extends DeviceAllocator {
     @FunctionalInterface
     interface OomRejectionObserver {
         /**
+         * Called for each refused segment request.
+         *
          * @param device         the device index
          * @param allocationSize the segment size that was refused
          * @param totalAllocated the bytes the allocator held from the device before the request
@@ -98,6 +100,8 @@ public interface CachingAllocator extends DeviceAllocator {
     @FunctionalInterface
     interface OutOfMemoryObserver {
         /**
+         * Called for each out-of-memory error, after the allocator's lock is released.
+         *
          * @param device         the device index
          * @param allocationSize the segment size that could not be obtained
          * @param deviceAllowed  the allowed maximum, or the device's total when no fraction is set

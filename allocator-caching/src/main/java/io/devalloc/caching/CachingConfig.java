@@ -527,7 +527,7 @@ public final class CachingConfig {
         int lastIndex = 0;
         int i = 1;
         while (i < end) {
-            if (i + 2 >= end || !t.get(i + 1).equals(":") || (isDelimiter(t.get(i)))
+            if (i + 2 >= end || !t.get(i + 1).equals(":") || isDelimiter(t.get(i))
                     || isDelimiter(t.get(i + 2))) {
                 throw malformedDivisions(text);
             }

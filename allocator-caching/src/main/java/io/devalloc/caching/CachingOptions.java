@@ -47,6 +47,7 @@ import java.util.Objects;
  * @param configText                    the text these options were parsed from ("" for the defaults); reported as
  *                                      {@code allocator_settings["PYTORCH_CUDA_ALLOC_CONF"]}
  */
+@SuppressWarnings("ArrayRecordComponent") // the array is copied in and out; equals and hashCode compare contents
 public record CachingOptions(Backend backend, long largeSegmentSize, long maxSplitSize, long maxNonSplitRounding,
                              double garbageCollectionThreshold, int[] roundupPower2Divisions,
                              boolean expandableSegments, boolean releaseLockOnCudamalloc,

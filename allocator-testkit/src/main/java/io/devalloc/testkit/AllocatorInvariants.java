@@ -21,6 +21,8 @@ public final class AllocatorInvariants {
     }
 
     /**
+     * Checks the allocator's stats and snapshot against each other and against {@code live}.
+     *
      * @param allocator the allocator, not being used by other threads during the check
      * @param live      what the caller knows is live
      * @throws AssertionError naming the first broken invariant

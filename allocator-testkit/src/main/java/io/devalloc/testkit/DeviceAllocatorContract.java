@@ -41,6 +41,10 @@ import org.junit.jupiter.api.Test;
  */
 public abstract class DeviceAllocatorContract {
 
+    /** For subclasses: one per allocator and configuration under test. */
+    protected DeviceAllocatorContract() {
+    }
+
     /** A fresh device with at least 256 MiB of capacity. */
     protected abstract DeviceMemory openDevice();
 
@@ -270,7 +274,7 @@ public abstract class DeviceAllocatorContract {
         Map<Long, Byte> patterns = new HashMap<>();
         List<Long> order = new ArrayList<>();
         DeviceStream side = device.createStream();
-        long logMax = 64 - Long.numberOfLeadingZeros(maxRequest());
+        long logMax = 64L - Long.numberOfLeadingZeros(maxRequest());
         for (int op = 0; op < operations; op++) {
             boolean allocate = order.isEmpty() || r.nextInt(100) < 55;
             if (allocate) {

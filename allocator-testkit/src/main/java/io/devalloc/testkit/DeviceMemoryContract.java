@@ -34,6 +34,10 @@ import org.junit.jupiter.api.Test;
  */
 public abstract class DeviceMemoryContract {
 
+    /** For subclasses: one per device adapter under test. */
+    protected DeviceMemoryContract() {
+    }
+
     /** A fresh device, with at least {@link #testCapacityFloor()} bytes of capacity. */
     protected abstract DeviceMemory openDevice();
 

@@ -9,6 +9,10 @@ import java.util.TreeMap;
  */
 public final class LiveSet {
 
+    /** An empty set. */
+    public LiveSet() {
+    }
+
     /** address → requested bytes */
     private final TreeMap<Long, Long> ranges = new TreeMap<>();
     private long requestedBytes;

@@ -23,6 +23,10 @@ import org.junit.platform.launcher.TestPlan;
  */
 public final class SharedTraceSkips implements TestExecutionListener {
 
+    /** Created by the JUnit Platform launcher, which finds it through {@link java.util.ServiceLoader}. */
+    public SharedTraceSkips() {
+    }
+
     /** The system property naming the report file (the build sets it for every module). */
     public static final String REPORT_PROPERTY = "devalloc.skip.report";
     /** The system property naming the module (the build sets it to the artifact id). */

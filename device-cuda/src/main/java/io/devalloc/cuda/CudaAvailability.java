@@ -49,6 +49,8 @@ final class CudaAvailability {
     @FunctionalInterface
     interface LibraryCheck {
         /**
+         * Whether {@code library} can be loaded.
+         *
          * @return null when {@code library} can be loaded, otherwise why not (the loader's message)
          * @throws RuntimeException when the question cannot be asked (native access disabled, say)
          */

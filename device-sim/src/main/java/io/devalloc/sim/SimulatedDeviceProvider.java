@@ -14,6 +14,10 @@ import io.devalloc.api.units.ByteSize;
  */
 public final class SimulatedDeviceProvider implements DeviceMemoryProvider {
 
+    /** Creates the provider; {@link java.util.ServiceLoader} calls this. */
+    public SimulatedDeviceProvider() {
+    }
+
     public static final String NAME = "sim";
     public static final long DEFAULT_CAPACITY = 80 * ByteSize.GiB;
     /** Half of the default address space, so that fragmentation of the address space never limits a full device. */

@@ -54,6 +54,7 @@ public final class GuiceExample {
         }
     }
 
+    @SuppressWarnings("ReferenceEquality") // shows that Guice hands out one singleton instance
     public static void main(String[] args) {
         Injector injector = Guice.createInjector(new DevallocModule(new DevallocSettings("sim:8GiB", "direct", "")));
         // Nothing has been opened yet: the module opens the device when the allocator is first needed.

@@ -7,6 +7,7 @@ import io.devalloc.api.error.DevallocException;
 import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.lang.module.ModuleDescriptor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -264,8 +265,13 @@ public final class Launcher implements Callable<Integer> {
     static final class Version implements IVersionProvider {
         @Override
         public String[] getVersion() {
-            // The launcher jar's manifest carries Implementation-Version; classes run from a build tree have none.
+            // On the class path the launcher jar's manifest carries Implementation-Version; on the module path the
+            // module descriptor carries the version; classes run from a build tree have neither.
             String version = Launcher.class.getPackage().getImplementationVersion();
+            ModuleDescriptor module = Launcher.class.getModule().getDescriptor();
+            if (version == null && module != null) {
+                version = module.rawVersion().orElse(null);
+            }
             List<String> lines = new ArrayList<>();
             lines.add(PROGRAM + " " + (version != null ? version : "(development build)"));
             lines.add("Java " + Runtime.version() + " (" + System.getProperty("java.vendor", "unknown vendor") + ", "

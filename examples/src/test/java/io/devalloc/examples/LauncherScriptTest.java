@@ -166,7 +166,7 @@ class LauncherScriptTest {
                 + "echo '[WARNING] a warning that -q would hide' >&2\n"
                 + "echo '[INFO] Building devalloc :: core 0.1.0-SNAPSHOT                     [2/2]'\n"
                 + (buildSucceeds
-                    ? "mkdir -p examples/target && touch examples/target/devalloc-launcher.jar\n"
+                    ? "mkdir -p examples/target/modules && touch examples/target/modules/examples.jar\n"
                         + "echo '[INFO] BUILD SUCCESS'\n"
                     : "echo '[ERROR] COMPILATION ERROR: A.java:[1,9] class, interface or enum expected' >&2\n"
                         + "echo '[INFO] BUILD FAILURE'; exit 3\n"));
@@ -188,8 +188,10 @@ class LauncherScriptTest {
         Path root = fakeTree(true);
         Path elsewhere = Files.createDirectories(tmp.resolve("elsewhere"));
         Map<String, String> env = Map.of("JAVA_HOME", fakeJdk("jdk25", "openjdk version \"25\" 2025-09-16").toString());
-        Path jar = root.resolve("examples/target/devalloc-launcher.jar");
-        String expectedRun = "java-args: --enable-native-access=ALL-UNNAMED -jar " + jar + " devices --verbose\n";
+        Path jar = root.resolve("examples/target/modules/examples.jar");
+        String expectedRun = "java-args: --enable-native-access=io.devalloc.host,io.devalloc.cuda,jcuda --module-path "
+                + root.resolve("examples/target/modules") + " --module io.devalloc.examples/io.devalloc.examples.Launcher"
+                + " devices --verbose\n";
 
         Result first = bash(elsewhere, env, root.resolve("devalloc").toString(), "devices", "--verbose");
         assertEquals(0, first.exitCode(), first::toString);
@@ -261,7 +263,7 @@ class LauncherScriptTest {
         Map<String, String> env = Map.of("JAVA_HOME", fakeJdk("jdk25", "openjdk version \"25\" 2025-09-16").toString());
         Result r = bash(bin, env, bin.resolve("devalloc").toString(), "devices");
         assertEquals(0, r.exitCode(), r::toString);
-        assertTrue(r.out().contains("-jar " + root.resolve("examples/target/devalloc-launcher.jar")), r::toString);
+        assertTrue(r.out().contains("--module-path " + root.resolve("examples/target/modules") + " "), r::toString);
     }
 
     @Test

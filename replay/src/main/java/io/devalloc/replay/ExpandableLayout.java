@@ -9,6 +9,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.NavigableMap;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -153,7 +154,7 @@ final class ExpandableLayout {
         }
         long largePage = options.largeSegmentSize();
         Map<Long, Boolean> smallRange = new HashMap<>();
-        TreeMap<Long, List<Pre>> bySegment = scan.blocksBySegment();
+        NavigableMap<Long, List<Pre>> bySegment = scan.blocksBySegment();
         for (var e : bySegment.entrySet()) {
             Pre range = scan.presegmentAt(e.getKey());
             boolean small = poolOf(options, scan, range, e.getValue());

@@ -113,7 +113,7 @@ final class PeakSampler {
         seenShrinksCheck();
         seenGrows = device.grows();
         observe(end);
-        if (snapshotReserved < peakReserved && atPeak || peakSnapshot == null) {
+        if ((snapshotReserved < peakReserved && atPeak) || peakSnapshot == null) {
             takeSnapshot(i);
         }
         if (samples == 0 || sampleEvent[samples - 1] != i) {

@@ -41,6 +41,7 @@ public final class ProgressBar implements ReplayProgress {
      * A bar on {@code err} when the JVM runs on a terminal ({@link System#console()} is one), else
      * {@link ReplayProgress#NONE}.
      */
+    @SuppressWarnings("SystemConsoleNull") // isTerminal() decides; null remains possible (-Djdk.console)
     public static ReplayProgress forTerminal(PrintWriter err, String label) {
         Console console = System.console();
         if (console == null || !console.isTerminal()) {

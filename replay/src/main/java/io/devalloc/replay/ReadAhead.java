@@ -213,6 +213,7 @@ final class ReadAhead implements AutoCloseable {
      * Closes the reader on a path that already fails or was stopped: anything thrown here (an {@link Error} too) is
      * added to {@code cause}, so that the failure is still handed over; after a stop there is nobody to tell.
      */
+    @SuppressWarnings("ReferenceEquality") // a throwable cannot suppress itself
     private void closeQuietly(Throwable cause) {
         try {
             reader.close();

@@ -1,6 +1,7 @@
 package io.devalloc.replay;
 
 import io.devalloc.api.snapshot.MemorySnapshot;
+import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -66,16 +67,70 @@ public record ReplayResult(String trace, String allocator, String device, String
      * @param allocated allocated bytes at that point
      * @param reserved  reserved bytes at that point
      */
+    @SuppressWarnings("ArrayRecordComponent") // copied in and out; the indexed accessors read without copying
     public record Timeline(long[] event, long[] allocated, long[] reserved) {
 
         public Timeline {
             if (event.length != allocated.length || event.length != reserved.length) {
                 throw new IllegalArgumentException("timeline columns differ in length");
             }
+            event = event.clone();
+            allocated = allocated.clone();
+            reserved = reserved.clone();
         }
 
+        /** A copy of the event indices. */
+        @Override
+        public long[] event() {
+            return event.clone();
+        }
+
+        /** A copy of the allocated bytes. */
+        @Override
+        public long[] allocated() {
+            return allocated.clone();
+        }
+
+        /** A copy of the reserved bytes. */
+        @Override
+        public long[] reserved() {
+            return reserved.clone();
+        }
+
+        /** The event index of sample {@code i}. */
+        public long eventAt(int i) {
+            return event[i];
+        }
+
+        /** The allocated bytes at sample {@code i}. */
+        public long allocatedAt(int i) {
+            return allocated[i];
+        }
+
+        /** The reserved bytes at sample {@code i}. */
+        public long reservedAt(int i) {
+            return reserved[i];
+        }
+
+        /** The number of samples. */
         public int size() {
             return event.length;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Timeline t && Arrays.equals(event, t.event) && Arrays.equals(allocated, t.allocated)
+                    && Arrays.equals(reserved, t.reserved);
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * (31 * Arrays.hashCode(event) + Arrays.hashCode(allocated)) + Arrays.hashCode(reserved);
+        }
+
+        @Override
+        public String toString() {
+            return "Timeline[" + event.length + " samples]";
         }
     }
 }

@@ -6,6 +6,7 @@ import io.devalloc.api.internal.AllocatorRegistry;
 import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.internal.DeviceSpec;
 import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.api.spi.DeviceMemoryProvider;
 import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
@@ -60,8 +61,22 @@ public final class Replayer {
         this(options, AllocatorRegistry.load(), DeviceRegistry.load(), ReplayProgress.NONE);
     }
 
-    public Replayer(ReplayOptions options, AllocatorRegistry allocators, DeviceRegistry devices,
-                    ReplayProgress progress) {
+    /** A replayer with the allocators and devices on the class path, reporting progress to {@code progress}. */
+    public Replayer(ReplayOptions options, ReplayProgress progress) {
+        this(options, AllocatorRegistry.load(), DeviceRegistry.load(), progress);
+    }
+
+    /**
+     * A replayer that finds allocators among {@code allocators} and devices among {@code devices} (the providers
+     * {@link java.util.ServiceLoader} would find, or others: one reading a given environment, say).
+     */
+    public Replayer(ReplayOptions options, List<? extends AllocatorProvider> allocators,
+                    List<? extends DeviceMemoryProvider> devices, ReplayProgress progress) {
+        this(options, AllocatorRegistry.of(allocators), DeviceRegistry.of(devices), progress);
+    }
+
+    private Replayer(ReplayOptions options, AllocatorRegistry allocators, DeviceRegistry devices,
+                     ReplayProgress progress) {
         this.options = Objects.requireNonNull(options, "options");
         this.allocators = Objects.requireNonNull(allocators, "allocators");
         this.devices = Objects.requireNonNull(devices, "devices");

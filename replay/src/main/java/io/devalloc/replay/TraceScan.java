@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.NavigableMap;
 import java.util.TreeMap;
 
 /**
@@ -271,7 +272,7 @@ final class TraceScan {
      *
      * @throws IllegalArgumentException if a prealloc row lies in no presegment
      */
-    TreeMap<Long, List<Pre>> blocksBySegment() {
+    NavigableMap<Long, List<Pre>> blocksBySegment() {
         TreeMap<Long, Pre> segments = new TreeMap<>();
         for (Pre s : presegmentRows) {
             segments.put(s.address(), s);
@@ -393,7 +394,7 @@ final class TraceScan {
         if (presegmentRows.isEmpty() || preallocRows.isEmpty()) {
             return;
         }
-        TreeMap<Long, List<Pre>> bySegment = blocksBySegment();
+        NavigableMap<Long, List<Pre>> bySegment = blocksBySegment();
         List<long[]> ranges = new ArrayList<>();
         for (var e : bySegment.entrySet()) {
             Pre seg = presegmentAt(e.getKey());

@@ -6,8 +6,8 @@ import io.devalloc.replay.TraceScan.Pre;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.NavigableMap;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.function.LongFunction;
 
 /**
@@ -74,7 +74,7 @@ final class WarmStart {
                 : restoreSegments(allocator, scan, streams);
         // Rule 1 (should_split), then rule 3 (the look-ahead) for blocks rule 1 left at their rounded size.
         Map<Long, RestoredBlock> byAddress = new HashMap<>();
-        TreeMap<Long, List<Pre>> bySegment = scan.blocksBySegment();
+        NavigableMap<Long, List<Pre>> bySegment = scan.blocksBySegment();
         for (var e : bySegment.entrySet()) {
             Pre seg = scan.presegmentAt(e.getKey());
             boolean small = expandable ? layout.isSmall(seg.address()) : seg.size() == allocator.smallSegmentSize();

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.internal.AllocatorRegistry;
-import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.spi.Availability;
 import io.devalloc.api.spi.DeviceMemoryProvider;
 import io.devalloc.sim.SimulatedDevice;
@@ -96,7 +95,7 @@ class RealTraceFidelityTest {
     private static ReplayOutcome replayScripted(Path trace, boolean warm, long[] placement, String[] first)
             throws IOException {
         Replayer replayer = new Replayer(ReplayOptions.defaults().withDevice("scripted").withWarm(warm),
-                AllocatorRegistry.load(), DeviceRegistry.of(List.of(scripted(segmentAddresses(trace)))),
+                AllocatorRegistry.load().providers(), List.of(scripted(segmentAddresses(trace))),
                 ReplayProgress.NONE);
         replayer.allocationHook((key, ours) -> {
             placement[0]++;

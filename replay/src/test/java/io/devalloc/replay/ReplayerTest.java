@@ -12,7 +12,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.devalloc.api.error.DeviceUnavailableException;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.internal.AllocatorRegistry;
-import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.snapshot.SegmentSnapshot;
 import io.devalloc.replay.ReplayOutcome.WarmStartKind;
@@ -527,15 +526,14 @@ class ReplayerTest {
             }
         };
         // Two passes: the total is known.
-        new Replayer(options("caching", "sim:1GiB").withWarm(true), AllocatorRegistry.load(), DeviceRegistry.load(),
-                listener).replay("t", t.source());
+        new Replayer(options("caching", "sim:1GiB").withWarm(true), listener).replay("t", t.source());
         assertEquals(2, updates.size());
         assertEquals(List.of(65_536L, 70_000L), updates.stream().map(u -> u[0]).toList());
         assertEquals(70_000, updates.getFirst()[1]);
         assertEquals(1, finished.get());
         // One pass over a source of unknown size: no estimate until the end.
         updates.clear();
-        new Replayer(options("caching", "sim:1GiB"), AllocatorRegistry.load(), DeviceRegistry.load(), listener)
+        new Replayer(options("caching", "sim:1GiB"), listener)
                 .replay("t", t.source());
         assertEquals(List.of(65_536L, 70_000L), updates.stream().map(u -> u[0]).toList());
         assertEquals(List.of(-1L, 70_000L), updates.stream().map(u -> u[1]).toList());
@@ -564,7 +562,7 @@ class ReplayerTest {
             public void finish() {
             }
         };
-        new Replayer(options("caching", "sim:1GiB"), AllocatorRegistry.load(), DeviceRegistry.load(), listener)
+        new Replayer(options("caching", "sim:1GiB"), listener)
                 .replay("t.csv", TraceSources.of(file));
         assertEquals(4, updates.size(), "every 65,536 events and at the end");
         for (long[] u : updates) {

@@ -134,6 +134,7 @@ public final class AllocatorConfig {
         return values.containsKey(option.name());
     }
 
+    @SuppressWarnings("ReferenceEquality") // the schema's own option object, not one with the same name
     private void requireKnown(ConfigOption<?> option) {
         if (schema.option(option.name()) != option) {
             throw new IllegalArgumentException("option '" + option.name() + "' is not part of the schema of " + schema.owner());

@@ -21,6 +21,8 @@ public final class ConfigSchema {
     }
 
     /**
+     * A schema of {@code options}, which must have distinct names.
+     *
      * @param owner   who reads the configuration, for messages, e.g. {@code "allocator 'bfc'"}
      * @param options its keys
      */

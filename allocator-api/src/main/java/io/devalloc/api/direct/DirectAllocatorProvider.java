@@ -31,6 +31,11 @@ public final class DirectAllocatorProvider implements AllocatorProvider {
 
     private static final ConfigSchema SCHEMA = ConfigSchema.of("allocator 'direct'", List.of(MEMORY_LIMIT_MB));
 
+    /** Creates the provider; {@link java.util.ServiceLoader} calls this. */
+    public DirectAllocatorProvider() {
+        // Stateless.
+    }
+
     @Override
     public String name() {
         return NAME;

@@ -15,6 +15,7 @@ public final class Failures {
      *
      * @return {@code next} when there was no earlier failure, otherwise {@code first} with {@code next} suppressed
      */
+    @SuppressWarnings("ReferenceEquality") // a throwable cannot suppress itself
     public static RuntimeException chain(RuntimeException first, RuntimeException next) {
         if (first == null) {
             return next;

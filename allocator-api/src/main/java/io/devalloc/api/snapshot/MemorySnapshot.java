@@ -53,25 +53,13 @@ public record MemorySnapshot(String allocator, DeviceDescriptor device, List<Seg
 
     /** A deep, unmodifiable, order-keeping copy of a plain settings value. */
     private static Object immutableCopy(Object value, String path) {
-        switch (value) {
-            case String s -> {
-                return s;
-            }
-            case Boolean b -> {
-                return b;
-            }
-            case Integer i -> {
-                return i;
-            }
-            case Long l -> {
-                return l;
-            }
-            case BigInteger big -> {
-                return big;
-            }
-            case Double d -> {
-                return d;
-            }
+        return switch (value) {
+            case String s -> s;
+            case Boolean b -> b;
+            case Integer i -> i;
+            case Long l -> l;
+            case BigInteger big -> big;
+            case Double d -> d;
             case Map<?, ?> map -> {
                 Map<String, Object> copy = new LinkedHashMap<>();
                 for (Map.Entry<?, ?> e : map.entrySet()) {
@@ -81,19 +69,19 @@ public record MemorySnapshot(String allocator, DeviceDescriptor device, List<Seg
                     }
                     copy.put(key, immutableCopy(e.getValue(), path + "." + key));
                 }
-                return Collections.unmodifiableMap(copy);
+                yield Collections.unmodifiableMap(copy);
             }
             case List<?> list -> {
                 List<Object> copy = new ArrayList<>(list.size());
                 for (int i = 0; i < list.size(); i++) {
                     copy.add(immutableCopy(list.get(i), path + "[" + i + "]"));
                 }
-                return Collections.unmodifiableList(copy);
+                yield Collections.unmodifiableList(copy);
             }
             case null -> throw new IllegalArgumentException(path + ": a setting cannot be null");
             default -> throw new IllegalArgumentException(path + ": a setting must be a String, Boolean, Integer,"
                     + " Long, BigInteger, Double, Map or List, got " + value.getClass().getName());
-        }
+        };
     }
 
     /** Sum of segment sizes. */

@@ -45,6 +45,10 @@ import picocli.CommandLine.Spec;
                 "  devalloc compare memory.csv --html report.html"})
 public final class CompareCommand implements Callable<Integer> {
 
+    /** A command for picocli to fill in from the command line. */
+    public CompareCommand() {
+    }
+
     /** Marks the best figure of a row. */
     public static final String BEST = "*";
 

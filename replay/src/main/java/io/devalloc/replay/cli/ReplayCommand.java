@@ -49,6 +49,10 @@ import picocli.CommandLine.Spec;
                 "  devalloc replay trace.valgrind --device sim:16GiB"})
 public final class ReplayCommand implements Callable<Integer> {
 
+    /** A command for picocli to fill in from the command line. */
+    public ReplayCommand() {
+    }
+
     @Spec
     CommandSpec spec;
 

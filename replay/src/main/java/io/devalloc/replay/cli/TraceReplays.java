@@ -1,7 +1,5 @@
 package io.devalloc.replay.cli;
 
-import io.devalloc.api.internal.AllocatorRegistry;
-import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.ProgressBar;
 import io.devalloc.replay.ReplayOptions;
@@ -48,8 +46,7 @@ public final class TraceReplays {
     static ReplayOutcome replay(Path path, ReplayOptions options, PrintWriter err, String progressLabel) {
         String name = path.toString();
         TraceSource source = sources.apply(path);
-        Replayer replayer = new Replayer(options, AllocatorRegistry.load(),
-                DeviceRegistry.load(), ProgressBar.forTerminal(err, progressLabel));
+        Replayer replayer = new Replayer(options, ProgressBar.forTerminal(err, progressLabel));
         try {
             return replayer.replay(name, source);
         } catch (TraceFormatException e) {

@@ -37,7 +37,8 @@ final class ComparisonTable {
 
         /** The CSS class of the column's cells: {@code num} for figures, else the header's first word. */
         String cssClass() {
-            return numeric ? "num" : header.split(" ")[0];
+            int space = header.indexOf(' ');
+            return numeric ? "num" : space < 0 ? header : header.substring(0, space);
         }
     }
 

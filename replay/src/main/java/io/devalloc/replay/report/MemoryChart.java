@@ -48,8 +48,8 @@ final class MemoryChart {
         for (ReplayResult r : results) {
             Timeline t = r.timeline();
             for (int i = 0; i < t.size(); i++) {
-                maxBytes = Math.max(maxBytes, Math.max(t.allocated()[i], t.reserved()[i]));
-                maxEvent = Math.max(maxEvent, t.event()[i]);
+                maxBytes = Math.max(maxBytes, Math.max(t.allocatedAt(i), t.reservedAt(i)));
+                maxEvent = Math.max(maxEvent, t.eventAt(i));
             }
             maxEvent = Math.max(maxEvent, r.events());
         }
@@ -115,16 +115,16 @@ final class MemoryChart {
             }
             int peak = 0;
             for (int j = 1; j < t.size(); j++) {
-                if (t.reserved()[j] > t.reserved()[peak]) {
+                if (t.reservedAt(j) > t.reservedAt(peak)) {
                     peak = j;
                 }
             }
             Series s = series.get(i);
-            out.append("<circle class=\"peak\" cx=\"").append(num(xPos(t.event()[peak], x.extent))).append("\" cy=\"")
-                    .append(num(yPos(t.reserved()[peak], y.extent))).append("\" r=\"4\" fill=\"")
+            out.append("<circle class=\"peak\" cx=\"").append(num(xPos(t.eventAt(peak), x.extent))).append("\" cy=\"")
+                    .append(num(yPos(t.reservedAt(peak), y.extent))).append("\" r=\"4\" fill=\"")
                     .append(s.colour()).append("\"><title>").append(esc(s.label())).append(" · peak reserved ")
-                    .append(esc(Markup.bytesExact(t.reserved()[peak]))).append(" at event ")
-                    .append(Markup.grouped(t.event()[peak])).append("</title></circle>\n");
+                    .append(esc(Markup.bytesExact(t.reservedAt(peak)))).append(" at event ")
+                    .append(Markup.grouped(t.eventAt(peak))).append("</title></circle>\n");
         }
         boolean any = false;
         for (ReplayResult r : results) {
@@ -248,8 +248,8 @@ final class MemoryChart {
     }
 
     static Axis countAxis(long maxCount) {
-        double step = Math.max(1, niceStep(Math.max(maxCount, 1), 8));
-        int ticks = Math.max(1, (int) Math.ceil(maxCount / step - 1e-9));
+        double step = Math.max(1, niceStep((double) Math.max(maxCount, 1), 8));
+        int ticks = Math.max(1, (int) Math.ceil((double) maxCount / step - 1e-9));
         double top = ticks * step;
         return new Axis(top, top, ticks, step, "", true);
     }

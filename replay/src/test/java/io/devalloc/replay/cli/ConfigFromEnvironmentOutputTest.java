@@ -6,8 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.direct.DirectAllocatorProvider;
-import io.devalloc.api.internal.AllocatorRegistry;
-import io.devalloc.api.internal.DeviceRegistry;
+import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.bfc.BfcAllocatorProvider;
 import io.devalloc.caching.CachingAllocatorProvider;
 import io.devalloc.replay.ReplayJson;
@@ -18,6 +17,7 @@ import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.Replayer;
 import io.devalloc.replay.TestTraces;
 import io.devalloc.replay.report.HtmlReport;
+import io.devalloc.sim.SimulatedDeviceProvider;
 import io.devalloc.trace.TraceFormat;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -38,9 +38,9 @@ class ConfigFromEnvironmentOutputTest {
     private static final String TENSORFLOW = "allow_growth:true (from TF_FORCE_GPU_ALLOW_GROWTH)";
 
     /** Allocators whose providers read this environment. */
-    private static AllocatorRegistry registry(Map<String, String> environment) {
-        return AllocatorRegistry.of(List.of(new DirectAllocatorProvider(), new BfcAllocatorProvider(environment),
-                new CachingAllocatorProvider(environment)));
+    private static List<AllocatorProvider> registry(Map<String, String> environment) {
+        return List.of(new DirectAllocatorProvider(), new BfcAllocatorProvider(environment),
+                new CachingAllocatorProvider(environment));
     }
 
     private static final Map<String, String> ENVIRONMENT = Map.of("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128",
@@ -57,7 +57,8 @@ class ConfigFromEnvironmentOutputTest {
                 .free(TestTraces.A)
                 .free(TestTraces.A + 150 * TestTraces.MiB);
         ReplayOptions options = ReplayOptions.defaults().withAllocator(allocator).withDevice("sim:4GiB").withConf(conf);
-        return new Replayer(options, registry(environment), DeviceRegistry.load(), ReplayProgress.NONE)
+        return new Replayer(options, registry(environment), List.of(new SimulatedDeviceProvider()),
+                ReplayProgress.NONE)
                 .replay("t.csv", trace.source());
     }
 

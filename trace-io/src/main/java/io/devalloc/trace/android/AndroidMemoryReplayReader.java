@@ -91,7 +91,7 @@ public final class AndroidMemoryReplayReader implements TraceReader {
 
     public static boolean isZip(byte[] head) {
         return head.length >= 4 && head[0] == 'P' && head[1] == 'K'
-                && (head[2] == 3 && head[3] == 4 || head[2] == 5 && head[3] == 6);
+                && ((head[2] == 3 && head[3] == 4) || (head[2] == 5 && head[3] == 6));
     }
 
     private static ZipFile openZip(Path file) throws IOException {
@@ -171,10 +171,10 @@ public final class AndroidMemoryReplayReader implements TraceReader {
         }
         String verb = line.substring(starts[1], ends[1]);
         long row = lines.lineNumber();
-        switch (verb) {
+        return switch (verb) {
             case "malloc" -> {
                 arguments(line, n, 2, verb, "ptr size");
-                return allocation(tid, hex(line, 2, "ptr"), size(line, 3, "size"), row);
+                yield allocation(tid, hex(line, 2, "ptr"), size(line, 3, "size"), row);
             }
             case "calloc" -> {
                 arguments(line, n, 3, verb, "ptr nmemb size");
@@ -187,13 +187,13 @@ public final class AndroidMemoryReplayReader implements TraceReader {
                 } catch (ArithmeticException overflow) {
                     throw lines.error("calloc: nmemb × size overflows 2^63 (" + nmemb + " × " + size + ")");
                 }
-                return allocation(tid, ptr, bytes, row);
+                yield allocation(tid, ptr, bytes, row);
             }
             case "memalign" -> {
                 arguments(line, n, 3, verb, "ptr alignment size");
                 long ptr = hex(line, 2, "ptr");
                 size(line, 3, "alignment");
-                return allocation(tid, ptr, size(line, 4, "size"), row);
+                yield allocation(tid, ptr, size(line, 4, "size"), row);
             }
             case "realloc" -> {
                 arguments(line, n, 3, verb, "new_ptr old_ptr size");
@@ -205,19 +205,19 @@ public final class AndroidMemoryReplayReader implements TraceReader {
                     if (alloc == null) {
                         skipped++;
                     }
-                    return alloc;
+                    yield alloc;
                 }
                 pending = alloc;
-                return new TraceEvent(Kind.FREE, oldPtr, 0, 0, tid, row);
+                yield new TraceEvent(Kind.FREE, oldPtr, 0, 0, tid, row);
             }
             case "free" -> {
                 arguments(line, n, 1, verb, "ptr");
                 long ptr = hex(line, 2, "ptr");
                 if (ptr == 0) {
                     skipped++;
-                    return null;
+                    yield null;
                 }
-                return new TraceEvent(Kind.FREE, ptr, 0, 0, tid, row);
+                yield new TraceEvent(Kind.FREE, ptr, 0, 0, tid, row);
             }
             case "thread_done" -> {
                 if (n != 3 && n != 4) {
@@ -229,10 +229,10 @@ public final class AndroidMemoryReplayReader implements TraceReader {
                     size(line, 3, "end time");
                 }
                 skipped++;
-                return null;
+                yield null;
             }
             default -> throw lines.error("unknown verb '" + verb + "': expected " + VERBS);
-        }
+        };
     }
 
     /** Checks the argument count: exactly {@code count}, or that plus the two timestamps. */

@@ -38,7 +38,8 @@ enum PyTorchAction {
 
     /** The action as written in the trace. */
     final String text;
-    /** {@link #text} in ASCII. */
+    /** {@link #text} in ASCII; never written after construction and never handed out. */
+    @SuppressWarnings("ImmutableEnumChecker")
     private final byte[] bytes;
     /** The event it becomes, or null when it is skipped. */
     final Kind kind;

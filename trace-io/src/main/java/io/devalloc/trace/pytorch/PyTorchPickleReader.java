@@ -317,7 +317,7 @@ public final class PyTorchPickleReader implements TraceReader {
                 pre.add(new long[] {b.getKey(), b.getValue()[0], b.getValue()[1]});
             }
         }
-        long record = rows.size() + 1;
+        long record = rows.size() + 1L;
         for (long[] p : pre) {
             rows.add(new TraceEvent(Kind.PREALLOC, p[0], p[1], p[2], 0, record++));
         }

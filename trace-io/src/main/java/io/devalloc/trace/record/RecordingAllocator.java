@@ -478,6 +478,7 @@ public final class RecordingAllocator extends ForwardingDeviceAllocator {
      * Stops recording after the recorder threw {@code e} (an unchecked exception from a custom recorder counts as
      * a failure too, wrapped in an {@link IOException}); returns the failure to report. Under {@link #lock}.
      */
+    @SuppressWarnings("ReferenceEquality") // a throwable cannot suppress itself
     private IOException stop(Exception e) {
         IOException io = e instanceof IOException x ? x : new IOException(recorder + " failed", e);
         if (failure == null) {

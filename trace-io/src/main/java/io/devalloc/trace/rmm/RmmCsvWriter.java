@@ -7,6 +7,7 @@ import java.io.Writer;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.util.Objects;
 
 /**
@@ -33,7 +34,7 @@ public final class RmmCsvWriter implements AutoCloseable {
 
     /** Writes to a new file (replacing any), with the system clock's time of day. */
     public RmmCsvWriter(Path file) throws IOException {
-        this(new RmmCsvRecorder(file), Clock.systemDefaultZone());
+        this(new RmmCsvRecorder(file), Clock.system(ZoneId.systemDefault()));
     }
 
     /**
@@ -59,21 +60,19 @@ public final class RmmCsvWriter implements AutoCloseable {
      * @return true when written; false for a kind that RMM's log has no row for
      */
     public boolean write(TraceEvent event) throws IOException {
-        switch (event.kind()) {
+        return switch (event.kind()) {
             case ALLOC, PREALLOC -> {
                 checkSize(event.size());
                 recorder.allocate(event.thread(), now(), event.key(), event.size(), event.stream());
-                return true;
+                yield true;
             }
             case FREE -> {
                 checkSize(event.size());
                 recorder.free(event.thread(), now(), event.key(), event.size(), event.stream());
-                return true;
+                yield true;
             }
-            default -> {
-                return false;
-            }
-        }
+            default -> false;
+        };
     }
 
     /**

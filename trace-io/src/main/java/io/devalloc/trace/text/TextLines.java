@@ -194,7 +194,7 @@ public final class TextLines implements AutoCloseable {
             long x = (long) LONGS.get(b, i);
             long lf = x ^ 0x0A0A0A0A0A0A0A0AL;
             long cr = x ^ 0x0D0D0D0D0D0D0D0DL;
-            long hits = ((lf - 0x0101010101010101L) & ~lf | (cr - 0x0101010101010101L) & ~cr) & 0x8080808080808080L;
+            long hits = (((lf - 0x0101010101010101L) & ~lf) | ((cr - 0x0101010101010101L) & ~cr)) & 0x8080808080808080L;
             if (hits != 0) {
                 return i + (Long.numberOfTrailingZeros(hits) >>> 3);
             }

@@ -80,7 +80,7 @@ public final class ValgrindReader implements TraceReader {
             }
             boolean alloc = line.startsWith("Alloc(", from);
             boolean free = !alloc && line.startsWith("Free(", from);
-            if (!alloc && !free || to == from || line.charAt(to - 1) != ')') {
+            if ((!alloc && !free) || to == from || line.charAt(to - 1) != ')') {
                 throw lines.error(EXPECTED + " got '" + line.strip() + "'");
             }
             int open = from + (alloc ? 6 : 5);

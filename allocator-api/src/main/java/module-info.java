@@ -1,0 +1,31 @@
+/**
+ * devalloc's API: what applications call ({@code io.devalloc.api} and its {@code error}, {@code snapshot},
+ * {@code stats} and {@code units} packages, and the optional Guice module), the port and SPI that devices and
+ * allocators implement ({@code device}, {@code spi}, {@code config}), the {@code direct} allocator, and the internal
+ * package shared by devalloc's own modules only.
+ */
+module io.devalloc.api {
+    requires org.slf4j;
+    requires static com.google.guice;
+
+    exports io.devalloc.api;
+    exports io.devalloc.api.error;
+    exports io.devalloc.api.snapshot;
+    exports io.devalloc.api.stats;
+    exports io.devalloc.api.units;
+    exports io.devalloc.api.device;
+    exports io.devalloc.api.spi;
+    exports io.devalloc.api.config;
+    exports io.devalloc.api.direct;
+    exports io.devalloc.guice;
+    exports io.devalloc.api.internal to io.devalloc.testkit, io.devalloc.sim, io.devalloc.host, io.devalloc.cuda,
+            io.devalloc.bfc, io.devalloc.caching, io.devalloc.trace, io.devalloc.replay, io.devalloc.examples;
+
+    // Guice reads the module's @Provides methods reflectively.
+    opens io.devalloc.guice to com.google.guice;
+
+    uses io.devalloc.api.spi.AllocatorProvider;
+    uses io.devalloc.api.spi.DeviceMemoryProvider;
+
+    provides io.devalloc.api.spi.AllocatorProvider with io.devalloc.api.direct.DirectAllocatorProvider;
+}
