@@ -1,6 +1,8 @@
 package io.devalloc.cuda;
 
 import io.devalloc.api.error.DeviceUnavailableException;
+import io.devalloc.api.internal.Failures;
+import io.devalloc.api.internal.NativeAccess;
 import io.devalloc.api.spi.Availability;
 import io.devalloc.api.units.ByteSize;
 import java.lang.foreign.Arena;
@@ -135,8 +137,9 @@ final class CudaAvailability {
                 return null;
             } catch (Throwable t) {
                 String hint = t instanceof IllegalCallerException
-                        ? "; allow native access with --enable-native-access=ALL-UNNAMED" : "";
-                return unavailable("cannot check for the NVIDIA driver (" + DRIVER_LIBRARY + "): " + t + hint);
+                        ? "; allow native access with " + NativeAccess.option(CudaAvailability.class, "jcuda") : "";
+                return unavailable("cannot check for the NVIDIA driver (" + DRIVER_LIBRARY + "): "
+                        + Failures.describe(t) + hint);
             }
             if (problem != null) {
                 return unavailable("no NVIDIA driver: " + DRIVER_LIBRARY + " not found (" + problem + "); install"
@@ -156,7 +159,7 @@ final class CudaAvailability {
                         + " java.io.tmpdir, which must be writable): " + firstLine(e));
             } catch (Throwable t) {
                 LOG.debug("cudaGetDeviceCount failed", t);
-                return unavailable("cudaGetDeviceCount failed: " + t);
+                return unavailable("cudaGetDeviceCount failed: " + Failures.describe(t));
             }
             if (rc == CudaApi.ERROR_INSUFFICIENT_DRIVER) {
                 return unavailable("no NVIDIA driver (cudaErrorInsufficientDriver): " + DRIVER_LIBRARY + " loads, but"
@@ -177,7 +180,7 @@ final class CudaAvailability {
         } catch (VirtualMachineError e) {
             return null;
         } catch (Throwable t) {
-            return unavailable("the CUDA probe failed: " + t);
+            return unavailable("the CUDA probe failed: " + Failures.describe(t));
         }
     }
 

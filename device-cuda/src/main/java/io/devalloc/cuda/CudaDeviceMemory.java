@@ -9,6 +9,7 @@ import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.internal.Failures;
 import io.devalloc.api.units.ByteSize;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -607,7 +608,7 @@ public final class CudaDeviceMemory implements DeviceMemory {
 
     /** What {@link #attempt} collects for a throwable a CUDA call threw: itself, or a link error wrapped. */
     static RuntimeException asFailure(Throwable e) {
-        return e instanceof RuntimeException r ? r : new DeviceException("a CUDA call failed to link: " + e, e);
+        return e instanceof RuntimeException r ? r : new DeviceException("a CUDA call failed to link: " + Failures.describe(e), e);
     }
 
     // ---- shared with CudaVirtualMemory

@@ -2,6 +2,8 @@ package io.devalloc.host;
 
 import io.devalloc.api.error.DeviceUnavailableException;
 import io.devalloc.api.error.InvalidConfigurationException;
+import io.devalloc.api.internal.Failures;
+import io.devalloc.api.internal.NativeAccess;
 import io.devalloc.api.spi.Availability;
 import io.devalloc.api.units.ByteSize;
 import java.util.Objects;
@@ -80,10 +82,10 @@ final class HostProviderSupport {
         } catch (Throwable t) {
             // Catching LinkageError too is deliberate: a probe must leave the JVM usable whatever it finds.
             String hint = t instanceof IllegalCallerException
-                    ? "; allow native access with --enable-native-access=ALL-UNNAMED (or this module's name)" : "";
+                    ? "; allow native access with " + NativeAccess.option(HostProviderSupport.class) : "";
             LOG.debug("{}: linking libc failed", provider, t);
-            return new Probe(Availability.unavailable("cannot call the C library through java.lang.foreign: " + t
-                    + hint), null, Optional.empty(), null);
+            return new Probe(Availability.unavailable("cannot call the C library through java.lang.foreign: "
+                    + Failures.describe(t) + hint), null, Optional.empty(), null);
         }
         Optional<SystemMemory> memory;
         String memoryError = null;
@@ -93,7 +95,7 @@ final class HostProviderSupport {
             return null;
         } catch (Throwable t) {
             memory = Optional.empty();
-            memoryError = t.getMessage() != null ? t.getMessage() : t.toString();
+            memoryError = Failures.describe(t);
         }
         try {
             Availability availability = check.apply(calls, memory);
@@ -102,7 +104,8 @@ final class HostProviderSupport {
             return null;
         } catch (Throwable t) {
             LOG.debug("{}: probe failed", provider, t);
-            return new Probe(Availability.unavailable("probing failed: " + t), null, memory, memoryError);
+            return new Probe(Availability.unavailable("probing failed: " + Failures.describe(t)), null, memory,
+                    memoryError);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.devalloc.host;
 
+import io.devalloc.api.internal.Failures;
 import io.devalloc.api.units.ByteSize;
 import java.util.Optional;
 
@@ -79,7 +80,7 @@ final class MemlockAdvice {
             return limit.map(NativeMemoryCalls.MemlockLimit::describe)
                     .orElse("unknown (getrlimit is not available on this system)");
         } catch (RuntimeException e) {
-            return "unknown (getrlimit failed: " + e + ")";
+            return "unknown (getrlimit failed: " + Failures.describe(e) + ")";
         }
     }
 

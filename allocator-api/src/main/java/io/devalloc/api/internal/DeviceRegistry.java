@@ -67,7 +67,7 @@ public final class DeviceRegistry {
         } catch (VirtualMachineError e) {
             throw e;
         } catch (Throwable t) {
-            return Availability.unavailable("the probe failed: " + t);
+            return Availability.unavailable("the probe failed: " + Failures.describe(t));
         }
     }
 
@@ -84,7 +84,7 @@ public final class DeviceRegistry {
         try {
             return String.valueOf(s.get());
         } catch (RuntimeException | LinkageError e) {
-            return "(failed: " + e + ")";
+            return "(failed: " + Failures.describe(e) + ")";
         }
     }
 
@@ -98,7 +98,7 @@ public final class DeviceRegistry {
                 try {
                     count = p.deviceCount();
                 } catch (RuntimeException | LinkageError e) {
-                    a = Availability.unavailable("counting devices failed: " + e);
+                    a = Availability.unavailable("counting devices failed: " + Failures.describe(e));
                 }
             }
             out.add(new ProviderStatus(p.name(), text(p::description), priorityOf(p), a, count, text(p::argumentHelp),

@@ -25,4 +25,13 @@ public final class Failures {
         }
         return first;
     }
+
+    /**
+     * What went wrong, in words for a user: the throwable's message, or, when it has none, its simple class name
+     * (a {@code NullPointerException} without a message, say). Never a stack trace or a package-qualified name.
+     */
+    public static String describe(Throwable t) {
+        String message = t.getMessage();
+        return message != null && !message.isBlank() ? message.strip() : t.getClass().getSimpleName();
+    }
 }
