@@ -15,5 +15,5 @@ module io.devalloc.trace {
     exports io.devalloc.trace.valgrind;
     exports io.devalloc.trace.android;
     exports io.devalloc.trace.record;
-    exports io.devalloc.trace.text to io.devalloc.replay;
+    exports io.devalloc.trace.text to io.devalloc.replay, io.devalloc.advisor;
 }

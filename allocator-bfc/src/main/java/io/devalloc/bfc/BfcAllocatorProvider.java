@@ -32,6 +32,24 @@ public final class BfcAllocatorProvider implements AllocatorProvider {
         this.environment = Map.copyOf(Objects.requireNonNull(environment, "environment"));
     }
 
+    /** A provider that reads none of TensorFlow's switches: the configuration text alone decides. */
+    @Override
+    public BfcAllocatorProvider withoutEnvironment() {
+        return environment.isEmpty() ? this : new BfcAllocatorProvider(Map.of());
+    }
+
+    /**
+     * The settings the advisor sweeps for BFC: TensorFlow's GPU defaults (one region of the whole limit), growth,
+     * growth without garbage collection, and growth with a smaller internal-fragmentation cap
+     * ({@code fragmentation_fraction} 0.001 and 0.01 of the limit, where the default cap is 128 MiB). The largest
+     * request does not matter to BFC's settings.
+     */
+    @Override
+    public List<String> defaultGrid(long largestRequestBytes) {
+        return List.of("", "allow_growth:true", "allow_growth:true,garbage_collection:false",
+                "allow_growth:true,fragmentation_fraction:0.001", "allow_growth:true,fragmentation_fraction:0.01");
+    }
+
     @Override
     public String name() {
         return NAME;

@@ -327,4 +327,21 @@ class BfcOptionsTest {
             assertEquals(device, a.device());
         }
     }
+
+    @Test
+    void theDefaultGridSweepsGrowthGarbageCollectionAndFragmentationAndEveryEntryIsAccepted() {
+        BfcAllocatorProvider p = new BfcAllocatorProvider(Map.of("TF_FORCE_GPU_ALLOW_GROWTH", "true"));
+        List<String> grid = p.defaultGrid(0);
+        assertEquals("", grid.getFirst());
+        assertTrue(grid.contains("allow_growth:true,garbage_collection:false"), grid.toString());
+        assertTrue(grid.contains("allow_growth:true,fragmentation_fraction:0.01"), grid.toString());
+        try (BfcAllocator without = p.withoutEnvironment().create(device, "");
+             BfcAllocator with = p.create(device, "")) {
+            assertFalse(without.options().allowGrowth(), "without the environment, TensorFlow's switch is not read");
+            assertTrue(with.options().allowGrowth());
+        }
+        for (String config : grid) {
+            p.withoutEnvironment().create(device, config).close();
+        }
+    }
 }

@@ -65,6 +65,22 @@ public final class CachingAllocatorProvider implements AllocatorProvider {
         return List.of(new EnvironmentConfig(CachingConfig.environmentVariable(environment), fromEnv.strip()));
     }
 
+    /** A provider that reads none of PyTorch's variables: the configuration text alone decides. */
+    @Override
+    public CachingAllocatorProvider withoutEnvironment() {
+        return environment.isEmpty() ? this : new CachingAllocatorProvider(Map.of());
+    }
+
+    /**
+     * The settings PyTorch users tune, as the advisor sweeps them (see {@code CachingGrid}): the defaults,
+     * expandable segments, {@code max_split_size_mb} from 20 to past the largest request, power-of-two rounding
+     * divisions, garbage collection with a memory fraction, and combinations of them.
+     */
+    @Override
+    public List<String> defaultGrid(long largestRequestBytes) {
+        return CachingGrid.of(largestRequestBytes);
+    }
+
     @Override
     public String name() {
         return NAME;

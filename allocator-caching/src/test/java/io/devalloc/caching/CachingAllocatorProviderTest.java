@@ -76,4 +76,28 @@ class CachingAllocatorProviderTest {
             assertEquals(1, a.memoryStats().get("num_device_alloc"), "a plain 2 MiB segment");
         }
     }
+
+    @Test
+    void theDefaultGridStartsWithTheDefaultsSpansTheLargestRequestAndEveryEntryIsAccepted() {
+        CachingAllocatorProvider p = new CachingAllocatorProvider(Map.of());
+        List<String> grid = p.defaultGrid(300 * ByteSize.MiB);
+        assertEquals("", grid.getFirst());
+        assertTrue(grid.contains("expandable_segments:True"), grid.toString());
+        assertTrue(grid.contains("max_split_size_mb:20"), grid.toString());
+        assertTrue(grid.contains("max_split_size_mb:512"), "one threshold past the largest request: " + grid);
+        assertFalse(grid.contains("max_split_size_mb:1024"), grid.toString());
+        assertTrue(grid.contains("roundup_power2_divisions:[256:1,512:2,1024:4,>:8]"), grid.toString());
+        assertTrue(grid.contains("garbage_collection_threshold:0.6,per_process_memory_fraction:0.99"), grid.toString());
+        assertTrue(grid.contains("expandable_segments:True,roundup_power2_divisions:4"), grid.toString());
+        assertEquals(grid.size(), grid.stream().distinct().count(), "no setting twice: " + grid);
+        try (SimulatedDevice d = SimulatedDevice.ofCapacity(ByteSize.GiB)) {
+            for (String config : grid) {
+                try (CachingAllocator a = p.create(d, config)) {
+                    assertEquals(config, a.options().configText().strip(), "accepted as written");
+                }
+            }
+        }
+        assertTrue(p.defaultGrid(0).contains("max_split_size_mb:64"), "a threshold of 64 MiB when nothing is known");
+        assertThrows(IllegalArgumentException.class, () -> p.defaultGrid(-1));
+    }
 }

@@ -62,4 +62,28 @@ public interface AllocatorProvider {
     default List<EnvironmentConfig> configFromEnvironment(String configText) {
         return List.of();
     }
+
+    /**
+     * This provider as one that reads no environment variables: its allocators take their configuration from the
+     * text alone, and {@link #configFromEnvironment(String)} is empty. For tools that compare configurations (the
+     * advisor runs every configuration exactly as written, whatever {@code PYTORCH_CUDA_ALLOC_CONF} says in the
+     * shell that started it). A provider that reads the environment must override this; the default, for those
+     * that read none, is this provider itself.
+     */
+    default AllocatorProvider withoutEnvironment() {
+        return this;
+    }
+
+    /**
+     * The configurations worth trying when looking for this allocator's best setting on a workload whose largest
+     * request is {@code largestRequestBytes}, most common first: the first is the allocator's defaults (the empty
+     * text), each is a text {@link #create(DeviceMemory, String)} accepts. The advisor ({@code devalloc advise})
+     * sweeps it when no other grid is given. The default, for allocators that offer none, is the empty list.
+     *
+     * @param largestRequestBytes the workload's largest allocation request, for settings with a size threshold
+     *                            (0 when unknown)
+     */
+    default List<String> defaultGrid(long largestRequestBytes) {
+        return List.of();
+    }
 }

@@ -4,6 +4,9 @@ import io.devalloc.api.config.ConfigSchema;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
+import io.devalloc.api.units.ByteSize;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -18,6 +21,40 @@ public final class CachingHostAllocatorProvider implements AllocatorProvider {
 
     /** The provider that {@link java.util.ServiceLoader} creates. */
     public CachingHostAllocatorProvider() {
+    }
+
+    /**
+     * The settings the advisor sweeps for the pinned-host allocator: the defaults (every request rounded to a power
+     * of two and every freed block cached), PyTorch's {@code pinned_max_round_threshold_mb} and
+     * {@code pinned_max_cached_size_mb} at 4, 16, 64, ... MiB up to the first value above the largest request, and
+     * both at once at each of those values (pytorch#150517: power-of-two rounding of large requests can use up to
+     * twice the memory). devalloc's own {@code pinned_round_threshold_mb} is left out: it has no PyTorch form.
+     */
+    @Override
+    public List<String> defaultGrid(long largestRequestBytes) {
+        if (largestRequestBytes < 0) {
+            throw new IllegalArgumentException("largest request must be >= 0 bytes, got " + largestRequestBytes);
+        }
+        long largestMb = Math.max(Math.ceilDiv(largestRequestBytes, ByteSize.MiB), largestRequestBytes == 0 ? 64 : 0);
+        List<Long> thresholds = new ArrayList<>();
+        for (long mb = 4; ; mb *= 4) {
+            thresholds.add(mb);
+            if (mb > largestMb || mb > Long.MAX_VALUE / 8 / ByteSize.MiB) {
+                break;
+            }
+        }
+        List<String> grid = new ArrayList<>();
+        grid.add("");
+        for (long mb : thresholds) {
+            grid.add("pinned_max_round_threshold_mb:" + mb);
+        }
+        for (long mb : thresholds) {
+            grid.add("pinned_max_cached_size_mb:" + mb);
+        }
+        for (long mb : thresholds) {
+            grid.add("pinned_max_round_threshold_mb:" + mb + ",pinned_max_cached_size_mb:" + mb);
+        }
+        return List.copyOf(grid);
     }
 
     @Override

@@ -16,6 +16,7 @@ import io.devalloc.api.spi.AllocatorSetup;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.caching.CachingConfig;
 import io.devalloc.sim.SimulatedDevice;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class CachingHostAllocatorProviderTest {
@@ -71,5 +72,22 @@ class CachingHostAllocatorProviderTest {
             assertFalse(d.memoryInfo().totalBytes() == 0, "still open");
             assertEquals(0, d.liveAllocations());
         }
+    }
+
+    @Test
+    void theDefaultGridSweepsRoundingAndCachingPastTheLargestRequestAndEveryEntryIsAccepted() {
+        CachingHostAllocatorProvider p = new CachingHostAllocatorProvider();
+        List<String> grid = p.defaultGrid(100 * ByteSize.MiB);
+        assertEquals("", grid.getFirst());
+        assertTrue(grid.contains("pinned_max_round_threshold_mb:256"), "one value past the largest request: " + grid);
+        assertFalse(grid.contains("pinned_max_round_threshold_mb:1024"), grid.toString());
+        assertTrue(grid.contains("pinned_max_cached_size_mb:4"), grid.toString());
+        assertTrue(grid.contains("pinned_max_round_threshold_mb:16,pinned_max_cached_size_mb:16"), grid.toString());
+        try (SimulatedDevice d = SimulatedDevice.ofCapacity(ByteSize.GiB)) {
+            for (String config : grid) {
+                p.create(d, config).close();
+            }
+        }
+        assertThrows(IllegalArgumentException.class, () -> p.defaultGrid(-1));
     }
 }

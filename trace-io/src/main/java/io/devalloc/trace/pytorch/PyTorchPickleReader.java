@@ -64,12 +64,12 @@ import net.razorvine.pickle.PickleException;
  *
  * <p><b>Newer snapshots.</b> A trace entry's {@code pool_id} (newest PyTorch: a tuple, {@code (0, 0)} for the default
  * pools), the top-level {@code host_segments} and {@code host_traces} (the pinned host allocator's, with device -1)
- * and {@code allocator_settings}, {@code external_annotations} are read past: the events are the device's. A
- * snapshot without {@code device_traces} (taken with {@code include_traces=False}), or with an empty list of them,
- * has no recorded events: its events are just the warm-start rows worked out from its {@code segments} (a
- * presegment per segment, a prealloc per live block), for the device given or, by default, the lowest device index
- * among its segments (0 when it has none). A dict with neither {@code segments} nor {@code device_traces} is not a
- * snapshot.
+ * and {@code external_annotations} are read past: the events are the device's ({@code allocator_settings} is kept:
+ * {@link #recordedSettings()}). A snapshot without {@code device_traces} (taken with {@code include_traces=False}),
+ * or with an empty list of them, has no recorded events: its events are just the warm-start rows worked out from its
+ * {@code segments} (a presegment per segment, a prealloc per live block), for the device given or, by default, the
+ * lowest device index among its segments (0 when it has none). A dict with neither {@code segments} nor
+ * {@code device_traces} is not a snapshot.
  *
  * <p><b>Memory.</b> Unlike the other readers this one is not streaming: a pickle is a single object graph that has
  * to be loaded whole, so the file's bytes, then the snapshot (every trace entry with its stack frames, every
@@ -96,6 +96,7 @@ public final class PyTorchPickleReader implements TraceReader {
     private final int device;
     private final List<TraceEvent> prefix;
     private final List<Object> trace;
+    private final RecordedAllocatorSettings settings;
     private int prefixIndex;
     private int traceIndex;
     private long skipped;
@@ -130,6 +131,15 @@ public final class PyTorchPickleReader implements TraceReader {
         if (!snapshot.containsKey("device_traces") && !snapshot.containsKey("segments")) {
             throw new TraceFormatException(file, 0, "not a memory snapshot: the dict has neither device_traces nor"
                     + " segments");
+        }
+        Object recorded = snapshot.get("allocator_settings");
+        if (recorded instanceof Map<?, ?> m) {
+            this.settings = RecordedAllocatorSettings.of(m);
+        } else if (recorded == null) {
+            this.settings = RecordedAllocatorSettings.absent();
+        } else {
+            this.settings = new RecordedAllocatorSettings(Map.of(), "", List.of("the snapshot's allocator_settings"
+                    + " is " + pythonType(recorded) + ", not a dict: PyTorch's defaults are assumed"));
         }
         List<?> traces = list(snapshot.containsKey("device_traces") ? snapshot.get("device_traces") : List.of(),
                 "device_traces");
@@ -166,6 +176,14 @@ public final class PyTorchPickleReader implements TraceReader {
     @Override
     public TraceFormat format() {
         return TraceFormat.PYTORCH_PICKLE;
+    }
+
+    /**
+     * The allocator settings the snapshot was recorded with ({@code allocator_settings}), with their configuration
+     * text for allocator {@code caching}; PyTorch's defaults, with a note, when the snapshot has none.
+     */
+    public RecordedAllocatorSettings recordedSettings() {
+        return settings;
     }
 
     /** The device whose trace is read. */
