@@ -121,6 +121,7 @@ public final class Allocation implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Allocation[" + ByteSize.hex(address) + ", " + size + " bytes, " + stream + (isFreed() ? ", freed]" : "]");
+        return "Allocation[" + ByteSize.hex(address) + ", " + size + " bytes, " + stream
+                + (isFreed() ? ", freed]" : "]");
     }
 }

@@ -89,8 +89,8 @@ public final class DevallocModule extends AbstractModule {
     DeviceAllocator deviceAllocator(DeviceMemory device, DevallocSettings s) {
         AllocatorProvider provider = allocators().get(s.allocator());
         try {
-            return provider.create(new AllocatorSetup(device, AllocatorConfig.parse(s.config(), provider.configSchema()),
-                    true));
+            return provider.create(
+                    new AllocatorSetup(device, AllocatorConfig.parse(s.config(), provider.configSchema()), true));
         } catch (RuntimeException | Error e) {
             // Nothing owns the device yet: close it rather than leak it.
             try {

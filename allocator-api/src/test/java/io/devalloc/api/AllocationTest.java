@@ -38,7 +38,8 @@ class AllocationTest {
     @Test
     void aRefusedFreeLeavesTheHandleUnfreed() {
         DeviceAllocator owner = mock(DeviceAllocator.class);
-        doThrow(new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, 0x4000, "x")).when(owner).free(0x4000, 7);
+        doThrow(new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, 0x4000, "x"))
+                .when(owner).free(0x4000, 7);
         Allocation a = new Allocation(owner, 0x4000, 100, DeviceStream.DEFAULT, 7);
         assertThrows(InvalidFreeException.class, a::close);
         assertFalse(a.isFreed());

@@ -23,7 +23,8 @@ class ByteSizeTest {
 
     @Test
     void refusesWhatIsNotASize() {
-        for (String bad : new String[] {"", " ", "GiB", "12XB", "-1GiB", "1.2.3", "1.", "0.3B", "9999999999TiB", "abc"}) {
+        for (String bad : new String[] {"", " ", "GiB", "12XB", "-1GiB", "1.2.3", "1.", "0.3B", "9999999999TiB",
+                "abc"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ByteSize.parse(bad), bad);
             assertTrue(e.getMessage() != null && !e.getMessage().isBlank(), bad);
         }

@@ -21,7 +21,8 @@ class ConfigTest {
     static final ConfigOption<Long> SIZE = ConfigOption.size("max_split_size", null, "split");
     static final ConfigOption<String> LIST = new ConfigOption<>("roundup_power2_divisions", "a list", null, "divs",
             text -> text);
-    static final ConfigSchema SCHEMA = ConfigSchema.of("allocator 'test'", List.of(GROWTH, LIMIT, FRACTION, SIZE, LIST));
+    static final ConfigSchema SCHEMA =
+            ConfigSchema.of("allocator 'test'", List.of(GROWTH, LIMIT, FRACTION, SIZE, LIST));
 
     @Test
     void emptyMeansDefaults() {
@@ -94,7 +95,8 @@ class ConfigTest {
 
     @Test
     void optionsOfAnotherSchemaAreRejected() {
-        AllocatorConfig c = AllocatorConfig.parse("", ConfigSchema.of("other", List.of(ConfigOption.bool("x", true, "x"))));
+        AllocatorConfig c = AllocatorConfig.parse("",
+                ConfigSchema.of("other", List.of(ConfigOption.bool("x", true, "x"))));
         assertThrows(IllegalArgumentException.class, () -> c.get(GROWTH));
     }
 }

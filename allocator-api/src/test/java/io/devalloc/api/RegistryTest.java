@@ -57,7 +57,8 @@ class RegistryTest {
         assertTrue(DeviceSpec.parse(null).isAuto());
         assertTrue(DeviceSpec.parse("auto").isAuto());
         for (String bad : new String[] {"CUDA:0", ":0", "cuda:", "9x", "auto:1", "sim 80GiB"}) {
-            InvalidConfigurationException e = assertThrows(InvalidConfigurationException.class, () -> DeviceSpec.parse(bad), bad);
+            InvalidConfigurationException e = assertThrows(InvalidConfigurationException.class,
+                    () -> DeviceSpec.parse(bad), bad);
             assertEquals("device", e.key());
         }
     }
@@ -235,6 +236,7 @@ class RegistryTest {
         DirectAllocatorProvider p = new DirectAllocatorProvider();
         assertEquals(1024L, AllocatorConfig.parse("memory_limit_mb:1024", p.configSchema())
                 .get(DirectAllocatorProvider.MEMORY_LIMIT_MB));
-        assertThrows(InvalidConfigurationException.class, () -> AllocatorConfig.parse("memory_limit_mb:0", p.configSchema()));
+        assertThrows(InvalidConfigurationException.class,
+                () -> AllocatorConfig.parse("memory_limit_mb:0", p.configSchema()));
     }
 }

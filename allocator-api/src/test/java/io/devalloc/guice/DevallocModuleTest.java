@@ -71,7 +71,8 @@ class DevallocModuleTest {
     @Test
     void aBadConfigurationFailsInjectionWithTheTypedErrorAndOpensNothing() {
         Injector injector = injector("memory_limit:64");
-        ProvisionException e = assertThrows(ProvisionException.class, () -> injector.getInstance(DeviceAllocator.class));
+        ProvisionException e = assertThrows(ProvisionException.class,
+                () -> injector.getInstance(DeviceAllocator.class));
         assertTrue(e.getCause() instanceof InvalidConfigurationException, String.valueOf(e.getCause()));
         verify(provider, never()).open(any());
     }

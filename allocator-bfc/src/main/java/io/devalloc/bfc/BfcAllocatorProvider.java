@@ -81,7 +81,9 @@ public final class BfcAllocatorProvider implements AllocatorProvider {
         return BfcOptions.fromEnvironment(AllocatorConfig.parse(configText, configSchema()), environment);
     }
 
-    /** A BFC allocator over {@code device} with explicit options (no environment applied); the caller owns the device. */
+    /**
+     * A BFC allocator over {@code device} with explicit options (no environment applied); the caller owns the device.
+     */
     public static BfcAllocator create(DeviceMemory device, BfcOptions options) {
         return new BfcArena(device, false, options);
     }

@@ -772,11 +772,12 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator {
             return false;
         }
         if (onOutOfMemory) {
-            LOG.warn("Garbage collection: deallocate free memory regions (i.e., allocations) so that we can re-allocate a"
-                + " larger region to avoid OOM due to memory fragmentation. If you see this message frequently, you"
-                + " are running near the threshold of the available device memory and re-allocation may incur great"
-                + " performance overhead. You may try smaller batch sizes to observe the performance impact. Set"
-                + " garbage_collection:false (or TF_ENABLE_GPU_GARBAGE_COLLECTION=false) to disable this feature.");
+            LOG.warn("Garbage collection: deallocate free memory regions (i.e., allocations) so that we can"
+                + " re-allocate a larger region to avoid OOM due to memory fragmentation. If you see this message"
+                + " frequently, you are running near the threshold of the available device memory and re-allocation"
+                + " may incur great performance overhead. You may try smaller batch sizes to observe the performance"
+                + " impact. Set garbage_collection:false (or TF_ENABLE_GPU_GARBAGE_COLLECTION=false) to disable this"
+                + " feature.");
         }
         for (int i = regionCount - 1; i >= 0; i--) {
             if (regionIsFree(i)) {

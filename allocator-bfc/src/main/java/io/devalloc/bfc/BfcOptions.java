@@ -103,10 +103,12 @@ public record BfcOptions(boolean allowGrowth, boolean garbageCollection, long me
     public BfcOptions {
         Objects.requireNonNull(virtualMemory, "virtualMemory");
         if (memoryLimitBytes < 0) {
-            throw new IllegalArgumentException("memory limit must be >= 0 (0 = the device's total), got " + memoryLimitBytes);
+            throw new IllegalArgumentException(
+                    "memory limit must be >= 0 (0 = the device's total), got " + memoryLimitBytes);
         }
         if (!(fragmentationFraction >= 0 && fragmentationFraction < 1)) {
-            throw new IllegalArgumentException("fragmentation fraction must be in [0, 1), got " + fragmentationFraction);
+            throw new IllegalArgumentException(
+                    "fragmentation fraction must be in [0, 1), got " + fragmentationFraction);
         }
         if (retryTimeoutMillis < 0) {
             throw new IllegalArgumentException("retry timeout must be >= 0, got " + retryTimeoutMillis);

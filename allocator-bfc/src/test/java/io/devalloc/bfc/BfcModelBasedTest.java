@@ -139,7 +139,8 @@ class BfcModelBasedTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"allow_growth:false", "allow_growth:true,virtual_memory:false", "allow_growth:true,timestamped:true"})
+    @ValueSource(strings = {"allow_growth:false", "allow_growth:true,virtual_memory:false",
+            "allow_growth:true,timestamped:true"})
     void threadsAllocatingAndFreeingAtOnceLeaveAConsistentArena(String config) throws Exception {
         try (SimulatedDevice device = SimulatedDevice.ofCapacity(ByteSize.GiB)) {
             BfcArena arena = (BfcArena) new BfcAllocatorProvider(Map.of()).create(device,

@@ -114,7 +114,8 @@ class BfcOptionsTest {
                 o);
         assertEquals(BfcOptions.VirtualMemoryUse.ON, options(Map.of(), "virtual_memory:true").virtualMemory());
         assertEquals(BfcOptions.VirtualMemoryUse.AUTO, options(Map.of(), "virtual_memory:auto").virtualMemory());
-        assertTrue(options(Map.of(), "allow_growth:True").allowGrowth(), "booleans in any case, as PyTorch writes them");
+        assertTrue(options(Map.of(), "allow_growth:True").allowGrowth(),
+                "booleans in any case, as PyTorch writes them");
         assertEquals(0, options(Map.of(), "retry_timeout_ms:0").retryTimeoutMillis());
     }
 
@@ -124,7 +125,8 @@ class BfcOptionsTest {
             assertEquals(3 * MiB, a.bfcStats().bytesLimit());
             assertEquals(3 * MiB, a.currentRegionAllocationBytes());
         }
-        try (BfcAllocator a = new BfcAllocatorProvider(Map.of()).create(device, "memory_limit_mb:3,allow_growth:true")) {
+        try (BfcAllocator a = new BfcAllocatorProvider(Map.of()).create(device,
+                "memory_limit_mb:3,allow_growth:true")) {
             assertEquals(2 * MiB, a.currentRegionAllocationBytes(), "min(limit, 2 MiB)");
         }
     }

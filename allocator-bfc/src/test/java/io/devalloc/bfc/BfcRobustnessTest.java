@@ -124,7 +124,8 @@ class BfcRobustnessTest {
             assertEquals(2, a.regionCount());
             dev.failFreeAt = 1;
             assertThrows(DeviceException.class, a::close);
-            assertEquals(1, sim.liveAllocations(), "every region but the one whose free failed went back to the device");
+            assertEquals(1, sim.liveAllocations(),
+                    "every region but the one whose free failed went back to the device");
             assertTrue(a.isClosed());
         }
     }

@@ -100,7 +100,8 @@ class MemoryLogTest {
                     log.get(24));
             assertTrue(log.get(25).matches("InUse at " + Long.toHexString(base + 256) + " of size 1024 next -?\\d+.*"),
                     log.get(25));
-            assertTrue(log.get(26).matches("Free  at " + Long.toHexString(base + 1280) + " of size 1047296 next -?\\d+"),
+            assertTrue(log.get(26).matches("Free  at " + Long.toHexString(base + 1280)
+                    + " of size 1047296 next -?\\d+"),
                     log.get(26));
             assertEquals("Summary of in-use Chunks by size:", log.get(27).strip());
             assertEquals("1 Chunks of size 256 totalling 256B", log.get(28));

@@ -137,8 +137,9 @@ final class CachingArena extends AbstractDeviceAllocator implements CachingAlloc
         this.options = options;
         this.sizes = new SizeRules(options);
         if (options.backend() != CachingOptions.Backend.NATIVE) {
-            throw new IllegalArgumentException("backend:" + options.backend().configName() + " is not offered by devalloc;"
-                    + " use backend:native (the caching allocator) or the 'direct' allocator");
+            throw new IllegalArgumentException("backend:" + options.backend().configName()
+                    + " is not offered by devalloc; use backend:native (the caching allocator) or the 'direct'"
+                    + " allocator");
         }
         this.maxSplitSize = options.maxSplitSize();
         this.deviceTotal = device.descriptor().totalBytes();
@@ -1092,9 +1093,10 @@ final class CachingArena extends AbstractDeviceAllocator implements CachingAlloc
         stats.numOoms++;
         long allocated = stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
         long reserved = stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
-        String message = "CUDA out of memory. Tried to allocate " + formatSize(a) + ". GPU " + device().descriptor().index()
-                + " has a total capacity of " + formatSize(info.totalBytes()) + " of which " + formatSize(info.freeBytes())
-                + " is free. " + (setFraction ? formatSize(allowedMemoryMaximum) + " allowed; " : "")
+        String message = "CUDA out of memory. Tried to allocate " + formatSize(a) + ". GPU "
+                + device().descriptor().index() + " has a total capacity of " + formatSize(info.totalBytes())
+                + " of which " + formatSize(info.freeBytes()) + " is free. "
+                + (setFraction ? formatSize(allowedMemoryMaximum) + " allowed; " : "")
                 + "Of the allocated memory " + formatSize(allocated) + " is allocated by PyTorch, and "
                 + formatSize(reserved - allocated) + " is reserved by PyTorch but unallocated."
                 + expandableHints(a, stream);
@@ -1122,7 +1124,8 @@ final class CachingArena extends AbstractDeviceAllocator implements CachingAlloc
         if (!options.expandableSegments()) {
             return " If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF="
                     + "expandable_segments:True to avoid fragmentation.  See documentation for Memory Management "
-                    + " (https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)";
+                    + " (https://docs.pytorch.org/docs/stable/notes/cuda.html"
+                    + "#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)";
         }
         String reserveHint = "";
         if (a <= deviceTotal) {
@@ -1701,7 +1704,8 @@ final class CachingArena extends AbstractDeviceAllocator implements CachingAlloc
                     trace.entries(), options.allocatorSettings());
             // PyTorch records a snapshot action (address 0, total active bytes) when history is on; it shows in the
             // history from the next snapshot on, so this one ends with the last real event.
-            trace.record(TraceAction.SNAPSHOT, 0, stats.get(Metric.ACTIVE_BYTES, DeviceStats.ALL, DeviceStats.CURRENT), 0);
+            trace.record(TraceAction.SNAPSHOT, 0, stats.get(Metric.ACTIVE_BYTES, DeviceStats.ALL, DeviceStats.CURRENT),
+                    0);
             return snapshot;
         } finally {
             lock.unlock();

@@ -110,7 +110,8 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>{@code expandable_segments_reserve_by_class}</td><td>none</td><td>{@code [class:value,...]}, values as
  *       above; the reserve of segments whose stream is tagged with that class
  *       ({@link CachingAllocator#setExpandableSegmentReserveClass}). A bad entry is warned about and skipped, the
- *       others apply; a value that is not a bracketed list is refused (upstream's tokenizer would misread it).</td></tr>
+ *       others apply; a value that is not a bracketed list is refused
+ *       (upstream's tokenizer would misread it).</td></tr>
  *   <tr><td>{@code throw_on_cudamalloc_oom}</td><td>False</td><td>{@code True}/{@code False}. Before any device
  *       allocation (malloc or expandable map) that would take the allocator past the <em>configured</em>
  *       {@code per_process_memory_fraction} &times; total memory (1.0 when not set), fail at once, skipping the rest

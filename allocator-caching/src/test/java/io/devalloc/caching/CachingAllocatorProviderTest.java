@@ -19,7 +19,8 @@ class CachingAllocatorProviderTest {
     void anEmptyConfigurationFallsBackToPytorchsEnvironmentVariable() {
         try (SimulatedDevice d = SimulatedDevice.ofCapacity(ByteSize.GiB)) {
             CachingAllocatorProvider p = new CachingAllocatorProvider(Map.of(
-                    "PYTORCH_ALLOC_CONF", "max_split_size_mb:30", "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"));
+                    "PYTORCH_ALLOC_CONF", "max_split_size_mb:30", "PYTORCH_CUDA_ALLOC_CONF",
+                    "expandable_segments:True"));
             try (CachingAllocator a = p.create(d, "")) {
                 assertTrue(a.options().expandableSegments(), "PYTORCH_CUDA_ALLOC_CONF wins over the generic one");
                 assertEquals(Long.MAX_VALUE, a.options().maxSplitSize());

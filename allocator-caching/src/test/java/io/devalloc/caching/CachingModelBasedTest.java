@@ -305,7 +305,8 @@ class CachingModelBasedTest {
             assertEquals(live, m.get("allocation.all.current"), "allocation.all.current");
             assertEquals(live + model.pending.size(), m.get("active.all.current"),
                     "active.all.current = live + blocks waiting for events");
-            assertEquals(model.live.requestedBytes() + model.pendingRequestedBytes, m.get("requested_bytes.all.current"),
+            assertEquals(model.live.requestedBytes() + model.pendingRequestedBytes,
+                    m.get("requested_bytes.all.current"),
                     "requested_bytes.all.current (requested bytes of active blocks)");
             assertEquals(device.counters().bytesInUse(), m.get("reserved_bytes.all.current"),
                     "reserved bytes = what the device holds for the allocator");

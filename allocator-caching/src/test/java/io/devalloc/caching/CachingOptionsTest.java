@@ -301,9 +301,11 @@ class CachingOptionsTest {
             "garbage_collection_threshold:1.2|garbage_collect_threshold is invalid, set it in (0.0, 1.0)",
             "max_split_size_mb:2|CachingAllocator option max_split_size_mb too small, must be >= 20",
             "release_lock_on_cudamalloc:none|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'none'",
-            "pinned_use_cuda_host_register:none|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'none'",
+            "pinned_use_cuda_host_register:none|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got"
+                    + " 'none'",
             "pinned_num_register_threads:none|Expected a non-negative integer but got 'none'",
-            "pinned_num_register_threads:1024|Number of register threads should be less than or equal to 128, got 1024"})
+            "pinned_num_register_threads:1024|Number of register threads should be less than or equal to 128,"
+                    + " got 1024"})
     void testAllocatorSettingsValueErrors(String config, String upstreamText) {
         assertRefused(config, upstreamText);
     }
@@ -600,20 +602,25 @@ class CachingOptionsTest {
                 def.maxSplitSize(), def.maxNonSplitRounding(), 0, new int[16], false, false, false, 1, false, 0,
                 false, 1.0, R, false, false, U, U, false, ""));
         assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
-                19 * MiB, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, 1.0, R, false, false, U, U, false, ""));
+                19 * MiB, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, 1.0, R, false, false, U,
+                U, false, ""));
         assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
-                Long.MAX_VALUE, 20 * MiB, 1.0, new int[16], false, false, false, 1, false, 0, false, 1.0, R, false, false, U, U, false, ""));
+                Long.MAX_VALUE, 20 * MiB, 1.0, new int[16], false, false, false, 1, false, 0, false, 1.0, R, false,
+                false, U, U, false, ""));
         assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
-                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 3, false, 0, false, 1.0, R, false, false, U, U, false, ""));
+                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 3, false, 0, false, 1.0, R, false,
+                false, U, U, false, ""));
         assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
-                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, 1.5, R, false, false, U, U, false, ""));
+                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, 1.5, R, false,
+                false, U, U, false, ""));
         assertThrows(IllegalArgumentException.class, () -> new CachingOptions(def.backend(), 20 * MiB,
-                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, Double.NaN, R, false, false, U, U, false, ""));
+                Long.MAX_VALUE, 20 * MiB, 0, new int[16], false, false, false, 1, false, 0, false, Double.NaN, R,
+                false, false, U, U, false, ""));
     }
 
     private static CachingOptions withDivisions(int[] d) {
         return new CachingOptions(CachingOptions.Backend.NATIVE, 20 * MiB, Long.MAX_VALUE, 20 * MiB, 0.0, d, false,
-                false, false, 1, false, 0, false, 1.0, ExpandableSegmentReserve.HISTORICAL, false, false, Long.MAX_VALUE,
-                Long.MAX_VALUE, false, "");
+                false, false, 1, false, 0, false, 1.0, ExpandableSegmentReserve.HISTORICAL, false, false,
+                Long.MAX_VALUE, Long.MAX_VALUE, false, "");
     }
 }

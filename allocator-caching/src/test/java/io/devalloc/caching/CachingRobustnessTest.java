@@ -25,9 +25,18 @@ class CachingRobustnessTest {
         /** {address, bytes, pieceBytes} of every successful virtual-memory map, in order. */
         final List<long[]> mapCalls = new ArrayList<>();
         Faulty(SimulatedDevice d) { super(d); this.d = d; }
-        @Override public void free(long a) { if (frees++ == failFree) throw new DeviceException("injected free"); d.free(a); }
-        @Override public DeviceEvent createEvent() { if (creates++ == failCreateEvent) throw new DeviceException("injected createEvent"); return d.createEvent(); }
-        @Override public void synchronizeEvent(DeviceEvent e) { if (syncs++ == failSync) throw new DeviceException("injected sync"); d.synchronizeEvent(e); }
+        @Override public void free(long a) {
+            if (frees++ == failFree) throw new DeviceException("injected free");
+            d.free(a);
+        }
+        @Override public DeviceEvent createEvent() {
+            if (creates++ == failCreateEvent) throw new DeviceException("injected createEvent");
+            return d.createEvent();
+        }
+        @Override public void synchronizeEvent(DeviceEvent e) {
+            if (syncs++ == failSync) throw new DeviceException("injected sync");
+            d.synchronizeEvent(e);
+        }
         @Override public Optional<VirtualMemory> virtualMemory() {
             return Optional.of(new ForwardingVirtualMemory(d.virtualMemory().orElseThrow()) {
                 @Override public boolean map(long a, long b, long piece) {
@@ -52,7 +61,8 @@ class CachingRobustnessTest {
         return (CachingArena) new CachingAllocatorProvider(Map.of()).create(dev, cfg);
     }
 
-    // (1) Regression (found in review, fixed): close() leaks the device segment of a block whose free is still pending on events.
+    // (1) Regression (found in review, fixed): close() leaks the device segment of a block whose free is still pending
+    // on events.
     @Test
     void closeReleasesSegmentsOfPendingFreeBlocks() {
         SimulatedDevice d = sim(EventCompletion.MANUAL);
@@ -69,7 +79,8 @@ class CachingRobustnessTest {
         assertEquals(0, d.liveAllocations(), "close() left the pending block's segment allocated on the device");
     }
 
-    // (2) Regression (found in review, fixed): device.free throwing inside release_block orphans the block: out of its pool, still counted as reserved.
+    // (2) Regression (found in review, fixed): device.free throwing inside release_block orphans the block: out of its
+    // pool, still counted as reserved.
     @Test
     void freeThrowingDuringEmptyCacheKeepsStateConsistent() {
         Faulty f = new Faulty(sim(EventCompletion.IMMEDIATE));
@@ -81,7 +92,8 @@ class CachingRobustnessTest {
         CachingInvariants.check(a);
     }
 
-    // (3) Regression (found in review, fixed): createEvent throwing in insert_events: the block is neither allocated, free, nor pending.
+    // (3) Regression (found in review, fixed): createEvent throwing in insert_events: the block is neither allocated,
+    // free, nor pending.
     @Test
     void createEventThrowingInFreeKeepsStateConsistent() {
         Faulty f = new Faulty(sim(EventCompletion.IMMEDIATE));
@@ -94,8 +106,8 @@ class CachingRobustnessTest {
         CachingInvariants.check(a);
     }
 
-    // (4) Regression (found in review, fixed): synchronizeEvent throwing half-way in synchronize_and_free_events: processed events stay queued,
-    // their DeviceEvent goes back to the pool twice.
+    // (4) Regression (found in review, fixed): synchronizeEvent throwing half-way in synchronize_and_free_events:
+    // processed events stay queued, their DeviceEvent goes back to the pool twice.
     @SuppressWarnings("unchecked")
     @Test
     void syncThrowingMidwayDoesNotDoubleProcessEvents() throws Exception {
@@ -115,7 +127,8 @@ class CachingRobustnessTest {
         var fld = CachingArena.class.getDeclaredField("eventPool");
         fld.setAccessible(true);
         var pool = new ArrayList<>((Collection<Object>) fld.get(a));
-        assertEquals(new HashSet<>(pool).size(), pool.size(), "the same DeviceEvent is in the event pool twice: " + pool);
+        assertEquals(new HashSet<>(pool).size(), pool.size(),
+                "the same DeviceEvent is in the event pool twice: " + pool);
         var bt = CachingArena.class.getDeclaredField("blocks");
         bt.setAccessible(true);
         for (int c : ((BlockTable) bt.get(a)).eventCount) assertTrue(c >= 0, "negative event_count");
@@ -208,7 +221,8 @@ class CachingRobustnessTest {
         assertEquals(0, a.stats().reservedBytes());
     }
 
-    // (7) Regression (found in review, fixed): snapshot with history on records a 'snapshot' trace entry upstream (spec §7 table).
+    // (7) Regression (found in review, fixed): snapshot with history on records a 'snapshot' trace entry upstream
+    // (spec §7 table).
     @Test
     void snapshotRecordsSnapshotTrace() {
         CachingArena a = arena(sim(EventCompletion.IMMEDIATE), "");
@@ -234,7 +248,8 @@ class CachingRobustnessTest {
         }
     }
 
-    // (9) Regression (found in review, fixed): free-memory callback that closes the allocator re-entrantly: malloc still hands out memory.
+    // (9) Regression (found in review, fixed): free-memory callback that closes the allocator re-entrantly: malloc
+    // still hands out memory.
     @Test
     void callbackClosingAllocatorDoesNotLeakAllocation() {
         SimulatedDevice d = sim(EventCompletion.IMMEDIATE);

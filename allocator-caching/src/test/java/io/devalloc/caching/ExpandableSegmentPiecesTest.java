@@ -53,7 +53,9 @@ class ExpandableSegmentPiecesTest {
         a.close();
     }
 
-    /** A large page that is not a multiple of the device's granule cannot be mapped: refused when the allocator opens. */
+    /**
+     * A large page that is not a multiple of the device's granule cannot be mapped: refused when the allocator opens.
+     */
     @org.junit.jupiter.api.Test
     void aLargePageThatIsNotAWholeNumberOfGranulesIsRefusedUpFront() {
         io.devalloc.sim.SimulatedDevice d = io.devalloc.sim.SimulatedDevice.builder().capacity(1L << 30).build();

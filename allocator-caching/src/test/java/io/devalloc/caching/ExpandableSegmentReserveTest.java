@@ -226,7 +226,8 @@ class ExpandableSegmentReserveTest {
         assertTrue(e.getMessage().endsWith("is reserved by PyTorch but unallocated. If reserved but unallocated memory"
                 + " is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See"
                 + " documentation for Memory Management "
-                + " (https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)"),
+                + " (https://docs.pytorch.org/docs/stable/notes/cuda.html"
+                + "#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)"),
                 e.getMessage());
 
         CachingArena expandable = arena(SimulatedDevice.builder().capacity(GiB).build(), "expandable_segments:True");

@@ -340,7 +340,8 @@ class UpstreamCudaTest {
                     + " 1024.00 KiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large"
                     + " try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See"
                     + " documentation for Memory Management "
-                    + " (https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)",
+                    + " (https://docs.pytorch.org/docs/stable/notes/cuda.html"
+                    + "#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)",
                     e.getMessage());
             a.free(x);
             a.free(y);
@@ -358,7 +359,8 @@ class UpstreamCudaTest {
                     + " allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated. If reserved but"
                     + " unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to"
                     + " avoid fragmentation.  See documentation for Memory Management "
-                    + " (https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)",
+                    + " (https://docs.pytorch.org/docs/stable/notes/cuda.html"
+                    + "#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)",
                     e.getMessage());
             a.free(x);
         }
@@ -486,7 +488,8 @@ class UpstreamCudaTest {
             assertEquals(88_080_384L, div4[1], "requested bytes are the request");
             assertEquals(88_080_384L, deltas("garbage_collection_threshold:0.5,max_split_size_mb:40", NBYTES)[0],
                     "a new string resets the divisions");
-            String list = "garbage_collection_threshold:0.5,roundup_power2_divisions:[64:8,128:2,256:2,512:2,1024:1,>:1]";
+            String list = "garbage_collection_threshold:0.5,"
+                    + "roundup_power2_divisions:[64:8,128:2,256:2,512:2,1024:1,>:1]";
             assertEquals(92_274_688L, deltas(list, NBYTES)[0]);
             assertEquals(536_870_912L, deltas(list, NBYTES_BIG)[0]);
         }
@@ -742,7 +745,8 @@ class UpstreamCudaTest {
             long z = a.malloc(35 * MiB); // 60 >= 35 + 20: not taken; device full; release the 60 MiB block
             assertEquals(0, stat(a, "num_alloc_retries"));
             assertEquals(1, stat(a, "num_device_free"));
-            assertEquals(30 * MiB + 36 * MiB, stat(a, "reserved_bytes.all.current"), "the 30 MiB block is still cached");
+            assertEquals(30 * MiB + 36 * MiB, stat(a, "reserved_bytes.all.current"),
+                    "the 30 MiB block is still cached");
             a.free(z);
         }
 
@@ -1500,7 +1504,8 @@ class UpstreamCudaTest {
             assertTrue(found);
             // the cpp pickle variant: the last action of that snapshot is the alloc of 311*411*4
             @SuppressWarnings("unchecked")
-            Map<String, Object> lastTrace = ((List<List<Map<String, Object>>>) ss.get("device_traces")).get(0).getLast();
+            Map<String, Object> lastTrace =
+                    ((List<List<Map<String, Object>>>) ss.get("device_traces")).get(0).getLast();
             assertEquals("alloc", lastTrace.get("action"));
             assertEquals(311L * 411 * 4, lastTrace.get("size"));
             assertEquals(x, lastTrace.get("addr"));
@@ -1587,15 +1592,23 @@ class UpstreamCudaTest {
             assertEquals("|       from large pool |   1024 MiB |   1024 MiB |   1024 MiB |      0 B   |", lines.get(8));
             assertEquals("|       from small pool |      0 MiB |      0 MiB |      0 MiB |   1024 B   |", lines.get(9));
             assertEquals(DASH, lines.get(10));
-            assertEquals("| Active memory         |   1024 MiB |   1024 MiB |   1024 MiB |   1024 B   |", lines.get(11));
-            assertEquals("| Requested memory      |   1024 MiB |   1024 MiB |   1024 MiB |   1024 B   |", lines.get(15));
-            assertEquals("| GPU reserved memory   |   1026 MiB |   1026 MiB |   1026 MiB |      0 B   |", lines.get(19));
-            assertEquals("|       from large pool |   1024 MiB |   1024 MiB |   1024 MiB |      0 B   |", lines.get(20));
-            assertEquals("|       from small pool |      2 MiB |      2 MiB |      2 MiB |      0 B   |", lines.get(21));
+            assertEquals("| Active memory         |   1024 MiB |   1024 MiB |   1024 MiB |   1024 B   |",
+                    lines.get(11));
+            assertEquals("| Requested memory      |   1024 MiB |   1024 MiB |   1024 MiB |   1024 B   |",
+                    lines.get(15));
+            assertEquals("| GPU reserved memory   |   1026 MiB |   1026 MiB |   1026 MiB |      0 B   |",
+                    lines.get(19));
+            assertEquals("|       from large pool |   1024 MiB |   1024 MiB |   1024 MiB |      0 B   |",
+                    lines.get(20));
+            assertEquals("|       from small pool |      2 MiB |      2 MiB |      2 MiB |      0 B   |",
+                    lines.get(21));
             assertEquals(DASH, lines.get(22));
-            assertEquals("| Non-releasable memory |      0 B   |   2047 KiB |   2047 KiB |   2047 KiB |", lines.get(23));
-            assertEquals("|       from large pool |      0 B   |      0 KiB |      0 KiB |      0 KiB |", lines.get(24));
-            assertEquals("|       from small pool |      0 B   |   2047 KiB |   2047 KiB |   2047 KiB |", lines.get(25));
+            assertEquals("| Non-releasable memory |      0 B   |   2047 KiB |   2047 KiB |   2047 KiB |",
+                    lines.get(23));
+            assertEquals("|       from large pool |      0 B   |      0 KiB |      0 KiB |      0 KiB |",
+                    lines.get(24));
+            assertEquals("|       from small pool |      0 B   |   2047 KiB |   2047 KiB |   2047 KiB |",
+                    lines.get(25));
             assertEquals(DASH, lines.get(26));
             assertTrue(lines.get(27).startsWith("| Allocations           |       1 "), lines.get(27));
             assertEquals(EQ, lines.getLast());
@@ -1613,19 +1626,27 @@ class UpstreamCudaTest {
                 assertEquals(77, line.length(), () -> "not 75 wide between the borders: '" + line + "'");
                 assertTrue(line.startsWith("|") && line.endsWith("|"), line);
             }
-            assertEquals("| Allocations           |       1    |       2    |       2    |       1    |", lines.get(27));
-            assertEquals("|       from large pool |       1    |       1    |       1    |       0    |", lines.get(28));
-            assertEquals("|       from small pool |       0    |       1    |       1    |       1    |", lines.get(29));
+            assertEquals("| Allocations           |       1    |       2    |       2    |       1    |",
+                    lines.get(27));
+            assertEquals("|       from large pool |       1    |       1    |       1    |       0    |",
+                    lines.get(28));
+            assertEquals("|       from small pool |       0    |       1    |       1    |       1    |",
+                    lines.get(29));
             assertEquals(DASH, lines.get(30));
-            assertEquals("| Active allocs         |       1    |       2    |       2    |       1    |", lines.get(31));
+            assertEquals("| Active allocs         |       1    |       2    |       2    |       1    |",
+                    lines.get(31));
             assertEquals(DASH, lines.get(34));
-            assertEquals("| GPU reserved segments |       2    |       2    |       2    |       0    |", lines.get(35));
+            assertEquals("| GPU reserved segments |       2    |       2    |       2    |       0    |",
+                    lines.get(35));
             assertEquals(DASH, lines.get(38));
-            assertEquals("| Non-releasable allocs |       0    |       1    |       1    |       1    |", lines.get(39));
+            assertEquals("| Non-releasable allocs |       0    |       1    |       1    |       1    |",
+                    lines.get(39));
             assertEquals(DASH, lines.get(42));
-            assertEquals("| Oversize allocations  |       0    |       0    |       0    |       0    |", lines.get(43));
+            assertEquals("| Oversize allocations  |       0    |       0    |       0    |       0    |",
+                    lines.get(43));
             assertEquals(DASH, lines.get(44));
-            assertEquals("| Oversize GPU segments |       0    |       0    |       0    |       0    |", lines.get(45));
+            assertEquals("| Oversize GPU segments |       0    |       0    |       0    |       0    |",
+                    lines.get(45));
             assertEquals(EQ, lines.get(46));
             assertEquals(29, summaryLines(true).size());
         }

@@ -431,8 +431,8 @@ public abstract class DeviceAllocatorContract {
         if (view.isPresent()) {
             MemorySegment m = view.get();
             for (long o : new long[] {0, size / 2, size - 1}) {
-                assertEquals(pattern, m.get(ValueLayout.JAVA_BYTE, o), "byte " + o + " of 0x" + Long.toHexString(address)
-                        + " was overwritten: another allocation overlaps it");
+                assertEquals(pattern, m.get(ValueLayout.JAVA_BYTE, o), "byte " + o + " of 0x"
+                        + Long.toHexString(address) + " was overwritten: another allocation overlaps it");
             }
         }
     }

@@ -113,13 +113,15 @@ public abstract class DeviceMemoryContract {
     void badFreesAreRefusedAndChangeNothing() {
         long a = device.malloc(8192);
         long before = device.memoryInfo().freeBytes();
-        InvalidFreeException unknown = assertThrows(InvalidFreeException.class, () -> device.free(a + device.alignment()));
+        InvalidFreeException unknown =
+                assertThrows(InvalidFreeException.class, () -> device.free(a + device.alignment()));
         assertEquals(InvalidFreeException.Reason.UNKNOWN_ADDRESS, unknown.reason());
         assertThrows(InvalidFreeException.class, () -> device.free(0x1234_5600L));
         assertEquals(before, device.memoryInfo().freeBytes());
         device.free(a);
         InvalidFreeException twice = assertThrows(InvalidFreeException.class, () -> device.free(a));
-        assertTrue(twice.getMessage().contains(Long.toHexString(a)), "message names the address: " + twice.getMessage());
+        assertTrue(twice.getMessage().contains(Long.toHexString(a)),
+                "message names the address: " + twice.getMessage());
         long b = device.malloc(8192);
         assertNotEquals(DeviceMemory.NULL, b);
         device.free(b);

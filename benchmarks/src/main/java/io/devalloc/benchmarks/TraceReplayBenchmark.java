@@ -59,7 +59,8 @@ public class TraceReplayBenchmark {
             lines = Files.readAllLines(path);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the trace " + path.toAbsolutePath()
-                    + "; run from the repository root (the project ships the trace in traces/), or pass -Ddevalloc.trace=<csv>", e);
+                    + "; run from the repository root (the project ships the trace in traces/), or pass"
+                    + " -Ddevalloc.trace=<csv>", e);
         }
         Map<Long, Integer> slotOf = new HashMap<>();
         long[] s = new long[lines.size()];

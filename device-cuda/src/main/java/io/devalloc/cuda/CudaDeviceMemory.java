@@ -608,7 +608,8 @@ public final class CudaDeviceMemory implements DeviceMemory {
 
     /** What {@link #attempt} collects for a throwable a CUDA call threw: itself, or a link error wrapped. */
     static RuntimeException asFailure(Throwable e) {
-        return e instanceof RuntimeException r ? r : new DeviceException("a CUDA call failed to link: " + Failures.describe(e), e);
+        return e instanceof RuntimeException r ? r
+                : new DeviceException("a CUDA call failed to link: " + Failures.describe(e), e);
     }
 
     // ---- shared with CudaVirtualMemory

@@ -412,7 +412,9 @@ final class JCudaApi implements CudaApi {
         /** Every code CUDA 12 defines is below this. */
         private static final int MAX_CODE = 1000;
 
-        /** Built on first use; building it twice in a race gives equal maps, so the enum stays effectively immutable. */
+        /**
+         * Built on first use; building it twice in a race gives equal maps, so the enum stays effectively immutable.
+         */
         @SuppressWarnings("ImmutableEnumChecker")
         private volatile Map<String, Integer> codes;
 

@@ -93,7 +93,8 @@ class CudaAvailabilityTest {
         assertFalse(p.availability().reason().contains("more lines"), "first line only");
         assertSame(p, a.probe(), "cached");
 
-        when(api.getDeviceCount(any())).thenThrow(new NoClassDefFoundError("Could not initialize class jcuda.runtime.JCuda"));
+        when(api.getDeviceCount(any()))
+                .thenThrow(new NoClassDefFoundError("Could not initialize class jcuda.runtime.JCuda"));
         assertFalse(availability(null).probe().availability().available());
     }
 
@@ -175,7 +176,8 @@ class CudaAvailabilityTest {
     void requireAvailableNamesTheProviderAndTheReason() {
         DeviceUnavailableException e = assertThrows(DeviceUnavailableException.class,
                 () -> availability("gone").requireAvailable("cuda"));
-        assertTrue(e.getMessage().startsWith("device provider 'cuda' is unavailable: no NVIDIA driver"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("device provider 'cuda' is unavailable: no NVIDIA driver"),
+                e.getMessage());
         deviceCount(0, 1);
         assertNotNull(availability(null).requireAvailable("cuda").api());
     }

@@ -436,7 +436,8 @@ class CudaDeviceMemoryTest {
         clearInvocations(api);
 
         DeviceException first = assertThrows(DeviceException.class, () -> device.close());
-        assertTrue(first.getMessage().startsWith("cudaFree(0x2000) while closing on cuda:1 failed"), first.getMessage());
+        assertTrue(first.getMessage().startsWith("cudaFree(0x2000) while closing on cuda:1 failed"),
+                first.getMessage());
         assertEquals(1, first.getSuppressed().length);
         assertTrue(first.getSuppressed()[0].getMessage().contains("cudaEventDestroy"));
         InOrder order = inOrder(api);
@@ -461,7 +462,8 @@ class CudaDeviceMemoryTest {
         List<Consumer<CudaDeviceMemory>> calls = List.of(
                 d -> d.malloc(1), d -> d.free(0x1000), d -> d.memoryInfo(), d -> d.createStream(),
                 d -> d.destroyStream(new DeviceStream(1)), d -> d.createEvent(),
-                d -> d.recordEvent(new DeviceEvent(1), DeviceStream.DEFAULT), d -> d.isEventComplete(new DeviceEvent(1)),
+                d -> d.recordEvent(new DeviceEvent(1), DeviceStream.DEFAULT),
+                d -> d.isEventComplete(new DeviceEvent(1)),
                 d -> d.synchronizeEvent(new DeviceEvent(1)), d -> d.destroyEvent(new DeviceEvent(1)),
                 DeviceMemory::synchronize, DeviceMemory::virtualMemory, d -> d.hostView(0x1000, 1),
                 d -> d.copy(1, 2, 3), d -> d.fill(1, 2, 3), d -> d.synchronizeStream(DeviceStream.DEFAULT));

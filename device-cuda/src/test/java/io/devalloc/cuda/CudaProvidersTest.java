@@ -150,7 +150,8 @@ class CudaProvidersTest {
         assertEquals(0, gpu.deviceCount());
         assertEquals(0, host.deviceCount());
         DeviceUnavailableException e = assertThrows(DeviceUnavailableException.class, () -> gpu.open(""));
-        assertTrue(e.getMessage().startsWith("device provider 'cuda' is unavailable: no NVIDIA driver"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("device provider 'cuda' is unavailable: no NVIDIA driver"),
+                e.getMessage());
         e = assertThrows(DeviceUnavailableException.class, () -> host.open("0"));
         assertTrue(e.getMessage().startsWith("device provider 'cuda-host' is unavailable: no NVIDIA driver"),
                 e.getMessage());

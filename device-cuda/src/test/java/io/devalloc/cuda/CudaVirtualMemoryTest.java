@@ -258,8 +258,8 @@ class CudaVirtualMemoryTest {
         assertThrows(IllegalArgumentException.class, () -> vm.map(base, 3 * PAGE, PAGE + 1), "not a granule multiple");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> vm.map(base, 3 * PAGE, 4 * G),
                 "a granule multiple that does not divide the range");
-        assertTrue(e.getMessage().startsWith("piece size 8388608 is not a positive multiple of the 2.00 MiB granule of"),
-                e.getMessage());
+        assertTrue(e.getMessage().startsWith(
+                "piece size 8388608 is not a positive multiple of the 2.00 MiB granule of"), e.getMessage());
         assertTrue(e.getMessage().endsWith(" that divides the 62914560 bytes to map"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> vm.map(base, 3 * PAGE, 6 * PAGE), "larger than the range");
         verifyNoInteractions(api);

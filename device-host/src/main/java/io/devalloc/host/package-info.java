@@ -50,11 +50,11 @@
  * and addresses, ranges outside one reservation, piece sizes that are not a granule multiple dividing the range,
  * maps overlapping mapped granules, unmaps of ranges not wholly mapped or cutting a piece, releases of anything but
  * a base are all {@link IllegalArgumentException}s that change nothing; the kernel could unmap part of a piece,
- * but CUDA cannot, and the port's contract is the same on every adapter), counts mapped bytes as used in {@code memoryInfo()},
- * gives {@code hostView} access to ranges inside mapped granules of one reservation, and unmaps every reservation
- * on {@code close()}. A view is a raw pointer: touching it after its granules were unmapped or released hits
- * {@code PROT_NONE} or unmapped pages and crashes the JVM, as a use-after-free would. On plain host memory a
- * mapped granule takes RAM only when touched, as malloc'd memory does; the capacity is bookkeeping, as for
+ * but CUDA cannot, and the port's contract is the same on every adapter), counts mapped bytes as used in
+ * {@code memoryInfo()}, gives {@code hostView} access to ranges inside mapped granules of one reservation, and unmaps
+ * every reservation on {@code close()}. A view is a raw pointer: touching it after its granules were unmapped or
+ * released hits {@code PROT_NONE} or unmapped pages and crashes the JVM, as a use-after-free would. On plain host
+ * memory a mapped granule takes RAM only when touched, as malloc'd memory does; the capacity is bookkeeping, as for
  * {@code malloc}. A pinned device also {@code mlock}s granules as it maps them (which faults them in) and
  * {@code munlock}s them before the {@code madvise}, which the kernel refuses on locked pages; a refused
  * {@code mlock} undoes the map and throws the same explained

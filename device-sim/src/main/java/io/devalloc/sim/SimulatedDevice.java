@@ -729,18 +729,20 @@ public final class SimulatedDevice implements DeviceMemory {
 
         public SimulatedDevice build() {
             if (addressSpace >= topAddress) {
-                throw new IllegalArgumentException("the address space must end below the top address and start above 0");
+                throw new IllegalArgumentException(
+                        "the address space must end below the top address and start above 0");
             }
             if (capacity > addressSpace / 2) {
-                throw new IllegalArgumentException("capacity " + ByteSize.format(capacity) + " needs an address space of"
-                        + " at least twice that; the address space is " + ByteSize.format(addressSpace));
+                throw new IllegalArgumentException("capacity " + ByteSize.format(capacity)
+                        + " needs an address space of at least twice that; the address space is "
+                        + ByteSize.format(addressSpace));
             }
             long bottom = topAddress - addressSpace;
             for (long a : scripted) {
                 if (a < bottom || a >= topAddress || a % granularity != 0) {
                     throw new IllegalArgumentException("scripted address " + ByteSize.hex(a) + " is outside the address"
-                            + " space [" + ByteSize.hex(bottom) + ", " + ByteSize.hex(topAddress) + ") or not aligned to "
-                            + granularity);
+                            + " space [" + ByteSize.hex(bottom) + ", " + ByteSize.hex(topAddress)
+                            + ") or not aligned to " + granularity);
                 }
             }
             return new SimulatedDevice(this);

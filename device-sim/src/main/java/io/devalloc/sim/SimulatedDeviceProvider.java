@@ -65,7 +65,8 @@ public final class SimulatedDeviceProvider implements DeviceMemoryProvider {
         String a = argument.strip();
         if (a.chars().allMatch(Character::isDigit)) {
             throw new InvalidConfigurationException("device", "sim:" + a, "sim:" + a
-                    + " is ambiguous: give the capacity with a unit, e.g. sim:80GiB (the simulator has one device, index 0)");
+                    + " is ambiguous: give the capacity with a unit, e.g. sim:80GiB (the simulator has one device,"
+                    + " index 0)");
         }
         long capacity;
         try {
@@ -79,8 +80,8 @@ public final class SimulatedDeviceProvider implements DeviceMemoryProvider {
                     + ByteSize.format(MAX_CAPACITY) + " (half the simulated address space), got " + a);
         }
         if (capacity < ByteSize.MiB) {
-            throw new InvalidConfigurationException("device", "sim:" + a, "simulated capacity must be at least 1MiB, got "
-                    + a);
+            throw new InvalidConfigurationException("device", "sim:" + a,
+                    "simulated capacity must be at least 1MiB, got " + a);
         }
         return capacity;
     }

@@ -77,7 +77,8 @@ class SimulatedDeviceTest {
                 .scriptedAddresses(List.of(TOP - 1000)).build(), "misaligned");
         try (SimulatedDevice d = SimulatedDevice.builder().scriptedAddresses(List.of(TOP - 4 * MiB + 512)).build()) {
             VirtualMemory vm = d.virtualMemory().orElseThrow();
-            assertThrows(IllegalArgumentException.class, () -> vm.reserve(2 * MiB), "not granule-aligned for a reservation");
+            assertThrows(IllegalArgumentException.class, () -> vm.reserve(2 * MiB),
+                    "not granule-aligned for a reservation");
             assertEquals(TOP - 4 * MiB + 512, d.malloc(512), "still there for a malloc");
         }
     }
@@ -187,7 +188,8 @@ class SimulatedDeviceTest {
             DeviceEvent e = d.createEvent();
             d.recordEvent(e, d.createStream());
             assertTrue(d.isEventComplete(e));
-            assertThrows(IllegalArgumentException.class, () -> d.recordEvent(e, new DeviceStream(77)), "unknown stream");
+            assertThrows(IllegalArgumentException.class, () -> d.recordEvent(e, new DeviceStream(77)),
+                    "unknown stream");
         }
     }
 

@@ -75,11 +75,13 @@ final class DemoCommand implements Callable<Integer> {
     }
 
     @Option(names = "--steps", paramLabel = "N", defaultValue = "" + TrainingLoopWorkload.Spec.DEFAULT_STEPS,
-            description = "Training steps, 1 to " + TrainingLoopWorkload.Spec.MAX_STEPS + ". Default: ${DEFAULT-VALUE}.")
+            description = "Training steps, 1 to " + TrainingLoopWorkload.Spec.MAX_STEPS
+                    + ". Default: ${DEFAULT-VALUE}.")
     int steps;
 
     @Option(names = "--layers", paramLabel = "N", defaultValue = "" + TrainingLoopWorkload.Spec.DEFAULT_LAYERS,
-            description = "Layers in the model, 1 to " + TrainingLoopWorkload.Spec.MAX_LAYERS + ". Default: ${DEFAULT-VALUE}.")
+            description = "Layers in the model, 1 to " + TrainingLoopWorkload.Spec.MAX_LAYERS
+                    + ". Default: ${DEFAULT-VALUE}.")
     int layers;
 
     @Option(names = "--seed", paramLabel = "S", defaultValue = "" + TrainingLoopWorkload.Spec.DEFAULT_SEED,
@@ -90,7 +92,8 @@ final class DemoCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         // Generated before the device is opened: a bad --steps or --layers costs no device.
-        TrainingLoopWorkload workload = TrainingLoopWorkload.generate(new TrainingLoopWorkload.Spec(layers, steps, seed));
+        TrainingLoopWorkload workload =
+                TrainingLoopWorkload.generate(new TrainingLoopWorkload.Spec(layers, steps, seed));
         // Opened before anything is printed, so a bad device, allocator or configuration prints only the error.
         String config = config();
         DeviceAllocator alloc = DeviceAllocators.builder().device(device).allocator(allocator).config(config).build();
@@ -125,7 +128,8 @@ final class DemoCommand implements Callable<Integer> {
             table.row("mean ns per malloc+free", String.format(Locale.ROOT, "%.0f", result.meanNanosPerMallocFree()));
             table.print(out, "  ");
             out.println();
-            out.println("  (timing: System.nanoTime over one run of the loop, no warm-up: demo output, not a benchmark)");
+            out.println("  (timing: System.nanoTime over one run of the loop, no warm-up: demo output,"
+                    + " not a benchmark)");
             if (result.outOfMemoryErrors() > 0) {
                 out.println("  " + result.outOfMemoryErrors() + " allocations ran out of memory and were skipped; "
                         + "a larger device or limit avoids that.");

@@ -54,7 +54,8 @@ import picocli.CommandLine;
                 CompareCommand.class,
                 CommandLine.HelpCommand.class,
         },
-        footer = {"", "Start with 'devalloc devices', then 'devalloc demo'. 'devalloc help COMMAND' explains one command."})
+        footer = {"", "Start with 'devalloc devices', then 'devalloc demo'."
+                + " 'devalloc help COMMAND' explains one command."})
 public final class Launcher implements Callable<Integer> {
 
     /** Success. */

@@ -29,7 +29,8 @@ class ExampleProgramsTest {
     void plainApiExample() {
         String out = runMain(PlainApiExample::main);
         assertAll(
-                () -> assertTrue(out.contains("Opened the 'direct' allocator on sim:0 (simulated GPU (16.00 GiB))"), out),
+                () -> assertTrue(out.contains("Opened the 'direct' allocator on sim:0 (simulated GPU (16.00 GiB))"),
+                        out),
                 () -> assertTrue(out.contains("stats while both handles are open: 2 live"), out),
                 () -> assertTrue(out.contains("snapshot of 'direct': 2 segments, 304.00 MiB in total"), out),
                 () -> assertTrue(out.contains("stats after the handles closed: 0 live"), out),
@@ -60,7 +61,8 @@ class ExampleProgramsTest {
     void guiceExample() {
         String out = runMain(GuiceExample::main);
         assertAll(
-                () -> assertTrue(out.contains("Injected the 'direct' allocator on sim:0 (simulated GPU (8.00 GiB))"), out),
+                () -> assertTrue(out.contains("Injected the 'direct' allocator on sim:0 (simulated GPU (8.00 GiB))"),
+                        out),
                 () -> assertTrue(out.contains("the same singleton as the store's: true"), out),
                 () -> assertTrue(out.contains("after clear: 0 live allocations, 2 allocations and 2 frees"), out),
                 () -> assertTrue(out.contains("allocator and its device closed"), out));

@@ -84,7 +84,8 @@ class LauncherScriptTest {
         Path java = home.resolve("bin/java");
         Files.createDirectories(java.getParent());
         Files.writeString(java, "#!/bin/sh\n"
-                + "if [ \"$1\" = -version ]; then printf '%s\\n' '" + versionOutput.replace("\n", "' '") + "' >&2; exit 0; fi\n"
+                + "if [ \"$1\" = -version ]; then printf '%s\\n' '" + versionOutput.replace("\n", "' '")
+                + "' >&2; exit 0; fi\n"
                 + "echo \"java-args: $*\"\n");
         executable(java);
         return home;
@@ -190,8 +191,8 @@ class LauncherScriptTest {
         Map<String, String> env = Map.of("JAVA_HOME", fakeJdk("jdk25", "openjdk version \"25\" 2025-09-16").toString());
         Path jar = root.resolve("examples/target/modules/examples.jar");
         String expectedRun = "java-args: --enable-native-access=io.devalloc.host,io.devalloc.cuda,jcuda --module-path "
-                + root.resolve("examples/target/modules") + " --module io.devalloc.examples/io.devalloc.examples.Launcher"
-                + " devices --verbose\n";
+                + root.resolve("examples/target/modules")
+                + " --module io.devalloc.examples/io.devalloc.examples.Launcher devices --verbose\n";
 
         Result first = bash(elsewhere, env, root.resolve("devalloc").toString(), "devices", "--verbose");
         assertEquals(0, first.exitCode(), first::toString);

@@ -67,10 +67,12 @@ class LauncherTest {
         assertEquals(0, r.exitCode(), r::toString);
         assertAll(
                 // Table rows: name, priority, device count, status.
-                () -> assertTrue(Pattern.compile("(?m)^  sim +1 +\\d+ +available ").matcher(r.out()).find(), r::toString),
-                () -> assertTrue(Pattern.compile("(?m)^  host +5 +\\d+ +available ").matcher(r.out()).find(), r::toString),
-                () -> assertTrue(Pattern.compile("(?m)^  pinned-host +4 +\\d+ +(un)?available ").matcher(r.out()).find(),
+                () -> assertTrue(Pattern.compile("(?m)^  sim +1 +\\d+ +available ").matcher(r.out()).find(),
                         r::toString),
+                () -> assertTrue(Pattern.compile("(?m)^  host +5 +\\d+ +available ").matcher(r.out()).find(),
+                        r::toString),
+                () -> assertTrue(Pattern.compile("(?m)^  pinned-host +4 +\\d+ +(un)?available ")
+                        .matcher(r.out()).find(), r::toString),
                 () -> assertTrue(r.out().contains("auto: opens 'host'"), r::toString),
                 // Listed with their status whether or not this machine has a GPU; without one, the reason says why.
                 () -> assertTrue(Pattern.compile("(?m)^  cuda +10 +\\d+ +(un)?available ").matcher(r.out()).find(),
@@ -227,8 +229,8 @@ class LauncherTest {
     void anUnknownCommandIsAUsageErrorListingTheCommands() {
         Run r = run("frobnicate");
         assertEquals(2, r.exitCode(), r::toString);
-        assertTrue(r.err().startsWith("devalloc: error: unknown command 'frobnicate'; commands: devices, demo, replay, compare, help"),
-                r::toString);
+        assertTrue(r.err().startsWith("devalloc: error: unknown command 'frobnicate';"
+                + " commands: devices, demo, replay, compare, help"), r::toString);
     }
 
     @Test

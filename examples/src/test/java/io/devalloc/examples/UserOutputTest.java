@@ -35,7 +35,8 @@ class UserOutputTest {
      * either: the host devices name the JDK API they allocate through, as others name cudaMalloc or mlock.
      */
     private static final Pattern CLASS_NAME = Pattern.compile(
-            "\\b[A-Z]\\w*(?:Exception|Error)\\b|\\b(?:io\\.devalloc|picocli|java\\.(?:lang|util|io|nio))\\.(?!foreign\\b)[a-z]\\w*"
+            "\\b[A-Z]\\w*(?:Exception|Error)\\b"
+                    + "|\\b(?:io\\.devalloc|picocli|java\\.(?:lang|util|io|nio))\\.(?!foreign\\b)[a-z]\\w*"
                     + "|\\b(?:Replayer|ReplayCommand|CompareCommand|DemoCommand|DevicesCommand|Launcher|TraceReplays"
                     + "|CachingArena|BfcArena|AllocatorRegistry|DeviceRegistry|DevallocException)\\b");
 

@@ -11,8 +11,9 @@ import java.util.function.LongSupplier;
  * {@code replaying memory.csv [##########..........]  50%  1,234,567/2,469,134 events}. It appears only after the
  * replay has run for {@value #DELAY_MILLIS} ms (short replays print nothing), is redrawn at most every
  * {@value #REDRAW_MILLIS} ms, and is erased at the end. It is at most {@value #MAX_LENGTH} characters long (the
- * launcher's 120 columns, less one for the cursor): a longer label loses its beginning to {@code ...}. {@link #forTerminal} gives one only when the launcher runs
- * on a terminal, so that redirected output and tests never see it. Not thread-safe.
+ * launcher's 120 columns, less one for the cursor): a longer label loses its beginning to {@code ...}.
+ * {@link #forTerminal} gives one only when the launcher runs on a terminal, so that redirected output and tests never
+ * see it. Not thread-safe.
  */
 public final class ProgressBar implements ReplayProgress {
 

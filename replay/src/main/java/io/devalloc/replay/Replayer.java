@@ -285,7 +285,8 @@ public final class Replayer {
             }
             if (bfcRetryOff) {
                 notes.add("bfc ran with retry_timeout_ms:0: a single-threaded replay never frees while an allocation"
-                        + " waits, so TensorFlow's 10 s wait for frees could only stall; set retry_timeout_ms to keep it");
+                        + " waits, so TensorFlow's 10 s wait for frees could only stall; set retry_timeout_ms to keep"
+                        + " it");
             }
 
             ReplayResult result = new ReplayResult(trace, options.allocator(), options.device(), configDescription, i,

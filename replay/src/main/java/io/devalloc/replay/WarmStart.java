@@ -171,7 +171,9 @@ final class WarmStart {
         return ourRange;
     }
 
-    /** {@link #inferBlockSize(TraceStateRestore, long, long, boolean, boolean)} for a segment that is not expandable. */
+    /**
+     * {@link #inferBlockSize(TraceStateRestore, long, long, boolean, boolean)} for a segment that is not expandable.
+     */
     static long inferBlockSize(TraceStateRestore allocator, long rounded, long room, boolean small) {
         return inferBlockSize(allocator, rounded, room, small, false);
     }

@@ -264,8 +264,9 @@ class ExpandableLayoutTest {
         TraceScan scan = TraceScan.of("t", t.source());
         try (SimulatedDevice d = SimulatedDevice.builder().capacity(80 * GiB).build();
              CachingAllocator plain = new CachingAllocatorProvider().create(d, "")) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> WarmStart.seed(TestTraces.restore(plain),
-                    scan, layout, s -> io.devalloc.api.device.DeviceStream.DEFAULT, new KeyMap(4)));
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> WarmStart.seed(TestTraces.restore(plain), scan, layout,
+                            s -> io.devalloc.api.device.DeviceStream.DEFAULT, new KeyMap(4)));
             assertTrue(e.getMessage().startsWith("t:2: cannot restore the expandable segment (large pool) recorded at"
                     + " 0x" + Long.toHexString(A) + ": allocator 'caching' on sim:0 runs without expandable segments"),
                     e.getMessage());

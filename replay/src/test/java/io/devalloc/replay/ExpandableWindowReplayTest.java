@@ -58,7 +58,9 @@ class ExpandableWindowReplayTest {
         };
     }
 
-    /** Runs {@code workload} on a fresh allocator with a history ring of {@code window} entries; returns the history. */
+    /**
+     * Runs {@code workload} on a fresh allocator with a history ring of {@code window} entries; returns the history.
+     */
     static List<TraceEntry> record(Consumer<CachingAllocator> workload, int window, Path pickle) throws IOException {
         SimulatedDevice device = SimulatedDevice.builder().capacity(CAPACITY).build();
         try (CachingAllocator a = new CachingAllocatorProvider().create(device, CONF)) {

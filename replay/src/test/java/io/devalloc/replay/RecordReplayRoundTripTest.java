@@ -26,7 +26,8 @@ class RecordReplayRoundTripTest {
 
     @ParameterizedTest
     @EnumSource(RecordingAllocator.Format.class)
-    void aRecordedWorkloadReplaysToTheSameFigures(RecordingAllocator.Format format, @TempDir Path dir) throws Exception {
+    void aRecordedWorkloadReplaysToTheSameFigures(RecordingAllocator.Format format, @TempDir Path dir)
+            throws Exception {
         Path file = dir.resolve("run.csv");
         long recordedPeakRequested;
         long recordedPeakReserved;

@@ -541,8 +541,8 @@ class ReplayerTest {
     }
 
     @Test
-    void aOnePassReplayOfAFileEstimatesItsTotalFromTheBytesRead(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
-            throws IOException {
+    void aOnePassReplayOfAFileEstimatesItsTotalFromTheBytesRead(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws IOException {
         StringBuilder text = new StringBuilder(io.devalloc.trace.pytorch.PyTorchCsvReader.HEADER).append('\n');
         for (int i = 0; i < 100_000; i++) {
             text.append(2 * i).append(",alloc,").append(139_800_000_000_000L + 4096L * i).append(",4096,0,1\n");

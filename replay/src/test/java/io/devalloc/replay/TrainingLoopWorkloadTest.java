@@ -32,7 +32,8 @@ class TrainingLoopWorkloadTest {
     @Test
     void theSameSpecGivesTheSameOperations() {
         Spec spec = new Spec(12, 5, 7);
-        assertEquals(TrainingLoopWorkload.generate(spec).operations(), TrainingLoopWorkload.generate(spec).operations());
+        assertEquals(TrainingLoopWorkload.generate(spec).operations(),
+                TrainingLoopWorkload.generate(spec).operations());
     }
 
     @Test

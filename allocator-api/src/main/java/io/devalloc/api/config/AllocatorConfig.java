@@ -137,7 +137,8 @@ public final class AllocatorConfig {
     @SuppressWarnings("ReferenceEquality") // the schema's own option object, not one with the same name
     private void requireKnown(ConfigOption<?> option) {
         if (schema.option(option.name()) != option) {
-            throw new IllegalArgumentException("option '" + option.name() + "' is not part of the schema of " + schema.owner());
+            throw new IllegalArgumentException(
+                    "option '" + option.name() + "' is not part of the schema of " + schema.owner());
         }
     }
 

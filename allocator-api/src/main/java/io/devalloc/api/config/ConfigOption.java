@@ -33,30 +33,32 @@ public record ConfigOption<T>(String name, String allowed, T defaultValue, Strin
 
     /** A boolean key: {@code true}/{@code false}, any case (PyTorch writes {@code True}). */
     public static ConfigOption<Boolean> bool(String name, boolean defaultValue, String description) {
-        return new ConfigOption<>(name, "true or false", defaultValue, description, text -> switch (text.toLowerCase(Locale.ROOT)) {
-            case "true" -> Boolean.TRUE;
-            case "false" -> Boolean.FALSE;
-            default -> throw new IllegalArgumentException();
-        });
+        return new ConfigOption<>(name, "true or false", defaultValue, description,
+                text -> switch (text.toLowerCase(Locale.ROOT)) {
+                    case "true" -> Boolean.TRUE;
+                    case "false" -> Boolean.FALSE;
+                    default -> throw new IllegalArgumentException();
+                });
     }
 
     /** A whole-number key in {@code [min, max]}. */
     public static ConfigOption<Long> integer(String name, long min, long max, Long defaultValue, String description) {
-        return new ConfigOption<>(name, "a whole number from " + min + " to " + max, defaultValue, description, text -> {
-            long v;
-            if (!text.matches("-?[0-9]+")) {
-                throw new IllegalArgumentException();
-            }
-            try {
-                v = Long.parseLong(text);
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException();
-            }
-            if (v < min || v > max) {
-                throw new IllegalArgumentException();
-            }
-            return v;
-        });
+        return new ConfigOption<>(name, "a whole number from " + min + " to " + max, defaultValue, description,
+                text -> {
+                    long v;
+                    if (!text.matches("-?[0-9]+")) {
+                        throw new IllegalArgumentException();
+                    }
+                    try {
+                        v = Long.parseLong(text);
+                    } catch (NumberFormatException e) {
+                        throw new IllegalArgumentException();
+                    }
+                    if (v < min || v > max) {
+                        throw new IllegalArgumentException();
+                    }
+                    return v;
+                });
     }
 
     /** A decimal key in {@code [min, max)} (or {@code [min, max]} when {@code maxInclusive}). */
@@ -83,7 +85,8 @@ public record ConfigOption<T>(String name, String allowed, T defaultValue, Strin
 
     /** A byte-size key such as {@code 512MiB} or {@code 1073741824} (see {@link ByteSize#parse}). */
     public static ConfigOption<Long> size(String name, Long defaultValue, String description) {
-        return new ConfigOption<>(name, "a size such as 4096, 512MiB or 2GiB", defaultValue, description, ByteSize::parse);
+        return new ConfigOption<>(name, "a size such as 4096, 512MiB or 2GiB", defaultValue, description,
+                ByteSize::parse);
     }
 
     /** Parses a value of this key, or throws {@link IllegalArgumentException} with a message saying what is allowed. */

@@ -194,9 +194,9 @@ final class DirectAllocator extends AbstractDeviceAllocator {
     public AllocatorStats stats() {
         lock.lock();
         try {
-            return new AllocatorStats(allocationCount, freeCount, live.size(), peakActive, allocatedBytes, peakAllocated,
-                    requestedBytes, peakRequested, allocatedBytes, peakReserved, largestAllocation, 0, deviceMallocs,
-                    deviceFrees, 0, outOfMemoryErrors, limit);
+            return new AllocatorStats(allocationCount, freeCount, live.size(), peakActive, allocatedBytes,
+                    peakAllocated, requestedBytes, peakRequested, allocatedBytes, peakReserved, largestAllocation, 0,
+                    deviceMallocs, deviceFrees, 0, outOfMemoryErrors, limit);
         } finally {
             lock.unlock();
         }

@@ -43,7 +43,8 @@ public final class DirectAllocatorProvider implements AllocatorProvider {
 
     @Override
     public String description() {
-        return "no caching: every allocate calls the device's malloc, every free its free (PYTORCH_NO_CUDA_MEMORY_CACHING)";
+        return "no caching: every allocate calls the device's malloc, every free its free"
+                + " (PYTORCH_NO_CUDA_MEMORY_CACHING)";
     }
 
     @Override

@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The device providers on the class path, and the choice between them.
  *
- * <p>{@link #load()} finds providers with {@link java.util.ServiceLoader}. A provider that cannot be instantiated is logged
- * and skipped (it does not stop the others), and of two providers with the same name the first wins, with a
+ * <p>{@link #load()} finds providers with {@link java.util.ServiceLoader}. A provider that cannot be instantiated is
+ * logged and skipped (it does not stop the others), and of two providers with the same name the first wins, with a
  * warning. {@link #open(String)} opens a device from a spec ({@link DeviceSpec}); for {@code auto} it takes the
  * available provider with the highest priority, logging every candidate and why it was or wasn't chosen.
  *
@@ -63,7 +63,8 @@ public final class DeviceRegistry {
     public static Availability probe(DeviceMemoryProvider provider) {
         try {
             Availability a = provider.probe();
-            return a != null ? a : Availability.unavailable("the probe of provider '" + provider.name() + "' returned nothing");
+            return a != null ? a
+                    : Availability.unavailable("the probe of provider '" + provider.name() + "' returned nothing");
         } catch (VirtualMachineError e) {
             throw e;
         } catch (Throwable t) {
@@ -132,7 +133,8 @@ public final class DeviceRegistry {
             Availability a = probe(p);
             if (!a.available()) {
                 LOG.info("device candidate '{}' (priority {}): unavailable: {}", p.name(), priorityOf(p), a.reason());
-                throw new DeviceUnavailableException("device provider '" + p.name() + "' is unavailable: " + a.reason());
+                throw new DeviceUnavailableException(
+                        "device provider '" + p.name() + "' is unavailable: " + a.reason());
             }
             LOG.info("device candidate '{}' (priority {}): chosen by name ({})", p.name(), priorityOf(p), a.reason());
             return parsed;
@@ -142,7 +144,8 @@ public final class DeviceRegistry {
         for (DeviceMemoryProvider p : byPriority()) {
             Availability a = probe(p);
             if (!a.available()) {
-                LOG.info("device candidate '{}' (priority {}): not chosen, unavailable: {}", p.name(), priorityOf(p), a.reason());
+                LOG.info("device candidate '{}' (priority {}): not chosen, unavailable: {}", p.name(), priorityOf(p),
+                        a.reason());
                 reasons.add(p.name() + ": " + a.reason());
             } else if (chosen == null) {
                 chosen = p;

@@ -49,7 +49,8 @@ public record SegmentSnapshot(long address, long size, long stream, String pool,
         for (BlockSnapshot b : blocks) {
             if (b.address() != cursor) {
                 throw new IllegalStateException("segment 0x" + Long.toHexString(address) + ": block at 0x"
-                        + Long.toHexString(b.address()) + " but the previous block ended at 0x" + Long.toHexString(cursor));
+                        + Long.toHexString(b.address()) + " but the previous block ended at 0x"
+                        + Long.toHexString(cursor));
             }
             cursor = b.end();
         }

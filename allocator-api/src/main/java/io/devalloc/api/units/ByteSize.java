@@ -50,13 +50,16 @@ public final class ByteSize {
             case "gb" -> 1_000_000_000L;
             case "tb" -> 1_000_000_000_000L;
             default -> throw new IllegalArgumentException("unknown size unit '" + t.substring(split).strip()
-                    + "' in '" + text + "'; use B, KiB, MiB, GiB, TiB (or K, M, G, T; KB, MB, GB, TB for powers of 1000)");
+                    + "' in '" + text + "'; use B, KiB, MiB, GiB, TiB"
+                    + " (or K, M, G, T; KB, MB, GB, TB for powers of 1000)");
         };
         if (number.isEmpty() || number.chars().filter(c -> c == '.').count() > 1 || number.endsWith(".")) {
-            throw new IllegalArgumentException("'" + text + "' is not a size; expected a number with an optional unit such as 80GiB");
+            throw new IllegalArgumentException(
+                    "'" + text + "' is not a size; expected a number with an optional unit such as 80GiB");
         }
         try {
-            java.math.BigDecimal value = new java.math.BigDecimal(number).multiply(java.math.BigDecimal.valueOf(multiplier));
+            java.math.BigDecimal value =
+                    new java.math.BigDecimal(number).multiply(java.math.BigDecimal.valueOf(multiplier));
             if (value.signum() < 0) {
                 throw new IllegalArgumentException("size '" + text + "' is negative");
             }
@@ -69,7 +72,8 @@ public final class ByteSize {
                 throw new IllegalArgumentException("size '" + text + "' is larger than " + Long.MAX_VALUE + " bytes");
             }
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("'" + text + "' is not a size; expected a number with an optional unit such as 80GiB");
+            throw new IllegalArgumentException(
+                    "'" + text + "' is not a size; expected a number with an optional unit such as 80GiB");
         }
     }
 

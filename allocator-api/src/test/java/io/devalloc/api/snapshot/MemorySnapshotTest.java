@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 /** The settings a {@link MemorySnapshot} carries: a deep, unmodifiable, order-keeping copy of plain values. */
 class MemorySnapshotTest {
 
-    private static final DeviceDescriptor DEVICE = new DeviceDescriptor("sim", 0, "sim", DeviceKind.SIMULATED, 1L << 30);
+    private static final DeviceDescriptor DEVICE =
+            new DeviceDescriptor("sim", 0, "sim", DeviceKind.SIMULATED, 1L << 30);
     private static final AllocatorStats STATS =
             new AllocatorStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, Long.MAX_VALUE);
 

@@ -11,7 +11,8 @@ class EnvironmentConfigTest {
 
     private static final EnvironmentConfig PYTORCH =
             new EnvironmentConfig("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128");
-    private static final EnvironmentConfig GROWTH = new EnvironmentConfig("TF_FORCE_GPU_ALLOW_GROWTH", "allow_growth:true");
+    private static final EnvironmentConfig GROWTH =
+            new EnvironmentConfig("TF_FORCE_GPU_ALLOW_GROWTH", "allow_growth:true");
 
     @Test
     void describesEachPartWithItsVariable() {

@@ -335,7 +335,8 @@ public record CachingHostOptions(long roundThreshold, long maxRoundThreshold, lo
      *       81,920 &rarr; 131,072; 1 &rarr; 1; a power of two is unchanged.</li>
      *   <li>With devalloc's threshold T ({@code pinned_round_threshold_mb}): the next power of two when that is at
      *       most T; otherwise the next multiple of 2 MiB. With T = 16 MiB: 20.4 MiB &rarr; 22 MiB (PyTorch: 32 MiB),
-     *       33 MiB &rarr; 34 MiB (64 MiB), 65 MiB &rarr; 66 MiB (128 MiB), while 9 MiB &rarr; 16 MiB as in PyTorch.</li>
+     *       33 MiB &rarr; 34 MiB (64 MiB), 65 MiB &rarr; 66 MiB (128 MiB),
+     *       while 9 MiB &rarr; 16 MiB as in PyTorch.</li>
      * </ul>
      * A rounded size that is a power of two is produced by one rule only (the 2 MiB rule yields a power of two P
      * only for requests whose own power of two is P, which it uses only when P &gt; T), so blocks of one rounded

@@ -911,7 +911,8 @@ final class HostCachingArena extends AbstractDeviceAllocator implements HostCach
                     + pendingOfBlocks);
             for (int i = 0; i < pendingCount; i++) {
                 Block b = pendingBlocks[(pendingHead + i) % pendingBlocks.length];
-                expect(b.state == Block.PENDING && table[b.handle] == b, "a pending event for a block that is not pending");
+                expect(b.state == Block.PENDING && table[b.handle] == b,
+                        "a pending event for a block that is not pending");
             }
             expect(hostStats.blocks() == blocks, "allocations.current " + hostStats.blocks() + " but " + blocks
                     + " blocks");

@@ -10,7 +10,8 @@
  *       once with the first failure thrown and the rest suppressed) comes from allocator-api's
  *       {@code AbstractDeviceAllocator}.</li>
  *   <li>{@code Block}: one block and its state; {@code BlockStack}: a LIFO free list (PyTorch's
- *       {@code FreeBlockList}); {@code SizeLists}: the free lists by exact size of {@code pinned_round_threshold_mb}.</li>
+ *       {@code FreeBlockList}); {@code SizeLists}: the free lists by exact size of
+ *       {@code pinned_round_threshold_mb}.</li>
  *   <li>{@code HostStats}: PyTorch's {@code host_memory_stats} ({@code HostStatsStaged}), made of c10's
  *       {@code Stat} and {@code DurationStat} ({@code Stat}, {@code DurationStat}); the common stats stay in the
  *       arena.</li>

@@ -48,7 +48,8 @@ class CachingHostOptionsTest {
 
     @Test
     void everyKeyParses() {
-        CachingHostOptions o = CachingHostOptions.parse("pinned_round_threshold_mb:64, pinned_reserve_segment_size_mb:8,"
+        CachingHostOptions o = CachingHostOptions.parse(
+                "pinned_round_threshold_mb:64, pinned_reserve_segment_size_mb:8,"
                 + "pinned_use_background_threads:True,pinned_use_cuda_host_register:False,"
                 + "pinned_use_hip_host_register:False,pinned_num_register_threads:8");
         assertEquals(64 * MiB, o.roundThreshold());
@@ -67,7 +68,8 @@ class CachingHostOptionsTest {
                 "Number of register threads should be less than or equal to 128, got 256");
         assertRefused("pinned_use_background_threads:true", "Expected 'True' or 'False'");
         assertRefused("pinned_round_threshold_mb:-1", "pinned_round_threshold_mb");
-        assertRefused("pinned_round_threshold_mb:" + (CachingHostOptions.MAX_THRESHOLD_MB + 1), "a whole number from 0");
+        assertRefused("pinned_round_threshold_mb:" + (CachingHostOptions.MAX_THRESHOLD_MB + 1),
+                "a whole number from 0");
         assertRefused("max_split_size_mb:20", "unknown configuration key 'max_split_size_mb' for allocator"
                 + " 'caching-host'; accepted keys: pinned_round_threshold_mb, pinned_reserve_segment_size_mb");
         assertRefused("pinned_round_threshold_mb:1,pinned_round_threshold_mb:2", "given twice");
@@ -85,8 +87,8 @@ class CachingHostOptionsTest {
 
     @Test
     void aConfigurationParsedByTheRegistryGivesTheSameOptionsWithCanonicalText() {
-        AllocatorConfig config = AllocatorConfig.parse("pinned_round_threshold_mb:16,pinned_use_background_threads:True",
-                CachingHostOptions.SCHEMA);
+        AllocatorConfig config = AllocatorConfig.parse(
+                "pinned_round_threshold_mb:16,pinned_use_background_threads:True", CachingHostOptions.SCHEMA);
         CachingHostOptions o = CachingHostOptions.from(config);
         assertEquals(16 * MiB, o.roundThreshold());
         assertEquals("pinned_round_threshold_mb:16,pinned_use_background_threads:True", o.configText());
@@ -119,14 +121,16 @@ class CachingHostOptionsTest {
 
     @Test
     void pytorchsPinnedLimitsParseAsWholeMegabytes() {
-        CachingHostOptions o = CachingHostOptions.parse("pinned_max_round_threshold_mb:64,pinned_max_cached_size_mb:1024");
+        CachingHostOptions o =
+                CachingHostOptions.parse("pinned_max_round_threshold_mb:64,pinned_max_cached_size_mb:1024");
         assertEquals(64 * MiB, o.maxRoundThreshold());
         assertEquals(1024 * MiB, o.maxCachedSize());
         assertEquals(0, o.roundThreshold(), "devalloc's threshold stays off");
         assertEquals(64 * MiB, o.maxRoundThresholdSetting(), "bytes in PyTorch's allocator_settings");
         assertEquals(1024 * MiB, o.maxCachedSizeSetting());
 
-        CachingHostOptions zero = CachingHostOptions.parse("pinned_max_round_threshold_mb:0,pinned_max_cached_size_mb:0");
+        CachingHostOptions zero =
+                CachingHostOptions.parse("pinned_max_round_threshold_mb:0,pinned_max_cached_size_mb:0");
         assertEquals(0, zero.maxRoundThreshold(), "0 is accepted, as upstream");
         assertEquals(0, zero.maxCachedSize());
         assertEquals(0, zero.maxCachedSizeSetting());
@@ -171,14 +175,16 @@ class CachingHostOptionsTest {
         assertEquals("pinned_max_round_threshold_mb", e.key(), "the key given later");
         assertEquals("64", e.value());
         assertTrue(e.getMessage().startsWith("pinned_round_threshold_mb and pinned_max_round_threshold_mb cannot be"
-                + " combined in allocator 'caching-host'") && e.getMessage().contains("Keep pinned_max_round_threshold_mb"
+                + " combined in allocator 'caching-host'")
+                && e.getMessage().contains("Keep pinned_max_round_threshold_mb"
                 + " for PyTorch's behaviour, or pinned_round_threshold_mb for 2 MiB classes"), e.getMessage());
         InvalidConfigurationException reversed = assertThrows(InvalidConfigurationException.class,
                 () -> CachingHostOptions.parse("pinned_max_round_threshold_mb:64,pinned_round_threshold_mb:16"));
         assertEquals("pinned_round_threshold_mb", reversed.key());
         assertEquals("16", reversed.value());
 
-        CachingHostOptions off = CachingHostOptions.parse("pinned_round_threshold_mb:0,pinned_max_round_threshold_mb:64");
+        CachingHostOptions off =
+                CachingHostOptions.parse("pinned_round_threshold_mb:0,pinned_max_round_threshold_mb:64");
         assertEquals(64 * MiB, off.maxRoundThreshold(), "devalloc's key at 0 (off) may accompany it");
         CachingHostOptions both = CachingHostOptions.parse("pinned_round_threshold_mb:16,pinned_max_cached_size_mb:64");
         assertEquals(16 * MiB, both.roundThreshold(), "the cached size combines with devalloc's key");
@@ -198,7 +204,8 @@ class CachingHostOptionsTest {
 
     @Test
     void upstreamsPrecedenceWarningIsLoggedOncePerParseWhenTheThresholdIsLarger() {
-        assumeTrue(LoggerFactory.getILoggerFactory().getClass().getName().equals("org.slf4j.simple.SimpleLoggerFactory"),
+        assumeTrue(LoggerFactory.getILoggerFactory().getClass().getName()
+                .equals("org.slf4j.simple.SimpleLoggerFactory"),
                 "the warning is read from slf4j-simple's output on System.err");
         String warning = "pinned_max_round_threshold_mb (128) > pinned_max_cached_size_mb (32). The cache size limit"
                 + " takes precedence: allocations above pinned_max_cached_size_mb are never rounded up.";

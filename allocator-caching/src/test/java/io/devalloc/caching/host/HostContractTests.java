@@ -153,7 +153,8 @@ class HostContractTests {
         }
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("CapEff:") && (Long.parseUnsignedLong(line.substring(7).strip(), 16) & (1L << 14)) != 0) {
+                if (line.startsWith("CapEff:")
+                        && (Long.parseUnsignedLong(line.substring(7).strip(), 16) & (1L << 14)) != 0) {
                     return true; // CAP_IPC_LOCK
                 }
             }

@@ -83,7 +83,7 @@ class PinnedLimitsTest {
         throw new AssertionError("no block at 0x" + Long.toHexString(address));
     }
 
-    // ------------------------------------------------------------------------------------ pinned_max_round_threshold_mb
+    // ----------------------------------------------------------------------------------- pinned_max_round_threshold_mb
 
     @Test
     void aRequestAboveTheRoundThresholdIsPinnedAtItsOwnSize() {

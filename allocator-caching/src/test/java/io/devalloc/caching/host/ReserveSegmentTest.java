@@ -70,7 +70,8 @@ class ReserveSegmentTest {
             expected.put("max_round_threshold", -1L);
             expected.put("max_cached_size", -1L);
             assertEquals(expected, a.snapshot().settings());
-            assertEquals(java.util.List.copyOf(expected.keySet()), java.util.List.copyOf(a.snapshot().settings().keySet()));
+            assertEquals(java.util.List.copyOf(expected.keySet()),
+                    java.util.List.copyOf(a.snapshot().settings().keySet()));
         }
         try (SimulatedDevice device = SimulatedDevice.ofCapacity(ByteSize.GiB);
              HostCachingAllocator a = new CachingHostAllocatorProvider().create(device,
@@ -83,7 +84,8 @@ class ReserveSegmentTest {
     @Test
     void whenTheReserveIsUsedUpMissesGoToTheDevice() {
         try (SimulatedDevice device = SimulatedDevice.ofCapacity(ByteSize.GiB);
-             HostCachingAllocator a = new CachingHostAllocatorProvider().create(device, "pinned_reserve_segment_size_mb:1")) {
+             HostCachingAllocator a = new CachingHostAllocatorProvider().create(device,
+                     "pinned_reserve_segment_size_mb:1")) {
             long p1 = a.malloc(512 * 1024);
             long p2 = a.malloc(256 * 1024);
             long p3 = a.malloc(256 * 1024);
@@ -118,7 +120,8 @@ class ReserveSegmentTest {
     @Test
     void theSnapshotShowsTheReserveTiledByItsPiecesAndItsTail() {
         try (SimulatedDevice device = SimulatedDevice.ofCapacity(ByteSize.GiB);
-             HostCachingAllocator a = new CachingHostAllocatorProvider().create(device, "pinned_reserve_segment_size_mb:2")) {
+             HostCachingAllocator a = new CachingHostAllocatorProvider().create(device,
+                     "pinned_reserve_segment_size_mb:2")) {
             long p1 = a.malloc(3000);
             long p2 = a.malloc(100_000);
             a.free(p2);
@@ -147,7 +150,8 @@ class ReserveSegmentTest {
     @Test
     void aRefusedReserveIsSkipped() {
         try (SimulatedDevice device = SimulatedDevice.ofCapacity(ByteSize.GiB);
-             HostCachingAllocator a = new CachingHostAllocatorProvider().create(device, "pinned_reserve_segment_size_mb:4")) {
+             HostCachingAllocator a = new CachingHostAllocatorProvider().create(device,
+                     "pinned_reserve_segment_size_mb:4")) {
             device.failNextMallocs(1);
             long p = a.malloc(1000);
             assertNotEquals(0, p);

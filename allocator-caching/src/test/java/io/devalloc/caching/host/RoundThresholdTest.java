@@ -96,7 +96,8 @@ class RoundThresholdTest {
     @Test
     void smallRequestsKeepPowerOfTwoClassesAndLargeBlocksAreReusedByExactSize() {
         try (SimulatedDevice device = SimulatedDevice.ofCapacity(4 * ByteSize.GiB);
-             HostCachingAllocator a = new CachingHostAllocatorProvider().create(device, "pinned_round_threshold_mb:16")) {
+             HostCachingAllocator a = new CachingHostAllocatorProvider().create(device,
+                     "pinned_round_threshold_mb:16")) {
             long small = a.malloc(9 * MiB);
             assertEquals(16 * MiB, a.stats().reservedBytes(), "9 MiB -> 16 MiB, as PyTorch: under the threshold");
             long b22 = a.malloc(SIZE_20_4);
@@ -120,7 +121,8 @@ class RoundThresholdTest {
     @Test
     void freeingAndReallocatingTheWorkloadReusesEveryBuffer() {
         try (SimulatedDevice device = SimulatedDevice.ofCapacity(8 * ByteSize.GiB);
-             HostCachingAllocator a = new CachingHostAllocatorProvider().create(device, "pinned_round_threshold_mb:16")) {
+             HostCachingAllocator a = new CachingHostAllocatorProvider().create(device,
+                     "pinned_round_threshold_mb:16")) {
             Set<Long> first = new HashSet<>();
             for (long size : workload()) {
                 first.add(a.malloc(size));

@@ -53,7 +53,8 @@ class ContractCatchesViolationsTest {
 
     @Test
     void theSameSuiteOnTheCorrectAllocatorPasses() throws ClassNotFoundException {
-        Events events = run(Class.forName("io.devalloc.sim.DirectAllocatorOnSimContractTest"), "longRandomWorkloadKeepsEveryInvariant");
+        Events events = run(Class.forName("io.devalloc.sim.DirectAllocatorOnSimContractTest"),
+                "longRandomWorkloadKeepsEveryInvariant");
         events.assertStatistics(s -> s.succeeded(1).failed(0));
     }
 }

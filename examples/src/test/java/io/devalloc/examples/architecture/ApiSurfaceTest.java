@@ -47,7 +47,8 @@ class ApiSurfaceTest {
             "io.devalloc.api.snapshot.BlockSnapshot", "io.devalloc.api.snapshot.BlockState",
             "io.devalloc.api.snapshot.MemorySnapshot", "io.devalloc.api.snapshot.PythonTuple",
             "io.devalloc.api.snapshot.SegmentSnapshot",
-            "io.devalloc.api.stats.AllocatorStats", "io.devalloc.api.units.ByteSize", "io.devalloc.guice.DevallocModule",
+            "io.devalloc.api.stats.AllocatorStats", "io.devalloc.api.units.ByteSize",
+            "io.devalloc.guice.DevallocModule",
             "io.devalloc.api.device.DeviceMemory", "io.devalloc.api.device.DeviceStream",
             "io.devalloc.api.device.DeviceDescriptor", "io.devalloc.api.device.DeviceKind",
             "io.devalloc.api.direct.DirectAllocatorProvider");

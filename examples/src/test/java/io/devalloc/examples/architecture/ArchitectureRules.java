@@ -122,7 +122,8 @@ final class ArchitectureRules {
                 .should().onlyDependOnClassesThat().resideInAnyPackage(root + ".api..", root + ".trace..",
                         root + ".sim..", root + ".replay..", "java..", "org.slf4j..", "picocli..", "")
                 .because("the replay reaches allocators through the SPI (unwrap to a capability), never through an"
-                        + " algorithm's own classes; the simulator is its one device dependency, for scripted placement")
+                        + " algorithm's own classes; the simulator is its one device dependency, for scripted"
+                        + " placement")
                 .allowEmptyShould(true);
     }
 

@@ -22,7 +22,9 @@ class ArchitectureTest {
 
     @Test
     void everyModuleIsOnTheClassPath() {
-        for (String pkg : new String[] {"io.devalloc.api", "io.devalloc.sim", "io.devalloc.host", "io.devalloc.guice", "io.devalloc.bfc", "io.devalloc.caching", "io.devalloc.cuda", "io.devalloc.trace", "io.devalloc.replay", "io.devalloc.api.internal"}) {
+        for (String pkg : new String[] {"io.devalloc.api", "io.devalloc.sim", "io.devalloc.host", "io.devalloc.guice",
+                "io.devalloc.bfc", "io.devalloc.caching", "io.devalloc.cuda", "io.devalloc.trace", "io.devalloc.replay",
+                "io.devalloc.api.internal"}) {
             assertTrue(PRODUCTION.containPackage(pkg), "missing " + pkg + ": the rules would check nothing there");
         }
     }

@@ -71,9 +71,9 @@ class DocsSnippetsTest {
         try (SimulatedDevice device = SimulatedDevice.ofCapacity(80 * ByteSize.GiB)) {
             BfcAllocator bfc = BfcAllocatorProvider.create(device, BfcOptions.defaults().withAllowGrowth(true));
             long p = bfc.malloc(1 << 20, 4096, DeviceStream.DEFAULT);   // alignment above 256 B is honoured
-            BfcStats s = bfc.bfcStats();                               // TensorFlow's AllocatorStats + fragmentation metric
-            List<String> dump = bfc.memoryLog(1 << 20);                // DumpMemoryLog; memoryDump() is the MemoryDump proto
-            String map = bfc.renderOccupancy();                        // the 100-character occupancy map
+            BfcStats s = bfc.bfcStats();                // TensorFlow's AllocatorStats + fragmentation metric
+            List<String> dump = bfc.memoryLog(1 << 20); // DumpMemoryLog; memoryDump() is the MemoryDump proto
+            String map = bfc.renderOccupancy();         // the 100-character occupancy map
             // Not in the page: what the snippet got.
             assertEquals(0, p % 4096, "aligned");
             assertEquals(1, s.numAllocs());
@@ -92,11 +92,12 @@ class DocsSnippetsTest {
     @Test
     void caching() throws IOException {
         try (SimulatedDevice device = SimulatedDevice.ofCapacity(80 * ByteSize.GiB)) {
-            CachingAllocator torch = new CachingAllocatorProvider().create(device, "max_split_size_mb:128,expandable_segments:True");
-            Map<String, Long> stats = torch.memoryStats();      // "allocated_bytes.all.current", "num_alloc_retries", ...
-            String summary = torch.memorySummary(false);       // torch.cuda.memory_summary()
-            torch.setPerProcessMemoryFraction(0.5);            // with upstream's validation
-            torch.recordHistory(100_000);                      // _record_memory_history(max_entries=...)
+            CachingAllocator torch = new CachingAllocatorProvider().create(device,
+                    "max_split_size_mb:128,expandable_segments:True");
+            Map<String, Long> stats = torch.memoryStats();   // "allocated_bytes.all.current", "num_alloc_retries", ...
+            String summary = torch.memorySummary(false);    // torch.cuda.memory_summary()
+            torch.setPerProcessMemoryFraction(0.5);         // with upstream's validation
+            torch.recordHistory(100_000);                   // _record_memory_history(max_entries=...)
             long p = torch.malloc(20 * ByteSize.MiB);
             torch.free(p);
             try (OutputStream out = Files.newOutputStream(Path.of("snapshot.pickle"))) {
@@ -120,7 +121,8 @@ class DocsSnippetsTest {
     /** docs/allocators/caching-host.md: runs on real page-locked memory (1 MiB, under the usual 8 MiB limit). */
     @Test
     void cachingHost() {
-        try (DeviceAllocator a = DeviceAllocators.open("pinned-host:64MiB", "caching-host", "pinned_max_cached_size_mb:32")) {
+        try (DeviceAllocator a = DeviceAllocators.open("pinned-host:64MiB", "caching-host",
+                "pinned_max_cached_size_mb:32")) {
             HostCachingAllocator pinned = a.unwrap(HostCachingAllocator.class).orElseThrow();
             DeviceStream copyStream = a.device().createStream();
             long buf = pinned.malloc(1_000_000);   // a 1 MiB block (the next power of two), page-locked
@@ -140,7 +142,8 @@ class DocsSnippetsTest {
     @Test
     void recordingAnAllocatorYouHave() throws IOException {
         DeviceAllocator allocator = DeviceAllocators.open("sim:1GiB", "direct", "");
-        try (RecordingAllocator recorded = RecordingAllocator.wrap(allocator, Path.of("run.rmm.csv"), RecordingAllocator.Format.RMM_CSV)) {
+        try (RecordingAllocator recorded = RecordingAllocator.wrap(allocator, Path.of("run.rmm.csv"),
+                RecordingAllocator.Format.RMM_CSV)) {
             long p = recorded.malloc(1 << 20);
             recorded.free(p);
         }   // flushes and closes run.rmm.csv, then closes the allocator inside

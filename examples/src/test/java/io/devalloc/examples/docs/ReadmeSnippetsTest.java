@@ -95,7 +95,8 @@ class ReadmeSnippetsTest {
 
     private static void checkBuilder(DeviceAllocator allocator, AllocatorStats stats, MemorySnapshot snapshot) {
         assertEquals("caching", allocator.name());
-        assertEquals(128 * ByteSize.MiB, allocator.unwrap(CachingAllocator.class).orElseThrow().options().maxSplitSize());
+        assertEquals(128 * ByteSize.MiB,
+                allocator.unwrap(CachingAllocator.class).orElseThrow().options().maxSplitSize());
         assertEquals(0, stats.allocatedBytes(), "both allocations were freed");
         assertEquals(2, stats.allocationCount());
         assertEquals(stats.reservedBytes(), snapshot.totalSegmentBytes());
@@ -126,7 +127,7 @@ class ReadmeSnippetsTest {
             CachingAllocator caching = allocator.unwrap(CachingAllocator.class).orElseThrow();
             String summary = caching.memorySummary(false);        // torch.cuda.memory_summary()
             try (OutputStream out = Files.newOutputStream(Path.of("snapshot.pickle"))) {
-                PyTorchSnapshots.writePickle(caching.snapshotDict(), out);   // open it at https://pytorch.org/memory_viz
+                PyTorchSnapshots.writePickle(caching.snapshotDict(), out);  // open it at https://pytorch.org/memory_viz
             }
             checkRecording(allocator, summary);   // test only
         }   // flushes and closes run.csv, then closes the allocator and its device

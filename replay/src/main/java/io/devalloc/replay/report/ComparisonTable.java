@@ -130,7 +130,8 @@ final class ComparisonTable {
         for (Column c : COLUMNS) {
             out.append("<th").append(c.numeric() ? " class=\"num\"" : "").append('>').append(esc(c.header()))
                     .append(c.better() == Better.LOWER ? " <span class=\"dir\" title=\"lower is better\">↓</span>"
-                            : c.better() == Better.HIGHER ? " <span class=\"dir\" title=\"higher is better\">↑</span>" : "")
+                            : c.better() == Better.HIGHER ? " <span class=\"dir\" title=\"higher is better\">↑</span>"
+                            : "")
                     .append("</th>");
         }
         out.append("</tr></thead>\n");

@@ -266,7 +266,8 @@ final class SegmentMap {
                 StringBuilder title = new StringBuilder();
                 title.append(Markup.grouped(blocks)).append(blocks == 1 ? " block" : " blocks");
                 if (segments > 0) {
-                    title.append(" in ").append(Markup.grouped(segments)).append(segments == 1 ? " segment" : " segments");
+                    title.append(" in ").append(Markup.grouped(segments))
+                            .append(segments == 1 ? " segment" : " segments");
                 }
                 title.append(" merged, ").append(ByteSize.hex(firstAddress)).append(" to ")
                         .append(ByteSize.hex(lastEnd)).append(':');

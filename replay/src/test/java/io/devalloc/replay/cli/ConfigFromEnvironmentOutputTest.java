@@ -124,7 +124,8 @@ class ConfigFromEnvironmentOutputTest {
     @Test
     void withoutTheEnvironmentTheOutputsSayDefaultsAsBefore() throws IOException {
         ReplayOutcome caching = replay(Map.of(), "caching", "");
-        assertTrue(printed(out -> ReplayCommand.print(out, caching)).contains("\n  config                   (defaults)\n"));
+        assertTrue(printed(out -> ReplayCommand.print(out, caching))
+                .contains("\n  config                   (defaults)\n"));
         assertTrue(ReplayJson.toJson(caching, false).contains("\"conf\":\"\""));
         assertEquals("caching", caching.label());
         assertEquals(TraceFormat.PYTORCH_CSV, caching.format());

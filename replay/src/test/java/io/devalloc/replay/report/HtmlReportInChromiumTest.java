@@ -33,7 +33,10 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code devalloc.report.screenshot} set to a path, it also writes the README's picture there: the sample report
  * of the real allocators on the synthetic training loop ({@link SampleResults}), under 300 KB. The README's
  * picture {@code docs/report.png} is made with
- * {@code ./mvnw -o -q -B -pl replay -am verify -Dtest=HtmlReportInChromiumTest -Dsurefire.failIfNoSpecifiedTests=false -Ddevalloc.report.screenshot=$PWD/docs/report.png}.
+ * <pre>{@code
+ * ./mvnw -o -q -B -pl replay -am verify -Dtest=HtmlReportInChromiumTest -Dsurefire.failIfNoSpecifiedTests=false \
+ *     -Ddevalloc.report.screenshot=$PWD/docs/report.png
+ * }</pre>
  */
 class HtmlReportInChromiumTest {
 
@@ -72,7 +75,8 @@ class HtmlReportInChromiumTest {
 
         Path png = dir.resolve("report.png");
         chromium.screenshot(page, png, WIDTH, HEIGHT, dir.resolve("shot"));
-        assertTrue(Files.size(png) > 40_000, "a screenshot of " + Files.size(png) + " bytes is too small to show the page");
+        assertTrue(Files.size(png) > 40_000,
+                "a screenshot of " + Files.size(png) + " bytes is too small to show the page");
         BufferedImage image = ImageIO.read(png.toFile());
         assertEquals(WIDTH, image.getWidth());
         assertEquals(HEIGHT, image.getHeight());
@@ -213,7 +217,8 @@ class HtmlReportInChromiumTest {
      * value in double quotes with {@code "} escaped, so a tag is a name and then name="value" pairs.
      */
     static void tags(String dom, Set<String> elements, Set<String> attributes) {
-        Matcher tag = Pattern.compile("<([a-zA-Z][a-zA-Z0-9:-]*)((?:\\s+[^\\s=/>\"]+(?:=\"[^\"]*\")?)*)\\s*/?>").matcher(dom);
+        Matcher tag = Pattern.compile("<([a-zA-Z][a-zA-Z0-9:-]*)((?:\\s+[^\\s=/>\"]+(?:=\"[^\"]*\")?)*)\\s*/?>")
+                .matcher(dom);
         Pattern attribute = Pattern.compile("\\s+([^\\s=/>\"]+)(?:=\"[^\"]*\")?");
         while (tag.find()) {
             elements.add(tag.group(1).toLowerCase(java.util.Locale.ROOT));

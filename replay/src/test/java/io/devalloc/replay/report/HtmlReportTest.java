@@ -139,7 +139,8 @@ class HtmlReportTest {
         assertAll(
                 () -> assertEquals(List.of("direct sim:80GiB", "default", "120", "118", "1.90 GiB", "1.77 GiB",
                         "1.72 GiB", "0 B", "0", "0.0% req 2.0%", "2.10 M/s",
-                        "device malloc 3: 20.00 MiB, the trace has 2.00 MiB the trace: 61 mallocs · 59 frees · 1.77 GiB"),
+                        "device malloc 3: 20.00 MiB, the trace has 2.00 MiB"
+                                + " the trace: 61 mallocs · 59 frees · 1.77 GiB"),
                         cells.get(0)),
                 () -> assertEquals(List.of("bfc sim:80GiB", "allow_growth:true", "9", "0", "2.50 GiB", "1.82 GiB",
                         "1.72 GiB", "2.50 GiB", "2", "21.0% req 25.0%", "6.20 M/s", "—"), cells.get(1)),
@@ -207,9 +208,11 @@ class HtmlReportTest {
 
         // Colours: one per set-up, the same set-up keeps its colour on another trace.
         assertEquals(List.of("background:#1f77b4", "background:#d62728", "background:#2ca02c"),
-                all(charts.get(0), "div/span/span[@class='swatch']").stream().map(e -> e.getAttribute("style")).toList());
+                all(charts.get(0), "div/span/span[@class='swatch']").stream()
+                        .map(e -> e.getAttribute("style")).toList());
         assertEquals(List.of("background:#2ca02c", "background:#ff7f0e"),
-                all(charts.get(1), "div/span/span[@class='swatch']").stream().map(e -> e.getAttribute("style")).toList());
+                all(charts.get(1), "div/span/span[@class='swatch']").stream()
+                        .map(e -> e.getAttribute("style")).toList());
 
         List<Element> lines = all(charts.get(0), "svg/polyline");
         assertEquals(6, lines.size());
@@ -301,8 +304,8 @@ class HtmlReportTest {
         assertTrue(wide > 10 && outlines >= wide && outlines <= wide + SegmentMap.MAX_ROWS,
                 outlines + " outlines for " + wide + " segments of 2 px or more");
         String segTitle = text(all(maps.get(0), "svg/rect[@class='seg']/title").get(0));
-        assertTrue(segTitle.startsWith("segment 0x7f0000000000 · ") && segTitle.endsWith(" · direct pool · stream 0 · 1 block"),
-                segTitle);
+        assertTrue(segTitle.startsWith("segment 0x7f0000000000 · ")
+                && segTitle.endsWith(" · direct pool · stream 0 · 1 block"), segTitle);
 
         // Every state shows up where the snapshot has it.
         assertFalse(all(maps.get(2), "svg/rect[contains(@class, 'st-pending')]").isEmpty(), "pending free blocks");
@@ -359,12 +362,13 @@ class HtmlReportTest {
         segments.add(new SegmentSnapshot(address, 4 * GiB, 0, "large",
                 List.of(new BlockSnapshot(address, 4 * GiB, 0, BlockState.FREE))));
         MemorySnapshot snapshot = SyntheticResults.snapshot("direct", segments);
-        Document doc = parse(HtmlReport.render("tiny", List.of(SyntheticResults.withSnapshot("tiny", "direct", "", snapshot))));
+        Document doc = parse(HtmlReport.render("tiny",
+                List.of(SyntheticResults.withSnapshot("tiny", "direct", "", snapshot))));
         List<Element> rects = all(doc, "//div[@class='map']/svg/rect");
         assertTrue(rects.size() < 3 * SegmentMap.MAX_ROWS * SegmentMap.WIDTH, rects.size() + " rectangles");
         String title = text(all(doc, "//div[@class='map']/svg/rect[contains(@class, 'merged')]/title").get(0));
-        assertTrue(title.matches("[0-9,]+ blocks in [0-9,]+ segments merged, 0x7f0000000000 to 0x[0-9a-f]+: allocated .*"),
-                title);
+        assertTrue(title.matches(
+                "[0-9,]+ blocks in [0-9,]+ segments merged, 0x7f0000000000 to 0x[0-9a-f]+: allocated .*"), title);
     }
 
     // ---- self-contained, escaped, deterministic ----
@@ -386,7 +390,8 @@ class HtmlReportTest {
             Document doc = parse(html);
             for (Element e : all(doc, "//*")) {
                 assertFalse(Set.of("script", "link", "img", "image", "iframe", "object", "embed", "use", "audio",
-                        "video", "source", "foreignObject", "base").contains(e.getTagName()), "element " + e.getTagName());
+                        "video", "source", "foreignObject", "base").contains(e.getTagName()),
+                        "element " + e.getTagName());
                 NamedNodeMap attributes = e.getAttributes();
                 for (int i = 0; i < attributes.getLength(); i++) {
                     String name = attributes.item(i).getNodeName().toLowerCase(Locale.ROOT);
@@ -417,7 +422,8 @@ class HtmlReportTest {
         assertFalse(html.contains("<b>"), "a b tag from a name");
         assertFalse(html.contains("<svg onload"), "an svg tag from a name");
         assertTrue(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the conf, escaped");
-        assertTrue(html.contains("evil&quot;trace&#39;&lt;img src=x onerror=alert(1)&gt;&amp;amp;.pickle"), "the trace");
+        assertTrue(html.contains("evil&quot;trace&#39;&lt;img src=x onerror=alert(1)&gt;&amp;amp;.pickle"),
+                "the trace");
 
         // Read back, every string is exactly what was given (the bell character, which a page cannot hold, aside).
         Document doc = parse(html);
@@ -427,7 +433,8 @@ class HtmlReportTest {
         List<Element> cells = all(row, "td");
         assertEquals("bfc<b>bold</b> sim:1GiB\"><svg onload=alert(3)>", text(cells.get(0)));
         assertEquals("<script>alert(1)</script>", text(cells.get(1)));
-        assertTrue(text(cells.get(11)).startsWith("</td><script>alert(2)</script>\uFFFD the trace:"), text(cells.get(11)));
+        assertTrue(text(cells.get(11)).startsWith("</td><script>alert(2)</script>\uFFFD the trace:"),
+                text(cells.get(11)));
         assertEquals(r.trace() + " 10 events", text(all(doc, "//tr[@class='trace-row']/th").get(0)));
         assertTrue(text(all(doc, "//div[@class='map']/svg/rect[@class='seg']/title").get(0))
                 .contains("pool\"><script>alert(5)</script> pool"));
@@ -464,7 +471,8 @@ class HtmlReportTest {
 
     @Test
     void theSampleFromRealAllocatorsRenders() {
-        List<ReplayResult> sample = SampleResults.trainingLoop(new io.devalloc.replay.TrainingLoopWorkload.Spec(4, 3, 1));
+        List<ReplayResult> sample =
+                SampleResults.trainingLoop(new io.devalloc.replay.TrainingLoopWorkload.Spec(4, 3, 1));
         Document doc = parse(HtmlReport.render("sample", sample));
         assertEquals(SampleResults.SETUPS.size(), all(doc, "//tr[@class='result']").size());
         assertEquals(SampleResults.SETUPS.size(), all(doc, "//div[@class='map']/svg").size());

@@ -365,7 +365,9 @@ public final class PyTorchPickleReader implements TraceReader {
         throw new TraceFormatException(file, 0, where + ": 'is_expandable': expected a bool, got " + show(v));
     }
 
-    /** The lowest {@code device} among the segments (0 when none gives one): the device of a snapshot without traces. */
+    /**
+     * The lowest {@code device} among the segments (0 when none gives one): the device of a snapshot without traces.
+     */
     private int lowestDevice(List<?> segments) throws TraceFormatException {
         int lowest = Integer.MAX_VALUE;
         for (int s = 0; s < segments.size(); s++) {

@@ -23,8 +23,9 @@ import java.util.Objects;
  * written by {@link #write}: a PyTorch {@code oom} row's size is the device's free bytes, not a request. A request
  * that failed is written with {@link #allocateFailure(long, long, long)} (an RMM trace's {@code allocate failure}
  * rows come back as {@code OOM} events with that size). The rows are formatted by {@link RmmCsvRecorder}, the recording
- * decorator's writer, so a written log and a recorded one are the same format byte for byte. Reading the file back with {@link RmmCsvReader} gives the written
- * events with the file's line numbers ({@code PREALLOC} comes back as {@code ALLOC}). Not thread-safe.
+ * decorator's writer, so a written log and a recorded one are the same format byte for byte. Reading the file back with
+ * {@link RmmCsvReader} gives the written events with the file's line numbers ({@code PREALLOC} comes back as
+ * {@code ALLOC}). Not thread-safe.
  */
 public final class RmmCsvWriter implements AutoCloseable {
 

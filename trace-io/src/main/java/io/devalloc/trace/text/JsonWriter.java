@@ -13,9 +13,10 @@ import java.util.Objects;
 import java.util.RandomAccess;
 
 /**
- * Writes the same value trees as {@link io.devalloc.trace.pytorch.PickleWriter} as JSON text (RFC 8259), for tools and browsers that do not
- * read pickles. {@code json.load} in Python reads it back into the same {@code dict}/{@code list}/{@code str}/
- * {@code int}/{@code float}/{@code bool}/{@code None} tree as the pickle, with one exception: see NaN below.
+ * Writes the same value trees as {@link io.devalloc.trace.pytorch.PickleWriter} as JSON text (RFC 8259), for tools and
+ * browsers that do not read pickles. {@code json.load} in Python reads it back into the same
+ * {@code dict}/{@code list}/{@code str}/{@code int}/{@code float}/{@code bool}/{@code None} tree as the pickle, with
+ * one exception: see NaN below.
  *
  * <h2>Mapping</h2>
  * <ul>
@@ -29,9 +30,9 @@ import java.util.RandomAccess;
  *       {@code json.dumps} would write the non-standard {@code NaN}/{@code Infinity}). The pickle keeps them.</li>
  *   <li>{@link String} → a string: {@code "} and {@code \} escaped with a backslash, every control character
  *       U+0000–U+001F as <code>&#92;u00XX</code>, U+2028/U+2029 as <code>&#92;u2028</code>/<code>&#92;u2029</code>
- *       (so the text can be embedded in JavaScript) and an unpaired surrogate as its <code>&#92;u</code> escape (D800 to DFFF) (so the
- *       text stays encodable; Python reads it back as the same lone surrogate). All other characters, non-ASCII
- *       included, are written as they are: encode the output as UTF-8.</li>
+ *       (so the text can be embedded in JavaScript) and an unpaired surrogate as its <code>&#92;u</code> escape
+ *       (D800 to DFFF) (so the text stays encodable; Python reads it back as the same lone surrogate). All other
+ *       characters, non-ASCII included, are written as they are: encode the output as UTF-8.</li>
  *   <li>{@link List}, {@code Object[]}, {@code long[]}, {@code int[]}, {@code double[]} and a {@link PythonTuple}
  *       (JSON has no tuples: {@code segment_pool_id} reads {@code [0, 0]}) → an array;
  *       {@link Map} with {@link String} keys → an object in iteration order.</li>

@@ -11,7 +11,8 @@ import java.nio.ByteOrder;
  *
  * <p>Why: parsing is about half of a replay's work on large CSV traces, and byte-at-a-time digit loops were most of
  * it. A word of eight bytes is tested for digits with two masks, its first non-digit found with one
- * {@code numberOfTrailingZeros}, and its digits converted with three multiplications (the method of Lemire's fast_float, written here afresh).
+ * {@code numberOfTrailingZeros}, and its digits converted with three multiplications (the method of Lemire's
+ * fast_float, written here afresh).
  *
  * <p>Not thread-safe: the value read last is kept in the instance, so that a read returns one {@code int} and needs
  * no allocation.

@@ -122,21 +122,35 @@ class AndroidMemoryReplayReaderTest {
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
         "no colon           | 202 malloc 0x10 8                | expected '<tid>: <verb> ...', got '202 malloc 0x10 8'",
-        "bad thread         | t2: malloc 0x10 8                | thread id: expected a non-negative decimal integer, got 't2'",
-        "no verb            | 202:                             | expected a verb (malloc, calloc, memalign, realloc, free or thread_done) after the thread id",
-        "unknown verb       | 202: valloc 0x10 8               | unknown verb 'valloc': expected malloc, calloc, memalign, realloc, free or thread_done",
-        "malloc arguments   | 202: malloc 0x10                 | malloc: expected '<tid>: malloc ptr size' (and optionally the start and end times), got 1 arguments",
+        "bad thread         | t2: malloc 0x10 8                "
+                + "| thread id: expected a non-negative decimal integer, got 't2'",
+        "no verb            | 202:                             "
+                + "| expected a verb (malloc, calloc, memalign, realloc, free or thread_done) after the thread id",
+        "unknown verb       | 202: valloc 0x10 8               "
+                + "| unknown verb 'valloc': expected malloc, calloc, memalign, realloc, free or thread_done",
+        "malloc arguments   | 202: malloc 0x10                 "
+                + "| malloc: expected '<tid>: malloc ptr size'"
+                + " (and optionally the start and end times), got 1 arguments",
         "calloc arguments   | 202: calloc 0x10 8               | calloc: expected '<tid>: calloc ptr nmemb size'",
-        "memalign arguments | 202: memalign 0x10 8 16 32       | memalign: expected '<tid>: memalign ptr alignment size' (and optionally the start and end times), got 4 arguments",
-        "realloc arguments  | 202: realloc 0x10 0x0            | realloc: expected '<tid>: realloc new_ptr old_ptr size'",
+        "memalign arguments | 202: memalign 0x10 8 16 32       "
+                + "| memalign: expected '<tid>: memalign ptr alignment size'"
+                + " (and optionally the start and end times), got 4 arguments",
+        "realloc arguments  | 202: realloc 0x10 0x0            "
+                + "| realloc: expected '<tid>: realloc new_ptr old_ptr size'",
         "free arguments     | 202: free                        | free: expected '<tid>: free ptr'",
-        "thread_done args   | 202: thread_done                 | thread_done: expected '<tid>: thread_done 0x0' (and optionally the end time), got 0 arguments",
-        "bad pointer        | 202: malloc 0xg0 8               | ptr: expected a hexadecimal number (0x...), got '0xg0'",
-        "bad size           | 202: malloc 0x10 8k              | size: expected a non-negative decimal integer, got '8k'",
-        "bad old pointer    | 202: realloc 0x10 nil 8          | old_ptr: expected a hexadecimal number (0x...), got 'nil'",
-        "bad nmemb          | 202: calloc 0x10 -1 8            | nmemb: expected a non-negative decimal integer, got '-1'",
+        "thread_done args   | 202: thread_done                 "
+                + "| thread_done: expected '<tid>: thread_done 0x0' (and optionally the end time), got 0 arguments",
+        "bad pointer        | 202: malloc 0xg0 8               "
+                + "| ptr: expected a hexadecimal number (0x...), got '0xg0'",
+        "bad size           | 202: malloc 0x10 8k              "
+                + "| size: expected a non-negative decimal integer, got '8k'",
+        "bad old pointer    | 202: realloc 0x10 nil 8          "
+                + "| old_ptr: expected a hexadecimal number (0x...), got 'nil'",
+        "bad nmemb          | 202: calloc 0x10 -1 8            "
+                + "| nmemb: expected a non-negative decimal integer, got '-1'",
         "calloc overflow    | 202: calloc 0x10 4294967296 4294967296 | calloc: nmemb × size overflows 2^63",
-        "bad timestamp      | 202: malloc 0x10 8 100 1e3       | end time: expected a non-negative decimal integer, got '1e3'",
+        "bad timestamp      | 202: malloc 0x10 8 100 1e3       "
+                + "| end time: expected a non-negative decimal integer, got '1e3'",
     })
     void malformedLinesGiveFileLineAndWhatWasExpected(String what, String line, String expected) throws IOException {
         try (AndroidMemoryReplayReader reader = new AndroidMemoryReplayReader(

@@ -112,7 +112,8 @@ class TraceFormatsTest {
         assertEquals(3, e.line());
         String m = e.getMessage();
         assertTrue(m.contains("not a known trace format (line 3 is 'hello, world'): expected one of"), m);
-        for (String known : List.of("PyTorch snapshot pickle", "PyTorch CSV (header 'seq,action,addr,size,stream,time_us')",
+        for (String known : List.of("PyTorch snapshot pickle",
+                "PyTorch CSV (header 'seq,action,addr,size,stream,time_us')",
                 "RMM CSV (header 'Thread,Time,Action,Pointer,Size,Stream')", "valgrind (lines 'Alloc(<size>),'",
                 "Android memory_replay (lines '<tid>: malloc <ptr> <size>'")) {
             assertTrue(m.contains(known), () -> "'" + known + "' not in: " + m);

@@ -144,9 +144,11 @@ public class PickleWriterTest {
         assertArrayEquals(expected, PickleWriter.toBytes(new Object[] {1, -1, 1L << 40}));
         assertArrayEquals(PickleWriter.toBytes(List.of(7, 300)), PickleWriter.toBytes(new int[] {7, 300}));
         assertArrayEquals(PickleWriter.toBytes(List.of(0.5, -2.0)), PickleWriter.toBytes(new double[] {0.5, -2.0}));
-        assertArrayEquals(PickleWriter.toBytes(List.of(1, 2, 3)), PickleWriter.toBytes(new LinkedList<>(List.of(1, 2, 3))));
+        assertArrayEquals(PickleWriter.toBytes(List.of(1, 2, 3)),
+                PickleWriter.toBytes(new LinkedList<>(List.of(1, 2, 3))));
         assertPickle("80025d2e", new long[0]);
-        assertArrayEquals(PickleWriter.toBytes(List.of(List.of(1), List.of())), PickleWriter.toBytes(new long[][] {{1}, {}}));
+        assertArrayEquals(PickleWriter.toBytes(List.of(List.of(1), List.of())),
+                PickleWriter.toBytes(new long[][] {{1}, {}}));
     }
 
     @Test
@@ -245,7 +247,8 @@ public class PickleWriterTest {
 
     @Test
     void unsupportedTypesAreRejectedWithTypeAndPath() {
-        Map<String, Object> tree = map("segments", List.of(map("blocks", List.of(map("ok", 1), map("state", new HashSet<>(List.of("x")))))));
+        Map<String, Object> tree = map("segments",
+                List.of(map("blocks", List.of(map("ok", 1), map("state", new HashSet<>(List.of("x")))))));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PickleWriter.toBytes(tree));
         assertTrue(e.getMessage().contains("unsupported type java.util.HashSet"), e.getMessage());
         assertTrue(e.getMessage().endsWith("at $.segments[0].blocks[1].state"), e.getMessage());
@@ -263,7 +266,8 @@ public class PickleWriterTest {
     void nonStringKeysAreRejected() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> PickleWriter.toBytes(map("outer", Map.of(1, "x"))));
-        assertTrue(e.getMessage().contains("java.lang.Integer") && e.getMessage().endsWith("at $.outer"), e.getMessage());
+        assertTrue(e.getMessage().contains("java.lang.Integer") && e.getMessage().endsWith("at $.outer"),
+                e.getMessage());
 
         Map<String, Object> nullKey = new LinkedHashMap<>();
         nullKey.put(null, 1);
@@ -298,7 +302,8 @@ public class PickleWriterTest {
     void concurrentWritersDoNotInterfere() {
         Object tree = snapshotTree();
         byte[] expected = PickleWriter.toBytes(tree);
-        assertTrue(IntStream.range(0, 64).parallel().allMatch(i -> Arrays.equals(expected, PickleWriter.toBytes(tree))));
+        assertTrue(IntStream.range(0, 64).parallel()
+                .allMatch(i -> Arrays.equals(expected, PickleWriter.toBytes(tree))));
     }
 
     // ------------------------------------------------------------------------------------------------------------
@@ -367,8 +372,9 @@ public class PickleWriterTest {
                 "arrays", map("long", new long[] {1L << 33, -5}, "int", new int[] {1, 70000}, "obj",
                         new Object[] {"x", null, 2.5}, "double", new double[] {Double.NaN, 3.0}),
                 "big_list", IntStream.range(0, 2500).boxed().toList(),
-                "tuples", List.of(PythonTuple.of(), PythonTuple.of(1), PythonTuple.of(0L, 0L), PythonTuple.of(1, "b", 2.5),
-                        PythonTuple.of(1, 2, 3, 4), PythonTuple.of(PythonTuple.of((Object) null), List.of(1))),
+                "tuples", List.of(PythonTuple.of(), PythonTuple.of(1), PythonTuple.of(0L, 0L),
+                        PythonTuple.of(1, "b", 2.5), PythonTuple.of(1, 2, 3, 4),
+                        PythonTuple.of(PythonTuple.of((Object) null), List.of(1))),
                 "big_map", bigMap);
         return map(
                 "segments", List.of(seg0, seg1),
@@ -446,7 +452,8 @@ public class PickleWriterTest {
         Map<String, String> probes = new LinkedHashMap<>();
         probes.put("list(s)", "['segments', 'device_traces', 'allocator_settings', 'external_annotations', 'misc']");
         probes.put("list(s['segments'][0])", "['device', 'address', 'total_size', 'allocated_size', 'active_size',"
-                + " 'requested_size', 'stream', 'segment_type', 'segment_pool_id', 'is_expandable', 'frames', 'blocks']");
+                + " 'requested_size', 'stream', 'segment_type', 'segment_pool_id', 'is_expandable', 'frames',"
+                + " 'blocks']");
         probes.put("s['segments'][0]['address']", "139637976727552");
         probes.put("s['segments'][1]['blocks'][0]['address']", "139639050469376");
         probes.put("s['segments'][1]['stream']", "94251745943040");
@@ -515,7 +522,8 @@ public class PickleWriterTest {
         assumeTrue(Files.isRegularFile(script), () -> script + " not found");
         Path pickle = dir.resolve("snapshot.pickle");
         Files.write(pickle, PickleWriter.toBytes(snapshotTree()));
-        String csv = runPython(dir, "import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')",
+        String csv = runPython(dir,
+                "import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')",
                 List.of(script.toString(), pickle.toString(), "--device", "0"));
         assertEquals("""
                 seq,action,addr,size,stream,time_us
@@ -545,7 +553,8 @@ public class PickleWriterTest {
     }
 
     /** Runs {@code python3 -c script args…}; fails the test unless it exits with 0; returns its stdout. */
-    public static String runPython(Path dir, String script, List<String> args) throws IOException, InterruptedException {
+    public static String runPython(Path dir, String script, List<String> args)
+            throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of("python3", "-c", script));
         command.addAll(args);
         Path stdout = Files.createTempFile(dir, "python", ".out");

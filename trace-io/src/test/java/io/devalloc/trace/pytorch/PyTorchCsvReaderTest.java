@@ -109,19 +109,25 @@ class PyTorchCsvReaderTest {
 
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
-        "five columns       | 0,alloc,1,2,3                | expected 6 columns (seq,action,addr,size,stream,time_us), got 5",
-        "seven columns      | 0,alloc,1,2,3,4,5            | expected 6 columns (seq,action,addr,size,stream,time_us), got 7",
-        "unknown action     | 0,malloc,1,2,3,4             | unknown action 'malloc': expected one of presegment, prealloc, alloc",
+        "five columns       | 0,alloc,1,2,3                "
+                + "| expected 6 columns (seq,action,addr,size,stream,time_us), got 5",
+        "seven columns      | 0,alloc,1,2,3,4,5            "
+                + "| expected 6 columns (seq,action,addr,size,stream,time_us), got 7",
+        "unknown action     | 0,malloc,1,2,3,4             "
+                + "| unknown action 'malloc': expected one of presegment, prealloc, alloc",
         "bad seq            | x,alloc,1,2,3,4              | seq: expected a non-negative decimal integer, got 'x'",
         "bad addr           | 0,alloc,12x,2,3,4            | addr: expected a non-negative decimal integer, got '12x'",
         "hex addr           | 0,alloc,0x10,2,3,4           | addr: expected a non-negative decimal integer, got '0x10'",
         "missing addr       | 0,alloc,,2,3,4               | addr: expected a non-negative decimal integer, got ''",
         "negative size      | 0,free_completed,1,-5,3,4    | size: expected a non-negative decimal integer, got '-5'",
         "missing size       | 0,segment_alloc,1,,3,4       | size: expected a non-negative decimal integer, got ''",
-        "size too large     | 0,alloc,1,9223372036854775808,0,4 | size: expected a size below 2^63, got '9223372036854775808'",
-        "addr too large     | 0,alloc,18446744073709551616,1,0,4 | addr: expected a non-negative decimal integer below 2^64",
+        "size too large     | 0,alloc,1,9223372036854775808,0,4 "
+                + "| size: expected a size below 2^63, got '9223372036854775808'",
+        "addr too large     | 0,alloc,18446744073709551616,1,0,4 "
+                + "| addr: expected a non-negative decimal integer below 2^64",
         "bad stream         | 0,alloc,1,2,s,4              | stream: expected a non-negative decimal integer, got 's'",
-        "bad time           | 0,alloc,1,2,0,1.5            | time_us: expected a non-negative decimal integer, got '1.5'",
+        "bad time           | 0,alloc,1,2,0,1.5            "
+                + "| time_us: expected a non-negative decimal integer, got '1.5'",
         "space in a number  | 0,alloc, 1,2,0,4             | addr: expected a non-negative decimal integer, got ' 1'",
     })
     void malformedRowsGiveFileLineAndWhatWasExpected(String what, String row, String expected) throws IOException {
@@ -208,8 +214,8 @@ class PyTorchCsvReaderTest {
         PyTorchAction[] actions = PyTorchAction.values();
         String[] damage = {"\r", "\n", ",", "", "x", "\u00e9", "\r\n", "0", "99999999999999999999", " "};
         for (int round = 0; round < 300; round++) {
-            StringBuilder text = new StringBuilder(random.nextInt(10) == 0 ? "\uFEFF" : "").append(PyTorchCsvReader.HEADER)
-                    .append('\n');
+            StringBuilder text = new StringBuilder(random.nextInt(10) == 0 ? "\uFEFF" : "")
+                    .append(PyTorchCsvReader.HEADER).append('\n');
             int rows = 1 + random.nextInt(random.nextBoolean() ? 40 : 4000);
             for (int row = 0; row < rows; row++) {
                 PyTorchAction action = random.nextInt(4) == 0 ? actions[random.nextInt(actions.length)]

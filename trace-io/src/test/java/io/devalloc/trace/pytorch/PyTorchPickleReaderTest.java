@@ -589,7 +589,8 @@ class PyTorchPickleReaderTest {
 
         Map<String, Object> bool = entry("alloc", 5, 6, 0, 0);
         bool.put("stream", true);
-        assertTrue(badEntry(bool).getMessage().contains("'stream': expected a non-negative integer below 2^64, got true"));
+        assertTrue(badEntry(bool).getMessage().contains(
+                "'stream': expected a non-negative integer below 2^64, got true"));
 
         Map<String, Object> huge = entry("alloc", 5, 6, 0, 0);
         huge.put("size", new BigInteger("9223372036854775808"));

@@ -136,7 +136,8 @@ class SnapshotExportRoundTripTest {
                 PyTorchPickleReader.BUSIEST_DEVICE);
         assertEquals(1, reader.device());
         List<TraceEvent> events = Events.readAll(reader);
-        assertEquals(List.of(Kind.SEGMENT_ALLOC, Kind.ALLOC, Kind.ALLOC), events.stream().map(TraceEvent::kind).toList());
+        assertEquals(List.of(Kind.SEGMENT_ALLOC, Kind.ALLOC, Kind.ALLOC),
+                events.stream().map(TraceEvent::kind).toList());
         assertEquals(List.of(700L, 1000L), events.stream().filter(e -> e.kind() == Kind.ALLOC).map(TraceEvent::size)
                 .toList());
         assertEquals(List.of(), Events.readAll(new PyTorchPickleReader(new ByteArrayInputStream(w.pickle()),
@@ -150,7 +151,8 @@ class SnapshotExportRoundTripTest {
             long x = a.malloc(3 * MiB);
             MemorySnapshot snapshot = a.snapshot();
             assertTrue(!snapshot.settings().isEmpty(), allocator + " reports its settings");
-            Map<?, ?> read = (Map<?, ?>) RestrictedUnpickler.load(PickleWriter.toBytes(PyTorchSnapshots.toDict(snapshot)));
+            Map<?, ?> read =
+                    (Map<?, ?>) RestrictedUnpickler.load(PickleWriter.toBytes(PyTorchSnapshots.toDict(snapshot)));
             // Pyrolite reads a dict into a HashMap: the keys' order is checked where the tree is built.
             assertEquals(canonical(snapshot.settings()), canonical(read.get("allocator_settings")));
             a.free(x);

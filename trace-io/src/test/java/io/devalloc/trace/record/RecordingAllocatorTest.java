@@ -608,8 +608,8 @@ class RecordingAllocatorTest {
     }
 
     private static final Pattern RMM_ROW = Pattern.compile(
-            "(\\d+),(\\d\\d:\\d\\d:\\d\\d\\.\\d{6}),(allocate|free|allocate failure),(0x[1-9a-f][0-9a-f]*|\\(nil\\)),(\\d+),"
-                    + "(0|0x[0-9a-f]+)");
+            "(\\d+),(\\d\\d:\\d\\d:\\d\\d\\.\\d{6}),(allocate|free|allocate failure),"
+                    + "(0x[1-9a-f][0-9a-f]*|\\(nil\\)),(\\d+),(0|0x[0-9a-f]+)");
 
     /**
      * Parses RMM's CSV strictly: the exact header, then rows matching RMM's formats, nothing else; a null pointer is

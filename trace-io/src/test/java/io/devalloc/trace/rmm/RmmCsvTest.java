@@ -128,16 +128,25 @@ class RmmCsvTest {
 
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
-        "five columns    | 1,15:47:02.841961,allocate,0x10,16                | expected 6 columns (Thread,Time,Action,Pointer,Size,Stream), got 5",
-        "unknown action  | 1,15:47:02.841961,deallocate,0x10,16,0            | unknown Action 'deallocate': expected allocate, free or allocate failure",
-        "bad thread      | t1,15:47:02.841961,allocate,0x10,16,0             | Thread: expected a non-negative decimal integer, got 't1'",
-        "bad time        | 1,15:47,allocate,0x10,16,0                        | Time: expected HH:MM:SS.micro (like 15:47:02.841961), got '15:47'",
+        "five columns    | 1,15:47:02.841961,allocate,0x10,16                "
+                + "| expected 6 columns (Thread,Time,Action,Pointer,Size,Stream), got 5",
+        "unknown action  | 1,15:47:02.841961,deallocate,0x10,16,0            "
+                + "| unknown Action 'deallocate': expected allocate, free or allocate failure",
+        "bad thread      | t1,15:47:02.841961,allocate,0x10,16,0             "
+                + "| Thread: expected a non-negative decimal integer, got 't1'",
+        "bad time        | 1,15:47,allocate,0x10,16,0                        "
+                + "| Time: expected HH:MM:SS.micro (like 15:47:02.841961), got '15:47'",
         "bad hour        | 1,25:47:02.841961,allocate,0x10,16,0              | Time: expected HH:MM:SS.micro",
-        "bad pointer     | 1,15:47:02.841961,allocate,0xzz,16,0              | Pointer: expected a hexadecimal number (0x...), got '0xzz'",
-        "empty pointer   | 1,15:47:02.841961,allocate,,16,0                  | Pointer: expected a hexadecimal number (0x...), got ''",
-        "bad size        | 1,15:47:02.841961,allocate,0x10,0x10,0            | Size: expected a non-negative decimal integer, got '0x10'",
-        "bad stream      | 1,15:47:02.841961,allocate,0x10,16,stream         | Stream: expected a hexadecimal number (0x...), got 'stream'",
-        "long pointer    | 1,15:47:02.841961,allocate,0x10000000000000000,16,0 | Pointer: expected a hexadecimal number (0x...) below 2^64",
+        "bad pointer     | 1,15:47:02.841961,allocate,0xzz,16,0              "
+                + "| Pointer: expected a hexadecimal number (0x...), got '0xzz'",
+        "empty pointer   | 1,15:47:02.841961,allocate,,16,0                  "
+                + "| Pointer: expected a hexadecimal number (0x...), got ''",
+        "bad size        | 1,15:47:02.841961,allocate,0x10,0x10,0            "
+                + "| Size: expected a non-negative decimal integer, got '0x10'",
+        "bad stream      | 1,15:47:02.841961,allocate,0x10,16,stream         "
+                + "| Stream: expected a hexadecimal number (0x...), got 'stream'",
+        "long pointer    | 1,15:47:02.841961,allocate,0x10000000000000000,16,0 "
+                + "| Pointer: expected a hexadecimal number (0x...) below 2^64",
     })
     void malformedRowsGiveFileLineAndWhatWasExpected(String what, String row, String expected) throws IOException {
         try (RmmCsvReader reader = new RmmCsvReader(new StringReader(
@@ -241,7 +250,8 @@ class RmmCsvTest {
             }
             for (int d = random.nextInt(4); d > 0; d--) {
                 int at = random.nextInt(text.length());
-                text.replace(at, Math.min(text.length(), at + random.nextInt(3)), damage[random.nextInt(damage.length)]);
+                text.replace(at, Math.min(text.length(), at + random.nextInt(3)),
+                        damage[random.nextInt(damage.length)]);
             }
             if (random.nextInt(5) == 0) {
                 text.setLength(text.length() - 1);

@@ -56,7 +56,8 @@ class JsonWriterTest {
     @Test
     void tuplesBecomeArrays() {
         assertEquals("[]", JsonWriter.toString(PythonTuple.of()));
-        assertEquals("{\"segment_pool_id\":[0,0]}", JsonWriter.toString(map("segment_pool_id", PythonTuple.of(0L, 0L))));
+        assertEquals("{\"segment_pool_id\":[0,0]}",
+                JsonWriter.toString(map("segment_pool_id", PythonTuple.of(0L, 0L))));
         assertEquals("[[null],[1]]", JsonWriter.toString(PythonTuple.of(PythonTuple.of((Object) null), List.of(1))));
     }
 

@@ -28,7 +28,8 @@ class ValgrindReaderTest {
     @Test
     void allocsAreNumberedFromZeroAndFreesNameThatNumber() throws IOException {
         Path file = dir.resolve("ls.trace");
-        Files.writeString(file, "Alloc(552),\nAlloc(120),\nAlloc(0),\nFree(1),\n\n  Alloc(1024) ,  \r\nFree(0),\nFree(3)\n",
+        Files.writeString(file, "Alloc(552),\nAlloc(120),\nAlloc(0),\nFree(1),\n"
+                + "\n  Alloc(1024) ,  \r\nFree(0),\nFree(3)\n",
                 StandardCharsets.UTF_8);
         ValgrindReader reader = new ValgrindReader(file);
         assertEquals(TraceFormat.VALGRIND, reader.format());
@@ -57,7 +58,8 @@ class ValgrindReaderTest {
         "empty size       | Alloc(),       | Alloc(size): expected a non-negative decimal integer, got ''",
         "negative size    | Alloc(-5),     | Alloc(size): expected a non-negative decimal integer, got '-5'",
         "hex index        | Free(0x1),     | Free(index): expected a non-negative decimal integer, got '0x1'",
-        "two ops          | Alloc(1), Free(0), | Alloc(size): expected a non-negative decimal integer, got '1), Free(0'",
+        "two ops          | Alloc(1), Free(0), "
+                + "| Alloc(size): expected a non-negative decimal integer, got '1), Free(0'",
         "other text       | Realloc(3),    | expected Alloc(<size>), or Free(<index>), got 'Realloc(3),'",
     })
     void malformedLinesGiveFileLineAndWhatWasExpected(String what, String line, String expected) throws IOException {
