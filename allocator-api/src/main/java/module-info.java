@@ -19,7 +19,8 @@ module io.devalloc.api {
     exports io.devalloc.api.direct;
     exports io.devalloc.guice;
     exports io.devalloc.api.internal to io.devalloc.testkit, io.devalloc.sim, io.devalloc.host, io.devalloc.cuda,
-            io.devalloc.bfc, io.devalloc.caching, io.devalloc.trace, io.devalloc.replay, io.devalloc.examples;
+            io.devalloc.bfc, io.devalloc.caching, io.devalloc.trace, io.devalloc.replay, io.devalloc.advisor,
+            io.devalloc.examples;
 
     // Guice reads the module's @Provides methods reflectively.
     opens io.devalloc.guice to com.google.guice;

@@ -179,7 +179,7 @@ public final class HtmlReport {
                 + " (requested " + esc(Markup.bytes(requested)) + ") · " + esc(snapshot.device().toString());
     }
 
-    private static final String STYLE = """
+    static final String STYLE = """
             :root { color-scheme: light; }
             body { margin: 20px 32px 40px; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto,
                    "DejaVu Sans", "Liberation Sans", sans-serif; color: #1d2330; background: #fff; }

@@ -1,0 +1,476 @@
+package io.devalloc.advisor;
+
+import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.error.DevallocException;
+import io.devalloc.api.internal.AllocatorRegistry;
+import io.devalloc.api.internal.DeviceRegistry;
+import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.api.spi.DeviceMemoryProvider;
+import io.devalloc.api.units.ByteSize;
+import io.devalloc.replay.ReplayOptions;
+import io.devalloc.replay.ReplayOutcome;
+import io.devalloc.replay.ReplayProgress;
+import io.devalloc.replay.ReplayResult;
+import io.devalloc.replay.Replayer;
+import io.devalloc.trace.TraceFormat;
+import io.devalloc.trace.pytorch.RecordedAllocatorSettings;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The advisor's engine: the trust line, the sweep over the grid with a capacity search per setting, the ranking and
+ * the recommendation (see the package documentation for the rules). Stateless between calls; one advisor may
+ * advise on any number of traces, one call at a time or several at once.
+ */
+public final class Advisor {
+
+    /** The capacity search's step, and the width within which two byte figures are tied: 2 MiB. */
+    public static final long GRANULARITY = 2 * ByteSize.MiB;
+    /** The device of the trust replay and of each setting's figures: the replay's default, a simulated 80 GiB GPU. */
+    public static final String UNLIMITED_DEVICE = ReplayOptions.DEFAULT_DEVICE;
+    /** Its capacity. */
+    public static final long UNLIMITED_CAPACITY = 80 * ByteSize.GiB;
+    /** The device the grid's settings are checked on (creating the allocator, no replay). */
+    static final String CHECK_DEVICE = "sim:1GiB";
+    /** Replays a setting's capacity search is estimated at before its range is known (for the progress bar). */
+    private static final int SEARCH_ESTIMATE = 12;
+
+    private final AllocatorRegistry allocators;
+    private final DeviceRegistry devices;
+    private final List<AllocatorProvider> allocatorList;
+    private final List<DeviceMemoryProvider> deviceList;
+
+    /** An advisor over the allocators and devices on the module or class path. */
+    public Advisor() {
+        this(AllocatorRegistry.load().providers(), deviceProviders(DeviceRegistry.load()));
+    }
+
+    /**
+     * An advisor over these allocators and devices. Each allocator provider is used
+     * {@linkplain AllocatorProvider#withoutEnvironment() without the environment}: every setting runs exactly as
+     * written, whatever {@code PYTORCH_CUDA_ALLOC_CONF} says in the shell that started the advisor.
+     */
+    public Advisor(List<? extends AllocatorProvider> allocators, List<? extends DeviceMemoryProvider> devices) {
+        List<AllocatorProvider> plain = new ArrayList<>();
+        for (AllocatorProvider p : allocators) {
+            plain.add(p.withoutEnvironment());
+        }
+        this.allocatorList = List.copyOf(plain);
+        this.deviceList = List.copyOf(devices);
+        this.allocators = AllocatorRegistry.of(allocatorList);
+        this.devices = DeviceRegistry.of(deviceList);
+    }
+
+    private static List<DeviceMemoryProvider> deviceProviders(DeviceRegistry registry) {
+        List<DeviceMemoryProvider> list = new ArrayList<>();
+        for (String name : registry.names()) {
+            list.add(registry.provider(name));
+        }
+        return list;
+    }
+
+    /**
+     * What to advise on.
+     *
+     * @param allocator     the allocator's name
+     * @param grid          {@value Grids#DEFAULT}, the allocator's name, or a grid file's path; null for the default
+     * @param capacityBytes the user's device capacity, or -1 for none
+     * @param objective     what the recommendation minimises
+     * @param threads       replays at once, at least 1
+     */
+    public record Options(String allocator, String grid, long capacityBytes, Objective objective, int threads) {
+
+        public Options {
+            Objects.requireNonNull(allocator, "allocator");
+            Objects.requireNonNull(objective, "objective");
+            if (threads < 1) {
+                throw new IllegalArgumentException("threads must be at least 1, got " + threads);
+            }
+            if (capacityBytes != -1 && capacityBytes < ByteSize.MiB) {
+                throw new IllegalArgumentException("capacity must be at least 1 MiB (the smallest simulated device),"
+                        + " got " + capacityBytes + " B");
+            }
+        }
+    }
+
+    /**
+     * The grid {@code options} names for {@code trace}, each setting checked; for reports before the sweep.
+     *
+     * @throws IllegalArgumentException for an unknown grid or an unreadable grid file
+     * @throws DevallocException        for an unknown allocator
+     */
+    public Grid grid(AdvisorTrace trace, Options options) {
+        AllocatorProvider provider = allocators.get(options.allocator());
+        return Grids.resolve(options.grid(), provider, trace.largestRequest(), config -> refusal(provider, config));
+    }
+
+    /**
+     * Advises on {@code trace}.
+     *
+     * @param progress told of the replays done and expected, from several threads one at a time
+     * @throws IllegalArgumentException for bad input: an unknown grid, a capacity below the trace's first request,
+     *                                  a trace without allocations
+     * @throws DevallocException        for an unknown allocator
+     * @throws IOException              if the trace cannot be read again
+     */
+    public Advice advise(AdvisorTrace trace, Options options, ReplayProgress progress) throws IOException {
+        Objects.requireNonNull(trace, "trace");
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(progress, "progress");
+        AllocatorProvider provider = allocators.get(options.allocator());
+        if (trace.allocations() == 0) {
+            throw new IllegalArgumentException(trace.name() + " has no allocations: there is nothing to advise on");
+        }
+        if (options.capacityBytes() != -1 && options.capacityBytes() < trace.firstRequest()) {
+            throw new IllegalArgumentException("capacity " + ByteSize.format(options.capacityBytes()) + " is smaller"
+                    + " than the trace's first request (" + ByteSize.format(trace.firstRequest()) + "): no setting"
+                    + " can run it; give a capacity of at least " + ByteSize.format(trace.firstRequest()));
+        }
+        Grid grid = grid(trace, options);
+        Baseline baseline = baseline(trace, provider);
+
+        // The settings: the baseline's first when the grid lacks it, so that savings compare like with like.
+        List<GridEntry> entries = new ArrayList<>();
+        boolean inGrid = false;
+        for (GridEntry e : grid.entries()) {
+            inGrid |= e.config().equals(baseline.config());
+        }
+        if (!inGrid) {
+            entries.add(new GridEntry(baseline.config(), "recorded"));
+        }
+        entries.addAll(grid.entries());
+
+        boolean withCapacity = options.capacityBytes() != -1;
+        RunProgress runs = new RunProgress(progress,
+                1 + (long) entries.size() * (1 + SEARCH_ESTIMATE + (withCapacity ? 1 : 0)));
+        List<SettingResult> results = new ArrayList<>();
+        TrustLine trust;
+        try (ExecutorService pool = Executors.newFixedThreadPool(options.threads(), new Workers())) {
+            Future<TrustLine> trustRun = pool.submit(() -> trust(trace, options.allocator(), baseline, runs));
+            List<Future<SettingResult>> sweep = new ArrayList<>();
+            for (GridEntry e : entries) {
+                boolean recorded = e.config().equals(baseline.config());
+                sweep.add(pool.submit((Callable<SettingResult>) () ->
+                        evaluate(trace, options, e, recorded, runs)));
+            }
+            trust = get(trustRun);
+            for (Future<SettingResult> f : sweep) {
+                results.add(get(f));
+            }
+        } finally {
+            runs.finish();
+        }
+
+        List<SettingResult> ranked = rank(results, options.objective());
+        Recommendation recommendation = recommend(options.allocator(), ranked, options.objective());
+        return new Advice(trace.name(), options.allocator(), options.objective(), options.capacityBytes(), grid,
+                trust, ranked, recommendation, whatIfNotes(trace), runs.done(), options.threads());
+    }
+
+    // ------------------------------------------------------------------------------------------ baseline and trust
+
+    /** The baseline's configuration and where it came from. */
+    private record Baseline(String config, String source, List<String> notes) {
+    }
+
+    private Baseline baseline(AdvisorTrace trace, AllocatorProvider provider) {
+        String allocator = provider.name();
+        RecordedAllocatorSettings recorded = trace.recordedSettings();
+        if (!allocator.equals("caching")) {
+            return new Baseline("", "the defaults: the trace does not record " + allocator + "'s settings",
+                    List.of());
+        }
+        if (recorded == null) {
+            return new Baseline("", "the defaults: a " + formatName(trace.format()) + " trace does not record the"
+                    + " allocator's settings", List.of());
+        }
+        if (recorded.values().isEmpty()) {
+            return new Baseline("", "the defaults: the snapshot has no allocator_settings", recorded.notes());
+        }
+        String refusal = refusal(provider, recorded.config());
+        if (refusal != null) {
+            List<String> notes = new ArrayList<>(recorded.notes());
+            notes.add("the recorded settings '" + recorded.config() + "' are refused here: " + refusal);
+            return new Baseline("", "the defaults: the snapshot's allocator_settings cannot be replayed", notes);
+        }
+        return new Baseline(recorded.config(), "the snapshot's allocator_settings", recorded.notes());
+    }
+
+    private TrustLine trust(AdvisorTrace trace, String allocator, Baseline baseline, RunProgress runs)
+            throws IOException {
+        boolean pytorch = trace.format() == TraceFormat.PYTORCH_PICKLE || trace.format() == TraceFormat.PYTORCH_CSV;
+        if (!pytorch) {
+            runs.expect(-1);
+            return new TrustLine(baseline.config(), baseline.source(), TrustLine.Verdict.NOT_COMPARABLE,
+                    "a " + formatName(trace.format()) + " trace records no allocator decisions to compare with", null,
+                    baseline.notes());
+        }
+        if (!allocator.equals("caching")) {
+            runs.expect(-1);
+            return new TrustLine(baseline.config(), baseline.source(), TrustLine.Verdict.NOT_COMPARABLE,
+                    "the trace was recorded by PyTorch's caching allocator; " + allocator + " is another allocator,"
+                            + " so its figures are not comparable with the recording", null, baseline.notes());
+        }
+        // Exactly what 'devalloc replay --warm --empty-cache-at-segment-free' does.
+        ReplayOptions o = new ReplayOptions(allocator, UNLIMITED_DEVICE, baseline.config(), true, true);
+        ReplayOutcome outcome;
+        try {
+            outcome = trace.replay(replayer(o));
+        } catch (DevallocException | IllegalArgumentException e) {
+            runs.ran();
+            return new TrustLine(baseline.config(), baseline.source(), TrustLine.Verdict.FAILED, e.getMessage(),
+                    null, baseline.notes());
+        }
+        runs.ran();
+        ReplayResult.GroundTruth g = outcome.result().groundTruth();
+        if (g == null) {
+            return new TrustLine(baseline.config(), baseline.source(), TrustLine.Verdict.NOT_COMPARABLE,
+                    "the trace has no segment rows to compare with", outcome, baseline.notes());
+        }
+        return new TrustLine(baseline.config(), baseline.source(),
+                g.match() ? TrustLine.Verdict.MATCH : TrustLine.Verdict.DIFFERS, g.firstDifference(), outcome,
+                baseline.notes());
+    }
+
+    // ------------------------------------------------------------------------------------------ one setting
+
+    private SettingResult evaluate(AdvisorTrace trace, Options options, GridEntry entry, boolean recorded,
+                                   RunProgress runs) throws IOException {
+        boolean withCapacity = options.capacityBytes() != -1;
+        ReplayResult full;
+        try {
+            full = whatIf(trace, options.allocator(), entry.config(), UNLIMITED_DEVICE, runs);
+        } catch (DevallocException | IllegalArgumentException e) {
+            runs.expect(-(SEARCH_ESTIMATE + (withCapacity ? 1 : 0)));
+            return new SettingResult(entry, recorded, null, -1, 0, null, e.getMessage());
+        }
+        CapacityCheck check = null;
+        if (withCapacity) {
+            ReplayResult at = whatIf(trace, options.allocator(), entry.config(), device(options.capacityBytes()), runs);
+            check = new CapacityCheck(options.capacityBytes(), at.ooms(), at.peakReservedBytes());
+        }
+        if (full.ooms() > 0) {
+            runs.expect(-SEARCH_ESTIMATE);
+            return new SettingResult(entry, recorded, full, -1, 0, check, null);
+        }
+        // Capacities up to 'fails' are known to fail, 'runs' is known to run: below the peak requested bytes the
+        // live blocks do not fit, and at the unlimited capacity the replay above ran.
+        long fails = full.peakRequestedBytes() > 0 ? (full.peakRequestedBytes() - 1) / GRANULARITY * GRANULARITY : 0;
+        long candidate = Math.max(GRANULARITY, Math.ceilDiv(full.peakReservedBytes(), GRANULARITY) * GRANULARITY);
+        long runsAt = UNLIMITED_CAPACITY;
+        int searchRuns = 0;
+        runs.expect(searchLength(fails, candidate) + 1 - SEARCH_ESTIMATE);
+        if (candidate < UNLIMITED_CAPACITY) {
+            // At the peak reserved bytes most settings behave as on the unlimited device; a memory fraction or a
+            // threshold relative to the device may not, and then the search continues above.
+            searchRuns++;
+            if (fitsOn(trace, options.allocator(), entry.config(), candidate, runs)) {
+                runsAt = candidate;
+            } else {
+                fails = candidate;
+                runs.expect(searchLength(fails, runsAt) - searchLength(0, candidate));
+            }
+        }
+        while (runsAt - fails > GRANULARITY) {
+            long mid = fails + (runsAt - fails) / GRANULARITY / 2 * GRANULARITY;
+            searchRuns++;
+            if (fitsOn(trace, options.allocator(), entry.config(), mid, runs)) {
+                runsAt = mid;
+            } else {
+                fails = mid;
+            }
+        }
+        return new SettingResult(entry, recorded, full, runsAt, searchRuns, check, null);
+    }
+
+    /** The bisection steps between a failing and a running capacity. */
+    private static long searchLength(long fails, long runs) {
+        long steps = Math.max(1, (runs - fails) / GRANULARITY);
+        return 64 - Long.numberOfLeadingZeros(steps - 1);
+    }
+
+    private boolean fitsOn(AdvisorTrace trace, String allocator, String config, long capacity, RunProgress runs)
+            throws IOException {
+        return whatIf(trace, allocator, config, device(capacity), runs).ooms() == 0;
+    }
+
+    /** A what-if replay: cold, the blocks live at the start allocated first, empty_cache where the program did. */
+    private ReplayResult whatIf(AdvisorTrace trace, String allocator, String config, String device, RunProgress runs)
+            throws IOException {
+        ReplayOptions o = new ReplayOptions(allocator, device, config, false, true);
+        try {
+            return trace.replay(replayer(o)).result();
+        } finally {
+            runs.ran();
+        }
+    }
+
+    /** The what-if options of {@code config} on the unlimited device: what the figures' replay uses. */
+    public static ReplayOptions whatIfOptions(String allocator, String config) {
+        return new ReplayOptions(allocator, UNLIMITED_DEVICE, config, false, true);
+    }
+
+    /** The device spec of a simulated GPU of exactly {@code capacity} bytes. */
+    public static String device(long capacity) {
+        return "sim:" + capacity + "B";
+    }
+
+    private Replayer replayer(ReplayOptions o) {
+        return new Replayer(o, allocatorList, deviceList, ReplayProgress.NONE);
+    }
+
+    /** The allocator's message when it refuses {@code config}, or null. */
+    private String refusal(AllocatorProvider provider, String config) {
+        try (DeviceMemory device = devices.open(CHECK_DEVICE);
+             DeviceAllocator allocator = provider.create(device, config)) {
+            Objects.requireNonNull(allocator, "allocator");
+            return null;
+        } catch (DevallocException | IllegalArgumentException e) {
+            return e.getMessage();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ ranking
+
+    /** The objective's figure, in steps of {@link #GRANULARITY} for bytes: settings with equal keys are tied. */
+    static long primary(SettingResult s, Objective objective) {
+        return switch (objective) {
+            case CAPACITY -> s.minCapacityBytes() / GRANULARITY;
+            case RESERVED -> Math.ceilDiv(s.result().peakReservedBytes(), GRANULARITY);
+            case DEVICE_CALLS -> s.deviceCalls();
+        };
+    }
+
+    static long secondary(SettingResult s, Objective objective) {
+        return objective == Objective.DEVICE_CALLS ? s.minCapacityBytes() : s.deviceCalls();
+    }
+
+    /** Best first: by the objective, then its tie-break, then the recorded setting, then the grid's order. */
+    static List<SettingResult> rank(List<SettingResult> results, Objective objective) {
+        List<SettingResult> fit = new ArrayList<>();
+        List<SettingResult> rest = new ArrayList<>();
+        for (SettingResult s : results) {
+            (s.fits() ? fit : rest).add(s);
+        }
+        List<SettingResult> sorted = new ArrayList<>(fit);
+        sorted.sort(Comparator.<SettingResult>comparingLong(s -> primary(s, objective))
+                .thenComparingLong(s -> secondary(s, objective))
+                .thenComparing(s -> !s.recorded()));
+        sorted.addAll(rest);
+        return sorted;
+    }
+
+    private static Recommendation recommend(String allocator, List<SettingResult> ranked, Objective objective) {
+        if (ranked.isEmpty() || !ranked.getFirst().fits()) {
+            return null;
+        }
+        SettingResult best = ranked.getFirst();
+        SettingResult base = null;
+        for (SettingResult s : ranked) {
+            if (s.recorded()) {
+                base = s;
+            }
+        }
+        Long saving = null;
+        Double fraction = null;
+        if (base != null && base.fits()) {
+            long b = objectiveBytes(base, objective);
+            saving = b - objectiveBytes(best, objective);
+            fraction = b == 0 ? 0.0 : (double) saving / b;
+        }
+        String what = switch (objective) {
+            case CAPACITY -> "the smallest device that runs the whole trace";
+            case RESERVED -> "the lowest peak reserved";
+            case DEVICE_CALLS -> "the fewest device mallocs and frees";
+        };
+        String reason;
+        if (best.recorded()) {
+            reason = "the recorded setting is already best: no setting of the grid has " + what.substring(4)
+                    + " (figures within " + ByteSize.format(GRANULARITY) + " are ties, broken by "
+                    + objective.tieBreak() + ")";
+        } else if (base != null && base.fits() && primary(base, objective) == primary(best, objective)) {
+            reason = "as good as the recorded setting for " + what + " (within " + ByteSize.format(GRANULARITY)
+                    + "), with " + objective.tieBreak();
+        } else {
+            reason = what + " of the " + ranked.size() + " settings";
+        }
+        return new Recommendation(best, envLine(allocator, best.config()), saving, fraction, best.recorded(), reason,
+                Caveats.of(allocator, best.config()));
+    }
+
+    private static long objectiveBytes(SettingResult s, Objective objective) {
+        return objective == Objective.RESERVED ? s.result().peakReservedBytes() : s.minCapacityBytes();
+    }
+
+    /** The line to paste: PyTorch's variable for its allocators, devalloc's for the others. */
+    static String envLine(String allocator, String config) {
+        return (allocator.equals("caching") || allocator.equals("caching-host") ? "PYTORCH_CUDA_ALLOC_CONF="
+                : "DEVALLOC_CONFIG=") + config;
+    }
+
+    private static List<String> whatIfNotes(AdvisorTrace trace) {
+        return List.of("what-if replays start from an empty allocator: the blocks live when recording began are"
+                + " allocated first (a warm state recorded under one setting cannot be restored under another), and"
+                + " empty_cache() is called where the program called it (the trace's segment_free rows)",
+                "figures are from a replay on " + UNLIMITED_DEVICE + "; capacities from replays on simulated devices"
+                + " of that size, searched to " + ByteSize.format(GRANULARITY) + " (" + trace.events()
+                + " events each)");
+    }
+
+    static String formatName(TraceFormat format) {
+        return switch (format) {
+            case PYTORCH_PICKLE -> "PyTorch snapshot pickle";
+            case PYTORCH_CSV -> "PyTorch CSV";
+            case RMM_CSV -> "RMM replay log";
+            case VALGRIND -> "valgrind malloc trace";
+            case ANDROID_MEMORY_REPLAY -> "Android memory_replay";
+        };
+    }
+
+    private static <T> T get(Future<T> f) throws IOException {
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while advising", e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof IOException io) {
+                throw io;
+            }
+            if (cause instanceof UncheckedIOException io) {
+                throw io.getCause();
+            }
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            if (cause instanceof Error err) {
+                throw err;
+            }
+            throw new IllegalStateException(cause);
+        }
+    }
+
+    /** Named daemon threads, so that an interrupted advisor never keeps the JVM alive. */
+    private static final class Workers implements java.util.concurrent.ThreadFactory {
+        private final AtomicInteger count = new AtomicInteger();
+
+        @Override
+        public Thread newThread(Runnable r) {
+            Thread t = new Thread(r, "devalloc-advisor-" + count.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        }
+    }
+}
