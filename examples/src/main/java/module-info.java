@@ -2,6 +2,7 @@
 module io.devalloc.examples {
     requires io.devalloc.api;
     requires io.devalloc.replay;
+    requires io.devalloc.advisor;
     requires io.devalloc.sim;
     requires io.devalloc.host;
     requires io.devalloc.cuda;

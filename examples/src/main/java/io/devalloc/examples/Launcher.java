@@ -1,5 +1,6 @@
 package io.devalloc.examples;
 
+import io.devalloc.advisor.cli.AdviseCommand;
 import io.devalloc.replay.cli.CompareCommand;
 import io.devalloc.replay.cli.ExitCodes;
 import io.devalloc.replay.cli.ReplayCommand;
@@ -27,7 +28,8 @@ import picocli.CommandLine;
  * The {@code devalloc} command line, what {@code ./devalloc} runs: {@code devalloc devices} lists the device
  * providers and allocators on the class path, {@code devalloc demo} runs a synthetic training loop on one,
  * {@code devalloc replay} replays an allocation trace through one allocator and {@code devalloc compare} through
- * several, side by side.
+ * several, side by side, and {@code devalloc advise} replays it under many settings of one allocator and recommends
+ * one.
  *
  * <p>Each subcommand is its own class listed in {@code subcommands} below; adding one (a replay, a report, a
  * benchmark) means writing a {@link Callable Callable&lt;Integer&gt;} annotated with {@code @Command} and adding
@@ -46,12 +48,14 @@ import picocli.CommandLine;
         mixinStandardHelpOptions = true,
         versionProvider = Launcher.Version.class,
         description = "Device memory allocators for the JVM: list the devices found here, run a demo workload, replay "
-                + "allocation traces through any allocator and compare allocators on them.",
+                + "allocation traces through any allocator, compare allocators on them, and find the setting a trace "
+                + "needs least memory with.",
         subcommands = {
                 DevicesCommand.class,
                 DemoCommand.class,
                 ReplayCommand.class,
                 CompareCommand.class,
+                AdviseCommand.class,
                 CommandLine.HelpCommand.class,
         },
         footer = {"", "Start with 'devalloc devices', then 'devalloc demo'."

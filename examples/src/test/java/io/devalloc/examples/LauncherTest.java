@@ -230,7 +230,7 @@ class LauncherTest {
         Run r = run("frobnicate");
         assertEquals(2, r.exitCode(), r::toString);
         assertTrue(r.err().startsWith("devalloc: error: unknown command 'frobnicate';"
-                + " commands: devices, demo, replay, compare, help"), r::toString);
+                + " commands: devices, demo, replay, compare, advise, help"), r::toString);
     }
 
     @Test

@@ -16,7 +16,8 @@ import java.util.List;
  * <p>The arrows they encode (see {@code docs/architecture.md}): algorithms ({@code bfc}, {@code caching}) and adapters
  * ({@code sim}, {@code host}, {@code cuda}) see only the API; {@code trace} (trace-io) sees only the API;
  * {@code replay} sees the API, {@code trace} and the simulator, never an algorithm (it reaches allocator capabilities
- * through the SPI); the API sees none of them; only the launcher ({@code examples}) sees everything, and its example
+ * through the SPI); {@code advisor} sees the API, {@code trace} and {@code replay}, never an algorithm or a device
+ * adapter (grids come from the SPI, devices from the registry); the API sees none of them; only the launcher ({@code examples}) sees everything, and its example
  * programs, which stand for application code, never name the API's internal package. On the module path the
  * module descriptors enforce the same fence at compile time; these rules hold it for class-path users too.
  */
@@ -26,8 +27,8 @@ final class ArchitectureRules {
     static final List<String> ALGORITHMS = List.of("bfc", "caching");
     /** Device adapters. */
     static final List<String> ADAPTERS = List.of("sim", "host", "cuda");
-    /** The trace tools: formats (trace-io) and the replay engine. */
-    static final List<String> TOOLS = List.of("trace", "replay");
+    /** The trace tools: formats (trace-io), the replay engine and the advisor. */
+    static final List<String> TOOLS = List.of("trace", "replay", "advisor");
 
     private ArchitectureRules() {
     }
@@ -45,6 +46,7 @@ final class ArchitectureRules {
         rules.add(onlyTheCudaAdapterUsesJcuda(root));
         rules.add(traceIoUsesOnlyTheApi(root));
         rules.add(replayUsesTheApiTraceIoAndTheSimulatorOnly(root));
+        rules.add(advisorUsesTheApiTraceIoAndTheReplayOnly(root));
         rules.add(examplesNeverNameTheInternalPackage(root));
         rules.add(noPackageCycles(root));
         return rules;
@@ -124,6 +126,15 @@ final class ArchitectureRules {
                 .because("the replay reaches allocators through the SPI (unwrap to a capability), never through an"
                         + " algorithm's own classes; the simulator is its one device dependency, for scripted"
                         + " placement")
+                .allowEmptyShould(true);
+    }
+
+    static ArchRule advisorUsesTheApiTraceIoAndTheReplayOnly(String root) {
+        return classes().that().resideInAPackage(root + ".advisor..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage(root + ".api..", root + ".trace..",
+                        root + ".replay..", root + ".advisor..", "java..", "org.slf4j..", "picocli..", "")
+                .because("the advisor drives the replay engine and reaches allocators through the SPI (their default"
+                        + " grids included), never through an algorithm's or a device's own classes")
                 .allowEmptyShould(true);
     }
 

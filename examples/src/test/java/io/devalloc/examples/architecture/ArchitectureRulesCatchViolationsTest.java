@@ -52,6 +52,13 @@ class ArchitectureRulesCatchViolationsTest {
     }
 
     @Test
+    void theAdvisorReachingIntoAnAlgorithmIsCaught() {
+        String report = violations(ArchitectureRules.advisorUsesTheApiTraceIoAndTheReplayOnly(ROOT));
+        assertTrue(report.contains("fixtures.devalloc.advisor.BadAdvisor"), report);
+        assertTrue(report.contains("fixtures.devalloc.caching.SomeAllocator"), report);
+    }
+
+    @Test
     void anExampleNamingTheInternalPackageIsCaught() {
         String report = violations(ArchitectureRules.examplesNeverNameTheInternalPackage(ROOT));
         assertTrue(report.contains("fixtures.devalloc.api.internal.Helper"), report);

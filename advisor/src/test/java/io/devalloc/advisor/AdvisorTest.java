@@ -1,0 +1,168 @@
+package io.devalloc.advisor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.replay.ReplayOptions;
+import io.devalloc.replay.ReplayProgress;
+import io.devalloc.replay.ReplayResult;
+import io.devalloc.replay.Replayer;
+import io.devalloc.replay.TraceSources;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The advisor on the OPT trace shipped with the project: each figure it reports for a setting is what a replay of
+ * that setting alone reports, each capacity runs and 2 MiB less fails, the trust line, the ranking.
+ */
+class AdvisorTest {
+
+    /** The shipped trace, from the module's directory. */
+    static final Path OPT_CSV = Path.of("..", "traces", "pt-opt-zeroth-order-fl", "memory.csv");
+    static final Path OPT_PICKLE = Path.of("..", "traces", "pt-opt-zeroth-order-fl", "memory.pickle");
+
+    @TempDir
+    static Path dir;
+    static Advice advice;
+
+    static Path gridFile(Path where, String... lines) throws IOException {
+        Path file = where.resolve("grid.txt");
+        Files.write(file, List.of(lines));
+        return file;
+    }
+
+    @BeforeAll
+    static void advise() throws IOException {
+        Path grid = gridFile(dir, "# four settings and a bad one", "defaults", "expandable_segments:True",
+                "max_split_size_mb:2   # too small", "max_split_size_mb:64", "roundup_power2_divisions:4");
+        advice = new Advisor().advise(AdvisorTrace.read(OPT_CSV),
+                new Advisor.Options("caching", grid.toString(), 1024L << 20, Objective.CAPACITY, 2),
+                ReplayProgress.NONE);
+    }
+
+    private static ReplayResult alone(ReplayOptions options) throws IOException {
+        return new Replayer(options).replay(OPT_CSV.toString(), TraceSources.of(OPT_CSV)).result();
+    }
+
+    @Test
+    void everyFigureIsWhatAReplayOfThatSettingAloneReports() throws IOException {
+        assertEquals(4, advice.settings().size(), advice.settings().toString());
+        for (SettingResult s : advice.settings()) {
+            assertTrue(s.ran(), s.toString());
+            ReplayResult mine = s.result();
+            ReplayResult alone = alone(Advisor.whatIfOptions("caching", s.config()));
+            String what = s.config();
+            assertEquals(alone.peakReservedBytes(), mine.peakReservedBytes(), what);
+            assertEquals(alone.peakAllocatedBytes(), mine.peakAllocatedBytes(), what);
+            assertEquals(alone.peakRequestedBytes(), mine.peakRequestedBytes(), what);
+            assertEquals(alone.deviceMallocs(), mine.deviceMallocs(), what);
+            assertEquals(alone.deviceFrees(), mine.deviceFrees(), what);
+            assertEquals(alone.allocRetries(), mine.allocRetries(), what);
+            assertEquals(alone.ooms(), mine.ooms(), what);
+            assertEquals(alone.fragmentation(), mine.fragmentation(), what);
+            assertEquals(alone.endReservedBytes(), mine.endReservedBytes(), what);
+            ReplayResult atCapacity = alone(Advisor.whatIfOptions("caching", s.config())
+                    .withDevice(Advisor.device(1024L << 20)));
+            assertEquals(atCapacity.ooms(), s.atCapacity().ooms(), what);
+        }
+    }
+
+    @Test
+    void eachCapacityRunsAndTwoMibLessFails() throws IOException {
+        for (SettingResult s : advice.settings()) {
+            assertTrue(s.fits(), s.toString());
+            long cap = s.minCapacityBytes();
+            assertEquals(0, cap % Advisor.GRANULARITY, s.config());
+            ReplayOptions o = Advisor.whatIfOptions("caching", s.config());
+            assertEquals(0, alone(o.withDevice(Advisor.device(cap))).ooms(), s.config() + " at " + cap);
+            assertTrue(alone(o.withDevice(Advisor.device(cap - Advisor.GRANULARITY))).ooms() > 0,
+                    s.config() + " at " + (cap - Advisor.GRANULARITY));
+            assertTrue(cap <= Math.ceilDiv(s.result().peakReservedBytes(), Advisor.GRANULARITY)
+                    * Advisor.GRANULARITY, "no more than the peak reserved: " + s);
+        }
+    }
+
+    @Test
+    void theTrustLineIsTheWarmReplayOfTheRecordedSettings() throws IOException {
+        TrustLine t = advice.trust();
+        assertEquals("", t.config());
+        assertTrue(t.configSource().contains("does not record"), t.configSource());
+        ReplayResult warm = alone(new ReplayOptions("caching", ReplayOptions.DEFAULT_DEVICE, "", true, true));
+        assertEquals(warm.groundTruth().match() ? TrustLine.Verdict.MATCH : TrustLine.Verdict.DIFFERS, t.verdict());
+        assertEquals(warm.peakReservedBytes(), t.outcome().result().peakReservedBytes());
+        assertEquals(warm.deviceMallocs(), t.outcome().result().deviceMallocs());
+    }
+
+    @Test
+    void theBadLineIsReportedWithItsLineAndUpstreamsMessageAndTheOthersRan() {
+        assertEquals(1, advice.grid().problems().size(), advice.grid().problems().toString());
+        String problem = advice.grid().problems().getFirst();
+        assertTrue(problem.endsWith("grid.txt:4: max_split_size_mb too small, must be >= 20")
+                || problem.contains("grid.txt:4: ") && problem.contains("must be >= 20"), problem);
+    }
+
+    @Test
+    void theRankingFollowsTheObjectiveAndTheRecommendationIsTheFirst() {
+        List<SettingResult> ranked = advice.settings();
+        for (int i = 1; i < ranked.size(); i++) {
+            assertTrue(ranked.get(i - 1).minCapacityBytes() <= ranked.get(i).minCapacityBytes(), ranked.toString());
+        }
+        Recommendation rec = advice.recommendation();
+        assertNotNull(rec);
+        assertEquals(ranked.getFirst(), rec.setting());
+        assertEquals("PYTORCH_CUDA_ALLOC_CONF=" + rec.setting().config(), rec.env());
+        SettingResult base = advice.baseline();
+        assertTrue(base.recorded());
+        assertEquals(base.minCapacityBytes() - rec.setting().minCapacityBytes(), rec.savingBytes());
+        assertEquals(rec.setting() == base, rec.alreadyBest());
+        if (rec.setting().config().contains("expandable_segments:True")) {
+            assertTrue(rec.caveats().getFirst().contains("IPC"), rec.caveats().toString());
+        }
+    }
+
+    @Test
+    void tiesWithinTwoMibGoToFewerDeviceCallsThenToTheRecordedSetting() {
+        SettingResult base = advice.baseline();
+        ReplayResult r = base.result();
+        SettingResult twin = new SettingResult(new GridEntry("x:1", "t"), false, r, base.minCapacityBytes(), 0, null,
+                null);
+        List<SettingResult> ranked = Advisor.rank(List.of(twin, base), Objective.CAPACITY);
+        assertEquals(base, ranked.getFirst(), "equal figures: the recorded setting wins");
+        ReplayResult fewerCalls = new ReplayResult(r.trace(), r.allocator(), r.device(), "y:1", r.events(), r.allocs(),
+                r.frees(), 0, 0, r.peakReservedBytes() + Advisor.GRANULARITY / 2, r.peakAllocatedBytes(),
+                r.peakRequestedBytes(), r.endReservedBytes(), 0, 0, 0, 0, 0, null, r.timeline(), null);
+        SettingResult cheaper = new SettingResult(new GridEntry("y:1", "t"), false, fewerCalls,
+                base.minCapacityBytes(), 0, null, null);
+        assertEquals(cheaper, Advisor.rank(List.of(base, cheaper), Objective.CAPACITY).getFirst());
+        SettingResult smaller = new SettingResult(new GridEntry("z:1", "t"), false, r,
+                base.minCapacityBytes() - Advisor.GRANULARITY, 0, null, null);
+        assertEquals(smaller, Advisor.rank(List.of(cheaper, base, smaller), Objective.CAPACITY).getFirst());
+    }
+
+    @Test
+    void badInputIsRefusedBeforeAnyReplay() throws IOException {
+        Advisor advisor = new Advisor();
+        AdvisorTrace trace = AdvisorTrace.read(OPT_CSV);
+        IllegalArgumentException small = assertThrows(IllegalArgumentException.class, () -> advisor.advise(trace,
+                new Advisor.Options("caching", null, trace.firstRequest() == 0 ? 1 : (1L << 20), Objective.CAPACITY,
+                        1), ReplayProgress.NONE));
+        assertTrue(trace.firstRequest() > (1L << 20) ? small.getMessage().contains("smaller than the trace's first"
+                + " request") : true, small.getMessage());
+        IllegalArgumentException grid = assertThrows(IllegalArgumentException.class, () -> advisor.advise(trace,
+                new Advisor.Options("caching", "no-such-grid", -1, Objective.CAPACITY, 1), ReplayProgress.NONE));
+        assertTrue(grid.getMessage().startsWith("unknown grid 'no-such-grid'"), grid.getMessage());
+        Path empty = Files.writeString(dir.resolve("empty.csv"), "");
+        assertThrows(Exception.class, () -> advisor.advise(AdvisorTrace.read(empty),
+                new Advisor.Options("caching", null, -1, Objective.CAPACITY, 1), ReplayProgress.NONE));
+        assertThrows(IllegalArgumentException.class, () -> Objective.of("speed"));
+        assertFalse(advice.settings().isEmpty());
+    }
+}
