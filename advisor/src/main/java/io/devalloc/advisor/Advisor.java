@@ -390,20 +390,20 @@ public final class Advisor {
             fraction = b == 0 ? 0.0 : (double) saving / b;
         }
         String what = switch (objective) {
-            case CAPACITY -> "the smallest device that runs the whole trace";
+            case CAPACITY -> "the smallest device to run the whole trace";
             case RESERVED -> "the lowest peak reserved";
             case DEVICE_CALLS -> "the fewest device mallocs and frees";
         };
         String reason;
         if (best.recorded()) {
-            reason = "the recorded setting is already best: no setting of the grid has " + what.substring(4)
+            reason = "the recorded setting is already best: no setting of the grid beats it on " + what
                     + " (figures within " + ByteSize.format(GRANULARITY) + " are ties, broken by "
                     + objective.tieBreak() + ")";
         } else if (base != null && base.fits() && primary(base, objective) == primary(best, objective)) {
             reason = "as good as the recorded setting for " + what + " (within " + ByteSize.format(GRANULARITY)
                     + "), with " + objective.tieBreak();
         } else {
-            reason = what + " of the " + ranked.size() + " settings";
+            reason = "of the " + ranked.size() + " settings, this one has " + what;
         }
         return new Recommendation(best, envLine(allocator, best.config()), saving, fraction, best.recorded(), reason,
                 Caveats.of(allocator, best.config()));
@@ -423,9 +423,9 @@ public final class Advisor {
         return List.of("what-if replays start from an empty allocator: the blocks live when recording began are"
                 + " allocated first (a warm state recorded under one setting cannot be restored under another), and"
                 + " empty_cache() is called where the program called it (the trace's segment_free rows)",
-                "figures are from a replay on " + UNLIMITED_DEVICE + "; capacities from replays on simulated devices"
-                + " of that size, searched to " + ByteSize.format(GRANULARITY) + " (" + trace.events()
-                + " events each)");
+                "a setting's figures are those of one replay on " + UNLIMITED_DEVICE + " (" + trace.events()
+                + " events); its smallest capacity was searched to 2 MiB with replays on simulated devices of each"
+                + " capacity tried, the allocator's retry ladder freeing cached memory as the device fills");
     }
 
     static String formatName(TraceFormat format) {

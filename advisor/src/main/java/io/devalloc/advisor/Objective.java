@@ -8,7 +8,7 @@ import java.util.Locale;
  * {@link #tieBreak()} says, then prefers the recorded setting, then the grid's order.
  */
 public enum Objective {
-    /** The smallest device capacity the whole trace runs on without an out-of-memory error; ties: fewer device calls. */
+    /** The smallest device capacity the whole trace runs on without out-of-memory errors; ties: fewer device calls. */
     CAPACITY("capacity"),
     /** The peak reserved bytes on an unlimited device; ties: fewer device calls. */
     RESERVED("reserved"),

@@ -73,6 +73,7 @@ public final class AdviceText {
                         "MALLOCS/FREES", "RETRIES", "OOMS AT " + ByteSize.format(advice.capacityBytes()))
                 : TextTable.withHeaders("#", "CONFIG", "MIN CAPACITY", "PEAK RESERVED", "PEAK ALLOC", "FRAG",
                         "MALLOCS/FREES", "RETRIES");
+        table.wrap(1);
         for (int c = 2; c < (withCapacity ? 9 : 8); c++) {
             table.align(c, TextTable.Align.RIGHT);
         }

@@ -17,8 +17,9 @@ import java.util.List;
  * ({@code sim}, {@code host}, {@code cuda}) see only the API; {@code trace} (trace-io) sees only the API;
  * {@code replay} sees the API, {@code trace} and the simulator, never an algorithm (it reaches allocator capabilities
  * through the SPI); {@code advisor} sees the API, {@code trace} and {@code replay}, never an algorithm or a device
- * adapter (grids come from the SPI, devices from the registry); the API sees none of them; only the launcher ({@code examples}) sees everything, and its example
- * programs, which stand for application code, never name the API's internal package. On the module path the
+ * adapter (grids come from the SPI, devices from the registry); the API sees none of them; only the launcher
+ * ({@code examples}) sees everything, and its example programs, which stand for application code, never name the
+ * API's internal package. On the module path the
  * module descriptors enforce the same fence at compile time; these rules hold it for class-path users too.
  */
 final class ArchitectureRules {

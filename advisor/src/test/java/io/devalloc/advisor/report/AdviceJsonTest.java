@@ -1,0 +1,92 @@
+package io.devalloc.advisor.report;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.advisor.Advice;
+import io.devalloc.advisor.Advisor;
+import io.devalloc.advisor.AdvisorTrace;
+import io.devalloc.advisor.Objective;
+import io.devalloc.replay.ReplayProgress;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The JSON object's keys (the schema docs/advisor.md documents), the terminal report and the page's sections. */
+class AdviceJsonTest {
+
+    static final Path OPT_CSV = Path.of("..", "traces", "pt-opt-zeroth-order-fl", "memory.csv");
+
+    @TempDir
+    static Path dir;
+    static Advice advice;
+
+    @BeforeAll
+    static void advise() throws IOException {
+        Path grid = Files.write(dir.resolve("grid.txt"), List.of("defaults", "expandable_segments:True",
+                "max_split_size_mb:1"));
+        advice = new Advisor().advise(AdvisorTrace.read(OPT_CSV),
+                new Advisor.Options("caching", grid.toString(), -1, Objective.CAPACITY, 2), ReplayProgress.NONE);
+    }
+
+    @Test
+    void theObjectHasEveryKeyTheSchemaLists() {
+        Map<String, Object> m = AdviceJson.toMap(advice);
+        assertTrue(m.keySet().containsAll(List.of("schema", "trace", "allocator", "capacity_bytes", "baseline",
+                "settings", "recommendation", "objective", "grid", "notes")), m.keySet().toString());
+        assertEquals(null, m.get("capacity_bytes"));
+        Map<?, ?> baseline = (Map<?, ?>) m.get("baseline");
+        assertTrue(baseline.keySet().containsAll(List.of("config", "ground_truth")), baseline.toString());
+        Map<?, ?> truth = (Map<?, ?>) baseline.get("ground_truth");
+        assertTrue(truth.keySet().containsAll(List.of("match", "first_difference")), truth.toString());
+        for (Object o : (List<?>) m.get("settings")) {
+            Map<?, ?> s = (Map<?, ?>) o;
+            assertTrue(s.keySet().containsAll(List.of("config", "peak_reserved_bytes", "peak_allocated_bytes",
+                    "peak_requested_bytes", "min_capacity_bytes", "device_mallocs", "device_frees", "alloc_retries",
+                    "ooms_at_capacity", "fragmentation", "waste_at_peak")), s.keySet().toString());
+            assertTrue(s.get("min_capacity_bytes") instanceof Long, s.toString());
+        }
+        Map<?, ?> rec = (Map<?, ?>) m.get("recommendation");
+        assertTrue(rec.keySet().containsAll(List.of("config", "env", "saving_bytes", "saving_fraction", "caveats")),
+                rec.toString());
+        Map<?, ?> grid = (Map<?, ?>) m.get("grid");
+        assertEquals(1, ((List<?>) grid.get("problems")).size(), grid.toString());
+        String json = AdviceJson.toJson(advice, false);
+        assertTrue(json.startsWith("{\"schema\":1,\"trace\":"), json);
+    }
+
+    @Test
+    void theTerminalReportLeadsWithTheTrustLineAndTheLineToPaste() {
+        StringWriter text = new StringWriter();
+        AdviceText.print(new PrintWriter(text), advice);
+        String out = text.toString();
+        int trust = out.indexOf("Trust: ");
+        int paste = out.indexOf("PYTORCH_CUDA_ALLOC_CONF=");
+        int table = out.indexOf("MIN CAPACITY");
+        assertTrue(trust > 0 && trust < paste && paste < table, out);
+        assertTrue(out.contains("max_split_size_mb too small"), out);
+    }
+
+    @Test
+    void thePageOpensWithTheRecommendationAndTheTrustLine() {
+        String html = AdviceHtml.render(advice);
+        int rec = html.indexOf("id=\"recommendation\"");
+        int trust = html.indexOf("id=\"trust\"");
+        int ranking = html.indexOf("id=\"ranking\"");
+        int chart = html.indexOf("id=\"timeline\"");
+        int maps = html.indexOf("id=\"segments\"");
+        int waste = html.indexOf("id=\"waste\"");
+        assertTrue(rec > 0 && rec < trust && trust < ranking && ranking < chart && chart < maps && maps < waste,
+                "sections in order");
+        assertTrue(html.contains("PYTORCH_CUDA_ALLOC_CONF="), "the line to paste");
+        assertTrue(html.contains("<select id=\"chart-choice\">"), "other settings selectable");
+        assertTrue(!html.contains("http://") && !html.contains("https://"), "nothing fetched");
+    }
+}

@@ -1,0 +1,77 @@
+package io.devalloc.examples;
+
+import static io.devalloc.examples.LauncherTest.assertNoStackTrace;
+import static io.devalloc.examples.LauncherTest.run;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.examples.LauncherTest.Run;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code devalloc advise} end to end through the launcher, on the OPT trace shipped with the project. */
+class AdviseCommandTest {
+
+    static final String OPT_CSV = Path.of("..", "traces", "pt-opt-zeroth-order-fl", "memory.csv").toString();
+
+    @TempDir
+    Path dir;
+
+    private String grid(String... lines) throws IOException {
+        return Files.write(dir.resolve("grid.txt"), List.of(lines)).toString();
+    }
+
+    @Test
+    void advisesWithTheTableTheJsonAndThePage() throws IOException {
+        String grid = grid("defaults", "expandable_segments:True", "max_split_size_mb:5 # refused");
+        Path html = dir.resolve("out").resolve("advice.html");
+        Run r = run("advise", OPT_CSV, "--grid", grid, "--threads", "2", "--capacity", "4GiB", "--html",
+                html.toString());
+        assertEquals(0, r.exitCode(), r::toString);
+        assertTrue(r.out().contains("Trust: MATCH"), r::toString);
+        assertTrue(r.out().contains("PYTORCH_CUDA_ALLOC_CONF="), r::toString);
+        assertTrue(r.out().contains("grid.txt:3: bad value '5' for configuration key 'max_split_size_mb'"), r::toString);
+        assertTrue(r.out().contains("max_split_size_mb too small, must be >= 20"), "upstream's message: " + r);
+        assertTrue(Files.readString(html).contains("id=\"recommendation\""));
+
+        Run json = run("advise", OPT_CSV, "--grid", grid, "--threads", "1", "--json", "--objective", "reserved");
+        assertEquals(0, json.exitCode(), json::toString);
+        assertTrue(json.out().strip().startsWith("{"), json::toString);
+        for (String key : List.of("\"trace\"", "\"allocator\"", "\"capacity_bytes\": null", "\"baseline\"",
+                "\"ground_truth\"", "\"settings\"", "\"min_capacity_bytes\"", "\"recommendation\"", "\"env\"",
+                "\"saving_fraction\"", "\"objective\": \"reserved\"")) {
+            assertTrue(json.out().contains(key), key + " in\n" + json);
+        }
+    }
+
+    @Test
+    void badInputGetsOneClearLineAndExitCodeTwo() throws IOException {
+        Run unknownGrid = run("advise", OPT_CSV, "--grid", "nonesuch");
+        assertEquals(Launcher.EXIT_USAGE, unknownGrid.exitCode(), unknownGrid::toString);
+        assertTrue(unknownGrid.err().contains("unknown grid 'nonesuch'"), unknownGrid::toString);
+        assertNoStackTrace(unknownGrid);
+
+        Run tooSmall = run("advise", OPT_CSV, "--capacity", "2MiB");
+        assertEquals(Launcher.EXIT_USAGE, tooSmall.exitCode(), tooSmall::toString);
+        assertTrue(tooSmall.err().contains("smaller than the trace's first request"), tooSmall::toString);
+
+        Path empty = Files.writeString(dir.resolve("empty.csv"), "seq,action,addr,size,stream,time_us\n");
+        Run noAllocations = run("advise", empty.toString());
+        assertEquals(Launcher.EXIT_USAGE, noAllocations.exitCode(), noAllocations::toString);
+        assertTrue(noAllocations.err().contains("has no allocations"), noAllocations::toString);
+
+        Run objective = run("advise", OPT_CSV, "--objective", "speed");
+        assertEquals(Launcher.EXIT_USAGE, objective.exitCode(), objective::toString);
+        assertTrue(objective.err().contains("unknown objective 'speed'"), objective::toString);
+
+        Run emptyGrid = run("advise", OPT_CSV, "--grid", grid("# nothing here"));
+        assertEquals(Launcher.EXIT_USAGE, emptyGrid.exitCode(), emptyGrid::toString);
+        assertTrue(emptyGrid.err().contains("holds no setting"), emptyGrid::toString);
+        assertFalse(emptyGrid.out().contains("Recommendation"), emptyGrid::toString);
+    }
+}
