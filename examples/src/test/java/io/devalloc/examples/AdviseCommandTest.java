@@ -35,7 +35,8 @@ class AdviseCommandTest {
         assertEquals(0, r.exitCode(), r::toString);
         assertTrue(r.out().contains("Trust: MATCH"), r::toString);
         assertTrue(r.out().contains("PYTORCH_CUDA_ALLOC_CONF="), r::toString);
-        assertTrue(r.out().contains("grid.txt:3: bad value '5' for configuration key 'max_split_size_mb'"), r::toString);
+        assertTrue(r.out().contains("grid.txt:3: bad value '5' for configuration key 'max_split_size_mb'"),
+                r::toString);
         assertTrue(r.out().contains("max_split_size_mb too small, must be >= 20"), "upstream's message: " + r);
         assertTrue(Files.readString(html).contains("id=\"recommendation\""));
 
