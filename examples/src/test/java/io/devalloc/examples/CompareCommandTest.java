@@ -78,6 +78,12 @@ class CompareCommandTest {
         assertTrue(r.out().contains("  direct: device malloc #2: "), r::toString);
         // Equal figures are not marked: every run replays the same requests.
         assertFalse(cells(r, "peak requested").stream().anyMatch(c -> c.endsWith("*")), r::toString);
+        // The speed differs from run to run but is never marked: it measures the machine and the JVM's warm-up.
+        List<String> speed = cells(r, "events/s (wall clock)");
+        assertEquals(4, speed.size(), speed::toString);
+        assertFalse(speed.stream().anyMatch(c -> c.endsWith("*")), r::toString);
+        assertTrue(r.out().replaceAll("\\s+", " ").contains("Lower is better; * marks the best of each row (ties"
+                + " share it). events/s (wall clock) is how fast this machine replayed the trace"), r::toString);
         assertFalse(r.out().contains("All "), "one trace, no summary table:\n" + r);
         assertEquals("", r.err());
     }

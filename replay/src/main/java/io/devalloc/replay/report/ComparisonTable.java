@@ -13,15 +13,16 @@ import java.util.function.ToDoubleFunction;
 import java.util.function.ToLongFunction;
 
 /**
- * The comparison table: one row per result, grouped by trace (a header row names each trace). In every figure
+ * The comparison table: one row per result, grouped by trace (a header row names each trace). In every ranked
  * column the best value among the rows of the same trace is marked (class {@code best}): the lowest for bytes,
- * device calls, out-of-memory errors and fragmentation, the highest for events per second. Nothing is marked in
- * a column where all rows of a trace agree, since no set-up is better there.
+ * device calls, out-of-memory errors and fragmentation. Nothing is marked in a column where all rows of a trace
+ * agree, since no set-up is better there. Events per second are shown but not ranked: they are the replay's
+ * wall-clock speed on this machine, in a short replay mostly the JVM's warm-up, not the allocator's doing.
  */
 final class ComparisonTable {
 
     /** Which way a column improves. */
-    enum Better { LOWER, HIGHER, NONE }
+    enum Better { LOWER, NONE }
 
     /**
      * One column.
@@ -46,6 +47,13 @@ final class ComparisonTable {
     record Row(ReplayResult result, Series series) {
     }
 
+    /** The header of the replay's speed. */
+    static final String SPEED_HEADER = "events/s (wall clock)";
+
+    /** What the speed measures, for hover titles. */
+    static final String SPEED_TITLE = "how fast this machine replayed the trace, the JVM's warm-up included (most of a"
+            + " short replay's time): not a property of the allocator, so not ranked";
+
     static final List<Column> COLUMNS = List.of(
             new Column("allocator", false, Better.NONE, r -> Double.NaN,
                     r -> "<span class=\"setup\">" + r.series().swatchHtml() + esc(r.result().allocator())
@@ -64,10 +72,11 @@ final class ComparisonTable {
                             + Markup.grouped(r.result().ooms()) + "</span>"),
             new Column("fragmentation", true, Better.LOWER, r -> finite(r.result().fragmentation()),
                     ComparisonTable::fragmentationCell),
-            new Column("events/s", true, Better.HIGHER, r -> finite(r.result().eventsPerSecond()),
+            // Wall-clock speed of the replay on this machine, JVM warm-up included: shown, never marked.
+            new Column(SPEED_HEADER, true, Better.NONE, r -> Double.NaN,
                     r -> Double.isFinite(r.result().eventsPerSecond())
-                            ? "<span title=\"" + Markup.grouped(r.result().events()) + " events\">"
-                            + Markup.rate(r.result().eventsPerSecond()) + "</span>"
+                            ? "<span title=\"" + Markup.grouped(r.result().events()) + " events; " + SPEED_TITLE
+                            + "\">" + Markup.rate(r.result().eventsPerSecond()) + "</span>"
                             : "<span class=\"dim\">—</span>"),
             new Column("ground truth", false, Better.NONE, r -> Double.NaN,
                     r -> groundTruthCell(r.result().groundTruth())));
@@ -129,8 +138,7 @@ final class ComparisonTable {
         out.append("<table class=\"compare\">\n<thead><tr>");
         for (Column c : COLUMNS) {
             out.append("<th").append(c.numeric() ? " class=\"num\"" : "").append('>').append(esc(c.header()))
-                    .append(c.better() == Better.LOWER ? " <span class=\"dir\" title=\"lower is better\">↓</span>"
-                            : c.better() == Better.HIGHER ? " <span class=\"dir\" title=\"higher is better\">↑</span>" : "")
+                    .append(c.better() == Better.LOWER ? " <span class=\"dir\" title=\"lower is better\">↓</span>" : "")
                     .append("</th>");
         }
         out.append("</tr></thead>\n");
@@ -175,12 +183,10 @@ final class ComparisonTable {
                 if (Double.isNaN(v)) {
                     continue;
                 }
-                boolean better = column.better() == Better.LOWER ? v < best : v > best;
-                if (Double.isNaN(best) || better) {
+                if (Double.isNaN(best) || v < best) {
                     best = v;
                 }
-                boolean worse = column.better() == Better.LOWER ? v > worst : v < worst;
-                if (Double.isNaN(worst) || worse) {
+                if (Double.isNaN(worst) || v > worst) {
                     worst = v;
                 }
             }

@@ -89,8 +89,9 @@ public final class HtmlReport {
         out.append("<section id=\"comparison\">\n<h2>Comparison</h2>\n");
         out.append(ComparisonTable.render(list, series));
         out.append("<p class=\"note\">Figures in <b class=\"best-key\">bold green</b> are the best of their column"
-                + " among the replays of the same trace (↓ lower is better, ↑ higher is better); fragmentation is"
-                + " 1 − allocated/reserved at the reserved peak, “req” the same with requested bytes. Ground"
+                + " among the replays of the same trace (↓ lower is better); fragmentation is"
+                + " 1 − allocated/reserved at the reserved peak, “req” the same with requested bytes. "
+                + esc(ComparisonTable.SPEED_HEADER) + " is " + esc(ComparisonTable.SPEED_TITLE) + ". Ground"
                 + " truth compares the device mallocs, frees, peak reserved and segment sizes with what the"
                 + " trace's own allocator did.</p>\n");
         out.append("</section>\n");
