@@ -2,6 +2,7 @@ package io.devalloc.replay.report;
 
 import static io.devalloc.replay.report.Markup.esc;
 
+import io.devalloc.replay.GroundTruthComparability;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.ReplayResult.GroundTruth;
 import java.util.ArrayList;
@@ -79,7 +80,7 @@ final class ComparisonTable {
                             + "\">" + Markup.rate(r.result().eventsPerSecond()) + "</span>"
                             : "<span class=\"dim\">—</span>"),
             new Column("ground truth", false, Better.NONE, r -> Double.NaN,
-                    r -> groundTruthCell(r.result().groundTruth())));
+                    r -> groundTruthCell(r.result())));
 
     private ComparisonTable() {
     }
@@ -111,7 +112,13 @@ final class ComparisonTable {
                 + "</span><br/><span class=\"dim\">req " + requested + "</span>";
     }
 
-    private static String groundTruthCell(GroundTruth gt) {
+    /**
+     * MATCH, the first difference, or, for an allocator other than the one that recorded the trace, "not comparable"
+     * with the reason in its hover title (a difference would only say that the allocators differ); then the trace's
+     * own figures.
+     */
+    private static String groundTruthCell(ReplayResult r) {
+        GroundTruth gt = r.groundTruth();
         if (gt == null) {
             return "<span class=\"dim\">—</span>";
         }
@@ -120,7 +127,10 @@ final class ComparisonTable {
         String exact = "the trace's own allocator: " + Markup.grouped(gt.deviceMallocs()) + " device mallocs, "
                 + Markup.grouped(gt.deviceFrees()) + " device frees, peak reserved "
                 + Markup.bytesExact(gt.peakReservedBytes());
-        String verdict = gt.match() ? "<span class=\"gt-match\">MATCH</span>"
+        String verdict = !GroundTruthComparability.comparable(r.allocator())
+                ? "<span class=\"gt-na\" title=\"" + esc(GroundTruthComparability.whyNot(r.allocator()))
+                + "\">not comparable</span>"
+                : gt.match() ? "<span class=\"gt-match\">MATCH</span>"
                 : "<span class=\"gt-diff\">" + esc(gt.firstDifference() == null ? "differs" : gt.firstDifference())
                 + "</span>";
         return "<span title=\"" + esc(exact) + "\">" + verdict + "<br/><span class=\"dim\">" + esc(figures)

@@ -137,10 +137,14 @@ class HtmlReportTest {
             cells.add(texts(all(row, "td")));
         }
         assertAll(
+                // direct did not record the trace: its ground truth is not comparable, whatever the difference.
                 () -> assertEquals(List.of("direct sim:80GiB", "default", "120", "118", "1.90 GiB", "1.77 GiB",
                         "1.72 GiB", "0 B", "0", "0.0% req 2.0%", "2.10 M/s",
-                        "device malloc 3: 20.00 MiB, the trace has 2.00 MiB the trace: 61 mallocs · 59 frees · 1.77 GiB"),
+                        "not comparable the trace: 61 mallocs · 59 frees · 1.77 GiB"),
                         cells.get(0)),
+                // caching under other settings is comparable: the difference is what the setting changed.
+                () -> assertEquals("device mallocs: 44, the trace has 30 the trace: 30 mallocs · 2 frees · 900.00 MiB",
+                        cells.get(4).get(11)),
                 () -> assertEquals(List.of("bfc sim:80GiB", "allow_growth:true", "9", "0", "2.50 GiB", "1.82 GiB",
                         "1.72 GiB", "2.50 GiB", "2", "21.0% req 25.0%", "6.20 M/s", "—"), cells.get(1)),
                 () -> assertEquals("MATCH the trace: 61 mallocs · 59 frees · 1.77 GiB", cells.get(2).get(11)),
@@ -152,6 +156,47 @@ class HtmlReportTest {
         Element truth = all(rows.get(2), "td[12]/span").get(0);
         assertEquals("the trace's own allocator: 61 device mallocs, 59 device frees, peak reserved 1.77 GiB"
                 + " (1,897,922,560 B)", truth.getAttribute("title"));
+        // Why not comparable is in the verdict's hover title, and it is not styled as a difference.
+        Element notComparable = all(rows.get(0), "td[12]/span/span").get(0);
+        assertEquals("gt-na", notComparable.getAttribute("class"));
+        assertEquals(io.devalloc.replay.GroundTruthComparability.whyNot("direct"),
+                notComparable.getAttribute("title"));
+        assertEquals(0, all(rows.get(0), ".//*[@class='gt-diff']").size());
+    }
+
+    @Test
+    void notesAreListedUnderTheTableOncePerTraceAndLabelledWithTheSetUpsThatHaveThem() {
+        List<ReplayResult> results = SyntheticResults.threeAllocatorsAndAWarmTrace();
+        List<List<String>> notes = List.of(
+                List.of("everyone on OPT", "direct and bfc"),
+                List.of("everyone on OPT", "direct and bfc", "bfc alone"),
+                List.of("everyone on OPT"),
+                List.of(),
+                List.of("expandable on warm"));
+        Document doc = parse(HtmlReport.render(TITLE, results, notes));
+        Element div = all(doc, "//section[@id='comparison']/div[@class='notes']").get(0);
+        assertEquals("Notes", text(all(div, "h3").get(0)));
+        assertEquals(List.of(OPT, WARM), texts(all(div, "p[@class='notes-trace']")));
+        List<Element> lists = all(div, "ul");
+        assertEquals(2, lists.size());
+        assertEquals(List.of("everyone on OPT", "direct, bfc allow_growth:true: direct and bfc",
+                "bfc allow_growth:true: bfc alone"), texts(all(lists.get(0), "li")));
+        assertEquals(List.of("caching expandable_segments:True,max_split_size_mb:128: expandable on warm"),
+                texts(all(lists.get(1), "li")));
+        // The labels carry their set-up's colour.
+        assertEquals(List.of("background:#1f77b4", "background:#d62728"),
+                all(lists.get(0), "li[2]/span/span[@class='swatch']").stream().map(e -> e.getAttribute("style"))
+                        .toList());
+
+        // One trace: no trace name above the notes; no notes: no section for them.
+        Document one = parse(HtmlReport.render("one", results.subList(0, 3), notes.subList(0, 3)));
+        assertEquals(0, all(one, "//p[@class='notes-trace']").size());
+        assertEquals(3, all(one, "//div[@class='notes']/ul/li").size());
+        assertEquals(0, all(sampleDocument(), "//div[@class='notes']").size());
+
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> HtmlReport.render("bad", results, List.of(List.of())));
+        assertEquals("1 lists of notes for 5 results", e.getMessage());
     }
 
     @Test
@@ -412,11 +457,19 @@ class HtmlReportTest {
                 new Timeline(new long[] {0, 10}, new long[] {0, 4096}, new long[] {4096, 4096}), snapshot);
     }
 
+    /** Like {@link #hostile()}, through the recording allocator, so that its hostile difference is shown. */
+    static ReplayResult hostileCaching() {
+        ReplayResult h = hostile();
+        return new ReplayResult(h.trace(), "caching", h.device(), h.conf(), 10, 5, 5, 1, 1, 4096, 4096, 4096, 0, 0,
+                0, 0, 0, 1_000, h.groundTruth(), h.timeline(), h.peakSnapshot());
+    }
+
     @Test
     void hostileNamesStayText() {
         ReplayResult r = hostile();
         String title = "report </title><script>alert(4)</script>";
-        String html = HtmlReport.render(title, List.of(r));
+        String html = HtmlReport.render(title, List.of(r, hostileCaching()),
+                List.of(List.of("<script>alert(6)</script>"), List.of()));
         assertFalse(html.contains("<script"), "a script tag");
         assertFalse(html.contains("<img"), "an img tag");
         assertFalse(html.contains("<b>"), "a b tag from a name");
@@ -432,7 +485,12 @@ class HtmlReportTest {
         List<Element> cells = all(row, "td");
         assertEquals("bfc<b>bold</b> sim:1GiB\"><svg onload=alert(3)>", text(cells.get(0)));
         assertEquals("<script>alert(1)</script>", text(cells.get(1)));
-        assertTrue(text(cells.get(11)).startsWith("</td><script>alert(2)</script>\uFFFD the trace:"), text(cells.get(11)));
+        assertTrue(text(cells.get(11)).startsWith("not comparable the trace:"), text(cells.get(11)));
+        List<Element> caching = all(all(doc, "//tr[@class='result']").get(1), "td");
+        assertTrue(text(caching.get(11)).startsWith("</td><script>alert(2)</script>\uFFFD the trace:"),
+                text(caching.get(11)));
+        assertTrue(text(all(doc, "//div[@class='notes']/ul/li").get(0)).endsWith(": <script>alert(6)</script>"),
+                "the note, escaped");
         assertEquals(r.trace() + " 10 events", text(all(doc, "//tr[@class='trace-row']/th").get(0)));
         assertTrue(text(all(doc, "//div[@class='map']/svg/rect[@class='seg']/title").get(0))
                 .contains("pool\"><script>alert(5)</script> pool"));
