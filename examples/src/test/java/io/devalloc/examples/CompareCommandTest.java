@@ -173,6 +173,33 @@ class CompareCommandTest {
     }
 
     @Test
+    void theDefaultReportShowsEveryRunOnOneReadableScaleAndNoGrowthBfcGoesOffIt(@TempDir Path dir)
+            throws IOException {
+        Path defaults = dir.resolve("defaults.html");
+        Run r = run("compare", "cache.csv", "--empty-cache-at-segment-free", "--html", defaults.toString());
+        assertEquals(0, r.exitCode(), r::toString);
+        String page = Files.readString(defaults);
+        // The default bfc grows and says so; nothing is far enough above the rest to leave the scale.
+        assertTrue(page.contains(">bfc allow_growth:true</span>"), "the label names the growth");
+        assertFalse(page.contains("Off the scale"), "no run off the scale");
+        // direct and bfc did not record the trace: not comparable, not a red difference.
+        assertEquals(2, page.split(">not comparable</span>", -1).length - 1, "two runs not comparable");
+        assertEquals(1, page.split("class=\"gt-diff\"", -1).length - 1, "caching matches; only caching with"
+                + " expandable segments shows a difference");
+        assertEquals(1, page.split("class=\"gt-match\"", -1).length - 1, "caching matches");
+        assertTrue(page.contains("a default run of compare: bfc grows its regions as needed here"), "the note");
+
+        // TensorFlow's no-growth default, asked for by name, takes the whole device: off the scale, and said so.
+        Path noGrowth = dir.resolve("no-growth.html");
+        Run b = run("compare", "cache.csv", "--run", "bfc", "--run", "caching", "--html", noGrowth.toString());
+        assertEquals(0, b.exitCode(), b::toString);
+        String bfcPage = Files.readString(noGrowth);
+        assertTrue(bfcPage.contains("<figcaption class=\"off-scale\">Off the scale: <span class=\"setup\">"),
+                "the caption");
+        assertTrue(bfcPage.contains("bfc</span> (peak reserved 80.00 GiB). The y axis ends at "), "bfc is named");
+    }
+
+    @Test
     void usageErrorsExitWithTwoAndAClearMessage() {
         record Case(String[] args, String message) {
         }

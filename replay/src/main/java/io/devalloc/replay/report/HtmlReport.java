@@ -27,7 +27,8 @@ import java.util.Set;
  * <p>The page holds, in order:
  * <ol>
  *   <li>for each trace, a chart of allocated (dashed) and reserved (solid) bytes against the event index, one
- *       colour per allocator set-up, with each set-up's peak reserved marked;</li>
+ *       colour per allocator set-up, with each set-up's peak reserved marked; a set-up far above the others is
+ *       drawn off the scale, and a caption says so ({@link MemoryChart});</li>
  *   <li>the comparison table, one row per result grouped by trace, the best figure of each column marked, and the
  *       results' notes when there are any;</li>
  *   <li>for each result with a peak snapshot, the segment map at the peak: segments in address order, blocks
@@ -321,6 +322,8 @@ public final class HtmlReport {
             .notes li { margin: 2px 0; }
             .notes .setup { color: #1d2330; white-space: nowrap; }
             .notes-trace { margin: 6px 0 0; color: #1d2330; }
+            figcaption.off-scale { font-size: 12.5px; max-width: 1200px; color: #5b6475; margin: 4px 0 0; }
+            figcaption.off-scale .setup { color: #1d2330; white-space: nowrap; }
             .map { margin: 8px 0 18px; }
             .map h3 { display: flex; align-items: center; gap: 2px; }
             .map .dim { margin-left: 8px; }

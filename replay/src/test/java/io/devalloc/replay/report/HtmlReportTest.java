@@ -5,6 +5,7 @@ import static io.devalloc.api.units.ByteSize.KiB;
 import static io.devalloc.replay.report.SyntheticResults.OPT;
 import static io.devalloc.replay.report.SyntheticResults.WARM;
 import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -280,6 +281,64 @@ class HtmlReportTest {
                 texts(all(charts.get(1), "svg/g/text[@class='ytick']")));
         assertEquals(List.of("0", "5k", "10k", "15k", "20k", "25k", "30k", "35k", "40k"),
                 texts(all(charts.get(1), "svg/g/text[@class='xtick']")));
+    }
+
+    /** bfc without growth (the whole 80 GiB device from its first allocation) beside caching on the same trace. */
+    static List<ReplayResult> noGrowthBfcAndCaching() {
+        ReplayResult caching = SyntheticResults.threeAllocatorsAndAWarmTrace().get(2);
+        Timeline t = SyntheticResults.timeline(1_234_567, 2_000, 1_850_000_000L, 1.0, 12);
+        long[] reserved = new long[t.size()];
+        java.util.Arrays.fill(reserved, 80 * GiB);
+        ReplayResult bfc = new ReplayResult(OPT, "bfc", "sim:80GiB", "", 1_234_567, 617_000, 616_990, 1, 0,
+                80 * GiB, 1_850_000_000L, 1_850_000_000L, 80 * GiB, 0, 0, 0.98, 0.98, 6_200_000, null,
+                new Timeline(t.event(), t.allocated(), reserved), null);
+        return List.of(bfc, caching);
+    }
+
+    @Test
+    void aRunFarAboveTheOthersIsDrawnOffTheScaleAndTheCaptionSaysSo() {
+        Document doc = parse(HtmlReport.render(TITLE, noGrowthBfcAndCaching()));
+        Element chart = all(doc, "//figure[@class='chart']").get(0);
+        // The axis is caching's (peak reserved 1.77 GiB), not bfc's 80 GiB.
+        assertEquals(List.of("0", "0.5 GiB", "1 GiB", "1.5 GiB", "2 GiB"),
+                texts(all(chart, "svg/g/text[@class='ytick']")));
+        assertEquals("Off the scale: bfc (peak reserved 80.00 GiB). The y axis ends at 2 GiB so that the other"
+                + " set-ups stay readable: a set-up whose largest value is more than 4 times the median set-up's"
+                + " runs along the top of the chart where it is beyond it, its peak marked ▲ with the exact value in"
+                + " the hover title; the table has all the figures.",
+                text(all(chart, "figcaption[@class='off-scale']").get(0)));
+        // bfc's reserved line runs along the top of the plot; its allocated line, on the scale, stays below it.
+        List<Element> lines = all(chart, "svg/polyline");
+        assertEquals(List.of("reserved off-scale", "reserved", "allocated off-scale", "allocated"),
+                lines.stream().map(e -> e.getAttribute("class")).toList());
+        for (String point : lines.get(0).getAttribute("points").split(" ")) {
+            assertEquals(14.0, Double.parseDouble(point.split(",")[1]), 1e-9, point);
+        }
+        // Its peak is an arrow at the top with the exact value; caching keeps its circle, high in the plot.
+        Element arrow = all(chart, "svg/path[@class='peak off-scale']").get(0);
+        assertEquals("bfc · off the scale: peak reserved 80.00 GiB (85,899,345,920 B) at event 0",
+                text(all(arrow, "title").get(0)));
+        List<Element> circles = all(chart, "svg/circle[@class='peak']");
+        assertEquals(1, circles.size());
+        assertTrue(Double.parseDouble(circles.get(0).getAttribute("cy")) < 14 + 318 / 4.0,
+                () -> "caching's peak is not flattened: " + circles.get(0).getAttribute("cy"));
+
+        // No run far above the others: one axis up to the largest, no caption.
+        assertEquals(0, all(sampleDocument(), "//figcaption").size());
+    }
+
+    @Test
+    void offTheScaleIsMoreThanFourTimesTheLowerMedianOfTheRunsThatHoldMemory() {
+        assertArrayEquals(new boolean[] {false, true}, MemoryChart.offScale(new long[] {1 * GiB, 80 * GiB}));
+        assertArrayEquals(new boolean[] {false, false}, MemoryChart.offScale(new long[] {1 * GiB, 4 * GiB}));
+        assertArrayEquals(new boolean[] {false, true, false, false},
+                MemoryChart.offScale(new long[] {2 * GiB, 80 * GiB, 1 * GiB, 3 * GiB}));
+        // Two at 80 GiB and one small: the median is 80 GiB, nothing is off the scale.
+        assertArrayEquals(new boolean[] {false, false, false},
+                MemoryChart.offScale(new long[] {80 * GiB, 80 * GiB, 1 * GiB}));
+        // A run that holds nothing does not count; one run alone is never off the scale.
+        assertArrayEquals(new boolean[] {false, false}, MemoryChart.offScale(new long[] {0, 80 * GiB}));
+        assertArrayEquals(new boolean[] {false}, MemoryChart.offScale(new long[] {80 * GiB}));
     }
 
     @Test
