@@ -110,7 +110,7 @@ class ReplayCommandTest {
         assertTrue(Pattern.compile("(?m)^  device mallocs +1 +2$").matcher(r.out()).find(), r::toString);
         String text = r.out().replaceAll("\\s+", " ");
         assertTrue(text.contains("- not comparable with the trace's ground truth: its segment rows are what PyTorch's"
-                + " caching allocator did, which only caching replays"), r::toString);
+                + " caching allocator did, which only caching and caching-host replay"), r::toString);
         assertTrue(text.contains("- bfc ran with allow_growth:false, TensorFlow's GPU default: it reserved its whole"
                 + " memory limit (80.00 GiB, the whole device) in one region at its first allocation"), r::toString);
 

@@ -27,9 +27,8 @@ public final class GroundTruthComparability {
      * that {@code compare} prints it once for all the runs it applies to.
      */
     public static final String NOT_COMPARABLE_NOTE = "not comparable with the trace's ground truth: its segment rows"
-            + " are what PyTorch's caching allocator did, which only caching replays (under any settings;"
-            + " caching-host too, as PyTorch's host variant); another allocator's device mallocs differ by design,"
-            + " so a difference would say nothing";
+            + " are what PyTorch's caching allocator did, which only caching and caching-host replay (under any"
+            + " settings); another allocator's device mallocs differ by design, so a difference would say nothing";
 
     private GroundTruthComparability() {
     }

@@ -23,7 +23,7 @@ class GroundTruthComparabilityTest {
         String direct = GroundTruthComparability.whyNot("direct");
         assertEquals(direct, GroundTruthComparability.whyNot("bfc"), "one note for every other allocator");
         assertTrue(direct.startsWith("not comparable with the trace's ground truth: its segment rows are what"
-                + " PyTorch's caching allocator did, which only caching replays"), direct);
+                + " PyTorch's caching allocator did, which only caching and caching-host replay"), direct);
         for (String comparable : new String[] {"caching", "caching-host"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> GroundTruthComparability.whyNot(comparable));
