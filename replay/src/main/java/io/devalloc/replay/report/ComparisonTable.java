@@ -148,13 +148,8 @@ final class ComparisonTable {
         out.append("<table class=\"compare\">\n<thead><tr>");
         for (Column c : COLUMNS) {
             out.append("<th").append(c.numeric() ? " class=\"num\"" : "").append('>').append(esc(c.header()))
-<<<<<<< HEAD
-                    .append(c.better() == Better.LOWER ? " <span class=\"dir\" title=\"lower is better\">↓</span>"
-                            : c.better() == Better.HIGHER ? " <span class=\"dir\" title=\"higher is better\">↑</span>"
-                            : "")
-=======
-                    .append(c.better() == Better.LOWER ? " <span class=\"dir\" title=\"lower is better\">↓</span>" : "")
->>>>>>> wt-reportfix
+                    .append(c.better() == Better.LOWER
+                            ? " <span class=\"dir\" title=\"lower is better\">↓</span>" : "")
                     .append("</th>");
         }
         out.append("</tr></thead>\n");
