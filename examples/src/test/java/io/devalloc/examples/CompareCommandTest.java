@@ -64,20 +64,37 @@ class CompareCommandTest {
         Run r = run("compare", "cache.csv", "--empty-cache-at-segment-free");
         assertEquals(0, r.exitCode(), r::toString);
         assertTrue(r.out().startsWith("cache.csv (PyTorch CSV, 8 events) on sim:80GiB"), r::toString);
-        assertTrue(Pattern.compile("(?m)^ +direct +bfc +caching +caching expandable_segments:True$")
+        // bfc runs with growth by default, and its label says so.
+        assertTrue(Pattern.compile("(?m)^ +direct +bfc allow_growth:true +caching +caching expandable_segments:True$")
                 .matcher(r.out()).find(), r::toString);
         List<String> peak = cells(r, "peak reserved");
         assertEquals(4, peak.size(), peak::toString);
-        // bfc takes one region of the whole device at its first allocation: never the best here.
-        assertEquals("80.00 GiB", peak.get(1));
+        // With growth bfc reserves what the trace needs (two 2 MiB-doubling regions here), not the whole device.
+        assertFalse(peak.get(1).startsWith("80.00 GiB"), peak::toString);
         assertTrue(peak.stream().anyMatch(c -> c.endsWith(" *")), peak::toString);
-        // caching makes the trace's own segments.
-        assertEquals("MATCH", cells(r, "same as PyTorch").get(2));
+        assertTrue(r.out().replaceAll("\\s+", " ").contains("note (bfc allow_growth:true): a default run of compare:"
+                + " bfc grows its regions as needed here (allow_growth:true); TensorFlow's GPU default"
+                + " (allow_growth:false) reserves its whole memory limit, by default the whole device, at the first"
+                + " allocation"), r::toString);
+        // caching makes the trace's own segments; direct and bfc are other allocators: not comparable, no
+        // difference listed, one note for both.
+        assertEquals(List.of("not comparable", "not comparable", "MATCH", "differs"), cells(r, "same as PyTorch"));
         assertTrue(r.out().contains("  PyTorch (the trace's segment rows): 2 device mallocs, 2 device frees,"
                 + " peak reserved 30.00 MiB"), r::toString);
-        assertTrue(r.out().contains("  direct: device malloc #2: "), r::toString);
+        assertFalse(r.out().contains("  direct: device malloc"), r::toString);
+        assertFalse(r.out().contains("  bfc allow_growth:true: device malloc"), r::toString);
+        assertTrue(r.out().contains("  caching expandable_segments:True: device "), r::toString);
+        assertTrue(r.out().contains("  note (direct, bfc allow_growth:true): not comparable with the trace's ground"
+                + " truth:"), r::toString);
+        assertEquals(1, r.out().split("not comparable with the trace's ground truth", -1).length - 1, r::toString);
         // Equal figures are not marked: every run replays the same requests.
         assertFalse(cells(r, "peak requested").stream().anyMatch(c -> c.endsWith("*")), r::toString);
+        // The speed differs from run to run but is never marked: it measures the machine and the JVM's warm-up.
+        List<String> speed = cells(r, "events/s (wall clock)");
+        assertEquals(4, speed.size(), speed::toString);
+        assertFalse(speed.stream().anyMatch(c -> c.endsWith("*")), r::toString);
+        assertTrue(r.out().replaceAll("\\s+", " ").contains("Lower is better; * marks the best of each row (ties"
+                + " share it). events/s (wall clock) is how fast this machine replayed the trace"), r::toString);
         assertFalse(r.out().contains("All "), "one trace, no summary table:\n" + r);
         assertEquals("", r.err());
     }
@@ -89,8 +106,12 @@ class CompareCommandTest {
         assertTrue(r.out().contains("cache.csv (PyTorch CSV, 8 events)"), r::toString);
         assertTrue(r.out().contains("warm.csv (PyTorch CSV, 14 events)"), r::toString);
         assertTrue(r.out().contains("All 2 traces"), r::toString);
-        // caching matches the warm trace, not cache.csv (no --empty-cache-at-segment-free); direct neither.
-        assertEquals(List.of("1/2 *", "0/2"), lastCells(r, "same as PyTorch"));
+        // caching matches the warm trace, not cache.csv (no --empty-cache-at-segment-free); direct is not
+        // comparable, so caching has nothing to be best against.
+        assertEquals(List.of("1/2", "not comparable"), lastCells(r, "same as PyTorch"));
+        Run two = run("compare", "cache.csv", "warm.csv", "--run", "caching", "--run",
+                "caching:expandable_segments:True", "--run", "direct", "--warm");
+        assertEquals(List.of("1/2 *", "0/2", "not comparable"), lastCells(two, "same as PyTorch"));
         assertTrue(r.out().contains("note (direct): warm start: allocator 'direct' cannot restore"), r::toString);
         // A note every run has is printed once.
         assertTrue(r.out().contains("  note: --warm: the trace has no presegment or prealloc rows"), r::toString);
@@ -105,6 +126,26 @@ class CompareCommandTest {
         }
         assertTrue(last != null, "no row '" + name + "' in\n" + run);
         return last;
+    }
+
+    @Test
+    void bfcAskedForByNameKeepsItsNoGrowthDefaultAndANoteExplainsTheReservation() {
+        Run r = run("compare", "cache.csv", "--run", "bfc", "--run", "caching");
+        assertEquals(0, r.exitCode(), r::toString);
+        assertTrue(Pattern.compile("(?m)^ +bfc +caching$").matcher(r.out()).find(), r::toString);
+        assertEquals("80.00 GiB", cells(r, "peak reserved").get(0));
+        String fragmentation = cells(r, "fragmentation at peak").get(0);
+        String text = r.out().replaceAll("\\s+", " ");
+        assertTrue(text.contains("note (bfc): bfc ran with allow_growth:false, TensorFlow's GPU default: it reserved"
+                + " its whole memory limit (80.00 GiB, the whole device) in one region at its first allocation, so"
+                + " its peak and end reserved are that reservation and its fragmentation at the peak ("
+                + fragmentation + ") is the part of it this workload never used"), r::toString);
+        assertFalse(text.contains("a default run of compare"), r::toString);
+
+        // Growth asked for by name gets no note about either.
+        Run growth = run("compare", "cache.csv", "--run", "bfc:allow_growth:true", "--run", "caching");
+        assertFalse(growth.out().contains("allow_growth:false"), growth::toString);
+        assertFalse(growth.out().contains("a default run of compare"), growth::toString);
     }
 
     @Test
@@ -129,6 +170,33 @@ class CompareCommandTest {
         assertTrue(r.out().contains("HTML report: " + html), r::toString);
         String page = Files.readString(html);
         assertTrue(page.contains("cache.csv") && page.contains("warm.csv"), "both traces on the page");
+    }
+
+    @Test
+    void theDefaultReportShowsEveryRunOnOneReadableScaleAndNoGrowthBfcGoesOffIt(@TempDir Path dir)
+            throws IOException {
+        Path defaults = dir.resolve("defaults.html");
+        Run r = run("compare", "cache.csv", "--empty-cache-at-segment-free", "--html", defaults.toString());
+        assertEquals(0, r.exitCode(), r::toString);
+        String page = Files.readString(defaults);
+        // The default bfc grows and says so; nothing is far enough above the rest to leave the scale.
+        assertTrue(page.contains(">bfc allow_growth:true</span>"), "the label names the growth");
+        assertFalse(page.contains("Off the scale"), "no run off the scale");
+        // direct and bfc did not record the trace: not comparable, not a red difference.
+        assertEquals(2, page.split(">not comparable</span>", -1).length - 1, "two runs not comparable");
+        assertEquals(1, page.split("class=\"gt-diff\"", -1).length - 1, "caching matches; only caching with"
+                + " expandable segments shows a difference");
+        assertEquals(1, page.split("class=\"gt-match\"", -1).length - 1, "caching matches");
+        assertTrue(page.contains("a default run of compare: bfc grows its regions as needed here"), "the note");
+
+        // TensorFlow's no-growth default, asked for by name, takes the whole device: off the scale, and said so.
+        Path noGrowth = dir.resolve("no-growth.html");
+        Run b = run("compare", "cache.csv", "--run", "bfc", "--run", "caching", "--html", noGrowth.toString());
+        assertEquals(0, b.exitCode(), b::toString);
+        String bfcPage = Files.readString(noGrowth);
+        assertTrue(bfcPage.contains("<figcaption class=\"off-scale\">Off the scale: <span class=\"setup\">"),
+                "the caption");
+        assertTrue(bfcPage.contains("bfc</span> (peak reserved 80.00 GiB). The y axis ends at "), "bfc is named");
     }
 
     @Test

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.examples.LauncherTest.Run;
+import io.devalloc.replay.GroundTruthComparability;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.cli.TraceReplays;
 import io.devalloc.replay.TestTraces;
@@ -100,6 +101,35 @@ class ReplayCommandTest {
     }
 
     @Test
+    void anotherAllocatorIsNotComparableWithTheTraceAndBfcWithoutGrowthIsExplained() {
+        Run r = run("replay", "cache.csv", "--allocator", "bfc");
+        assertEquals(0, r.exitCode(), r::toString);
+        assertTrue(r.out().contains("(what PyTorch's allocator did): not comparable (see the notes)"), r::toString);
+        assertFalse(r.out().contains("first difference"), r::toString);
+        // The figures side by side stay: what PyTorch did is worth seeing whatever ran.
+        assertTrue(Pattern.compile("(?m)^  device mallocs +1 +2$").matcher(r.out()).find(), r::toString);
+        String text = r.out().replaceAll("\\s+", " ");
+        assertTrue(text.contains("- not comparable with the trace's ground truth: its segment rows are what PyTorch's"
+                + " caching allocator did, which only caching and caching-host replay"), r::toString);
+        assertTrue(text.contains("- bfc ran with allow_growth:false, TensorFlow's GPU default: it reserved its whole"
+                + " memory limit (80.00 GiB, the whole device) in one region at its first allocation"), r::toString);
+
+        Run json = run("replay", "cache.csv", "--allocator", "direct", "--json");
+        assertTrue(json.out().contains("\"comparable\":false,\"reason\":\""
+                + GroundTruthComparability.NOT_COMPARABLE_NOTE + "\",\"match\":null,\"first_difference\":null}"),
+                json::toString);
+
+        // PyTorch's host caching allocator stays compared, its difference named.
+        Run host = run("replay", "cache.csv", "--allocator", "caching-host");
+        assertTrue(host.out().contains("(what PyTorch's allocator did): DIFFERENT"), host::toString);
+        assertTrue(host.out().contains("first difference: "), host::toString);
+        Run hostJson = run("replay", "cache.csv", "--allocator", "caching-host", "--json");
+        assertTrue(hostJson.out().contains(
+                "\"comparable\":true,\"reason\":null,\"match\":false,\"first_difference\":\""),
+                hostJson::toString);
+    }
+
+    @Test
     void passesTheAllocatorDeviceAndConfigurationThrough() {
         Run r = run("replay", "rmm.csv", "--allocator", "direct", "--device", "sim:1GiB", "--conf",
                 "memory_limit_mb:1");
@@ -124,7 +154,9 @@ class ReplayCommandTest {
         }
         assertTrue(json.contains("\"allocator\":\"caching\",\"device\":\"sim:80GiB\""), json);
         assertTrue(json.contains("\"ground_truth\":{\"device_mallocs\":2,\"device_frees\":0,"
-                + "\"peak_reserved_bytes\":56623104,\"match\":true,\"first_difference\":null}"), json);
+                + "\"peak_reserved_bytes\":56623104,\"comparable\":true,\"reason\":null,\"match\":true,"
+                + "\"first_difference\":null}"),
+                json);
 
         Run rmm = run("replay", "rmm.csv", "--json", "--allocator", "bfc", "--conf", "allow_growth:true");
         assertEquals(0, rmm.exitCode(), rmm::toString);

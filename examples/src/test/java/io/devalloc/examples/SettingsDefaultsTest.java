@@ -99,7 +99,7 @@ class SettingsDefaultsTest {
         Run r = runWith(Map.of(), ENVIRONMENT, "compare", "warm.csv");
         assertEquals(0, r.exitCode(), r::toString);
         assertTrue(r.out().startsWith("warm.csv (PyTorch CSV, 14 events) on sim:2GiB"), r::toString);
-        assertEquals(List.of("direct", "bfc", "caching", "caching expandable_segments:True"),
+        assertEquals(List.of("direct", "bfc allow_growth:true", "caching", "caching expandable_segments:True"),
                 CompareCommandTest.split(r.out().lines().skip(2).findFirst().orElseThrow()),
                 "the default runs, not DEVALLOC_ALLOCATOR's: " + r);
     }

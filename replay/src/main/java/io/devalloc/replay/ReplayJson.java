@@ -20,8 +20,13 @@ import java.util.Map;
  * {@code alloc_retries}, {@code fragmentation} (1 − allocated / reserved at the reserved peak),
  * {@code requested_fragmentation} (1 − requested / reserved there), {@code events_per_second},
  * {@code empty_cache_calls}, {@code streams}, {@code timeline_points}, then for PyTorch traces {@code ground_truth}:
- * {@code device_mallocs}, {@code device_frees}, {@code peak_reserved_bytes}, {@code match} and
- * {@code first_difference} (null on a match); and last {@code notes}, a list of sentences.
+ * {@code device_mallocs}, {@code device_frees}, {@code peak_reserved_bytes}, {@code comparable} (whether this
+ * allocator can be compared with what the trace recorded: only {@code caching}, see
+ * {@link GroundTruthComparability}), {@code reason} (why not, null when comparable), {@code match} and
+ * {@code first_difference} (null on a match; both null when not comparable, where a difference would say nothing);
+ * and last {@code notes}, a list of sentences.
+ * {@code events_per_second} is the replay's wall-clock speed on this machine, JVM warm-up included, not a figure of
+ * the allocator.
  */
 public final class ReplayJson {
 
@@ -63,8 +68,11 @@ public final class ReplayJson {
             gt.put("device_mallocs", g.deviceMallocs());
             gt.put("device_frees", g.deviceFrees());
             gt.put("peak_reserved_bytes", g.peakReservedBytes());
-            gt.put("match", g.match());
-            gt.put("first_difference", g.firstDifference());
+            boolean comparable = GroundTruthComparability.comparable(r.allocator());
+            gt.put("comparable", comparable);
+            gt.put("reason", comparable ? null : GroundTruthComparability.whyNot(r.allocator()));
+            gt.put("match", comparable ? g.match() : null);
+            gt.put("first_difference", comparable ? g.firstDifference() : null);
             m.put("ground_truth", gt);
         }
         m.put("notes", outcome.notes());

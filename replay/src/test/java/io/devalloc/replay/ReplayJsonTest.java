@@ -28,8 +28,10 @@ class ReplayJsonTest {
         assertEquals(REQUIRED, order);
         @SuppressWarnings("unchecked")
         Map<String, Object> gt = (Map<String, Object>) m.get("ground_truth");
-        assertEquals(List.of("device_mallocs", "device_frees", "peak_reserved_bytes", "match", "first_difference"),
-                List.copyOf(gt.keySet()));
+        assertEquals(List.of("device_mallocs", "device_frees", "peak_reserved_bytes", "comparable", "reason",
+                "match", "first_difference"), List.copyOf(gt.keySet()));
+        assertEquals(true, gt.get("comparable"));
+        assertTrue(gt.containsKey("reason") && gt.get("reason") == null, gt::toString);
         assertEquals(2L, gt.get("device_mallocs"));
         assertEquals(30 * MiB, gt.get("peak_reserved_bytes"));
         assertEquals(false, gt.get("match"));
@@ -48,7 +50,30 @@ class ReplayJsonTest {
             assertTrue(json.contains("\"" + key + "\":"), key);
         }
         assertTrue(json.contains("\"ground_truth\":{\"device_mallocs\":2,\"device_frees\":2,"
-                + "\"peak_reserved_bytes\":31457280,\"match\":false,"), json);
+                + "\"peak_reserved_bytes\":31457280,\"comparable\":true,\"reason\":null,\"match\":false,"), json);
+    }
+
+    @Test
+    void anotherAllocatorsGroundTruthIsNotComparableAndNamesNoDifference() throws IOException {
+        for (String allocator : List.of("direct", "bfc")) {
+            ReplayOutcome o = ReplayerTest.replay(ReplayOptions.defaults().withAllocator(allocator)
+                    .withConf(allocator.equals("bfc") ? "allow_growth:true" : "").withDevice("sim:1GiB"),
+                    ReplayerTest.emptyCacheTrace());
+            // The engine still finds a difference; the JSON does not present it as one.
+            assertFalse(o.result().groundTruth().match(), allocator);
+            @SuppressWarnings("unchecked")
+            Map<String, Object> gt = (Map<String, Object>) ReplayJson.toMap(o).get("ground_truth");
+            assertEquals(false, gt.get("comparable"), allocator);
+            assertEquals(GroundTruthComparability.NOT_COMPARABLE_NOTE, gt.get("reason"), allocator);
+            assertTrue(gt.containsKey("match") && gt.get("match") == null, allocator + ": " + gt);
+            assertTrue(gt.containsKey("first_difference") && gt.get("first_difference") == null, allocator + ": " + gt);
+            // The trace's own figures stay: they are what PyTorch did, whatever ran here.
+            assertEquals(2L, gt.get("device_mallocs"), allocator);
+            assertEquals(30 * MiB, gt.get("peak_reserved_bytes"), allocator);
+            assertTrue(ReplayJson.toJson(o, false).contains("\"comparable\":false,\"reason\":\"not comparable with"),
+                    allocator);
+            assertTrue(ReplayJson.toJson(o, false).contains("\"match\":null,\"first_difference\":null}"), allocator);
+        }
     }
 
     @Test

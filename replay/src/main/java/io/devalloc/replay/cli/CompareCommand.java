@@ -4,6 +4,7 @@ import static io.devalloc.replay.cli.TraceReplays.bytes;
 import static io.devalloc.replay.cli.TraceReplays.count;
 import static io.devalloc.replay.cli.TraceReplays.percent;
 
+import io.devalloc.replay.GroundTruthComparability;
 import io.devalloc.replay.ReplayJson;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.ReplayOutcome;
@@ -11,7 +12,9 @@ import io.devalloc.replay.ReplayResult;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
 import java.util.function.IntFunction;
@@ -34,7 +37,9 @@ import picocli.CommandLine.Spec;
         header = "Replay traces through several allocators and configurations and compare them side by side.",
         description = {"Replay each trace through several allocators and configurations on the same device and print "
                 + "their figures side by side, the best of each row marked with " + CompareCommand.BEST + ". "
-                + "Default runs: direct, bfc, caching, and caching with expandable_segments:True.",
+                + "Default runs: direct, bfc with allow_growth:true (TensorFlow's GPU default, no growth, "
+                + "reserves the whole device at the first allocation; --run bfc replays it), caching, and caching "
+                + "with expandable_segments:True.",
                 "",
                 "The runs name their allocators and configurations (--run), so DEVALLOC_ALLOCATOR and "
                 + "DEVALLOC_CONFIG do not apply here; DEVALLOC_DEVICE does, as for 'devalloc replay'."},
@@ -52,8 +57,29 @@ public final class CompareCommand implements Callable<Integer> {
     /** Marks the best figure of a row. */
     public static final String BEST = "*";
 
+    /**
+     * The row of the replay's speed. Wall-clock events per second of the replaying pass: they measure this machine
+     * and, in a short replay, mostly the JVM's warm-up, so the row is shown but never marked.
+     */
+    static final String SPEED_ROW = "events/s (wall clock)";
+
+    /**
+     * The {@code bfc} run among the defaults: with growth. TensorFlow's GPU default ({@code allow_growth:false})
+     * reserves the whole memory limit, by default the whole device, at the first allocation: its reserved bytes and
+     * fragmentation would describe that reservation rather than the workload, and its line would flatten every other
+     * in the chart. {@code --run bfc} still replays that default, with a note.
+     */
+    static final String DEFAULT_BFC_RUN = "bfc:allow_growth:true";
+
     /** The runs when none is given. */
-    static final List<String> DEFAULT_RUNS = List.of("direct", "bfc", "caching", "caching:expandable_segments:True");
+    static final List<String> DEFAULT_RUNS = List.of("direct", DEFAULT_BFC_RUN, "caching",
+            "caching:expandable_segments:True");
+
+    /** The note on the default {@code bfc} run, saying why it grows. */
+    static final String DEFAULT_BFC_NOTE = "a default run of compare: bfc grows its regions as needed here"
+            + " (allow_growth:true); TensorFlow's GPU default (allow_growth:false) reserves its whole memory limit, by"
+            + " default the whole device, at the first allocation, so its reserved bytes and fragmentation would"
+            + " describe that reservation, not the workload (--run bfc replays that default)";
 
     @Spec
     CommandSpec spec;
@@ -63,8 +89,8 @@ public final class CompareCommand implements Callable<Integer> {
 
     @Option(names = "--run", paramLabel = "NAME[:CONF]",
             description = "An allocator and its configuration (after the first colon, passed unchanged), e.g. "
-                    + "caching:expandable_segments:True. Repeat for each run. Default: direct, bfc, caching, "
-                    + "caching:expandable_segments:True.")
+                    + "caching:expandable_segments:True. Repeat for each run. Default: direct, "
+                    + "bfc:allow_growth:true, caching, caching:expandable_segments:True.")
     List<String> runs;
 
     @Option(names = "--device", paramLabel = "SPEC", defaultValue = ReplayOptions.DEFAULT_DEVICE,
@@ -111,17 +137,24 @@ public final class CompareCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         List<Run> parsed = new ArrayList<>();
-        for (String r : runs == null || runs.isEmpty() ? DEFAULT_RUNS : runs) {
+        boolean defaults = runs == null || runs.isEmpty();
+        for (String r : defaults ? DEFAULT_RUNS : runs) {
             parsed.add(Run.parse(r));
         }
+        Run defaultBfc = Run.parse(DEFAULT_BFC_RUN);
         List<List<ReplayOutcome>> byTrace = new ArrayList<>();
         for (Path trace : traces) {
             List<ReplayOutcome> outcomes = new ArrayList<>();
             for (Run run : parsed) {
                 ReplayOptions options = new ReplayOptions(run.allocator(), device, run.conf(), warm,
                         emptyCacheAtSegmentFree);
-                outcomes.add(TraceReplays.replay(trace, options, spec.commandLine().getErr(),
-                        trace + " (" + run.label() + ")"));
+                ReplayOutcome outcome = TraceReplays.replay(trace, options, spec.commandLine().getErr(),
+                        trace + " (" + run.label() + ")");
+                // Unless TF_FORCE_GPU_ALLOW_GROWTH=false took the growth away again (then its own note explains).
+                if (defaults && run.equals(defaultBfc) && !TraceReplays.bfcWithoutGrowth(outcome.result())) {
+                    outcome = TraceReplays.withNotes(outcome, List.of(DEFAULT_BFC_NOTE));
+                }
+                outcomes.add(outcome);
             }
             byTrace.add(outcomes);
         }
@@ -146,8 +179,10 @@ public final class CompareCommand implements Callable<Integer> {
             printAll(out, byTrace);
             out.println();
         }
-        TextWrap.print(out, "", "", "Lower is better except events per second; " + BEST + " marks the best of each"
-                + " row (ties share it). 'devalloc replay TRACE --allocator NAME' shows one run in detail.");
+        TextWrap.print(out, "", "", "Lower is better; " + BEST + " marks the best of each row (ties share it). "
+                + SPEED_ROW + " is how fast this machine replayed the trace, the JVM's warm-up included (most of a"
+                + " short replay's time), not a property of the allocator: it is not ranked. 'devalloc replay TRACE"
+                + " --allocator NAME' shows one run in detail.");
         if (html != null) {
             out.println("HTML report: " + html);
         }
@@ -180,7 +215,8 @@ public final class CompareCommand implements Callable<Integer> {
             new Row("out-of-memory errors", Better.LOWER, o -> count(o.result().ooms()), o -> o.result().ooms()),
             new Row("allocation retries", Better.LOWER, o -> count(o.result().allocRetries()),
                     o -> o.result().allocRetries()),
-            new Row("events per second", Better.HIGHER, o -> count(Math.round(o.result().eventsPerSecond())),
+            // How fast this machine replayed, JIT warm-up included: in a short replay mostly warm-up, so not ranked.
+            new Row(SPEED_ROW, Better.NONE, o -> count(Math.round(o.result().eventsPerSecond())),
                     o -> o.result().eventsPerSecond()));
 
     /** One trace's table, with what PyTorch did and the notes. */
@@ -214,14 +250,15 @@ public final class CompareCommand implements Callable<Integer> {
             out.println();
             out.println("  PyTorch (the trace's segment rows): " + count(g.deviceMallocs()) + " device mallocs, "
                     + count(g.deviceFrees()) + " device frees, peak reserved " + bytes(g.peakReservedBytes()));
+            // Only runs through the recording allocator can differ meaningfully; the others say why in a note.
             for (ReplayOutcome o : outcomes) {
                 ReplayResult.GroundTruth og = o.result().groundTruth();
-                if (og != null && !og.match()) {
+                if (og != null && !og.match() && GroundTruthComparability.comparable(o.result().allocator())) {
                     TextWrap.print(out, "  " + o.label() + ": ", "    ", og.firstDifference());
                 }
             }
         }
-        // A note every run has is printed once.
+        // A note every run has is printed once; so is a note several runs have, labelled with all of them.
         List<String> shared = new ArrayList<>(first.notes());
         for (ReplayOutcome o : outcomes) {
             shared.retainAll(o.notes());
@@ -229,10 +266,17 @@ public final class CompareCommand implements Callable<Integer> {
         for (String note : shared) {
             TextWrap.print(out, "  note: ", "    ", note);
         }
+        Set<String> printed = new HashSet<>(shared);
         for (ReplayOutcome o : outcomes) {
             for (String note : o.notes()) {
-                if (!shared.contains(note)) {
-                    TextWrap.print(out, "  note (" + o.label() + "): ", "    ", note);
+                if (printed.add(note)) {
+                    List<String> holders = new ArrayList<>();
+                    for (ReplayOutcome other : outcomes) {
+                        if (other.notes().contains(note)) {
+                            holders.add(other.label());
+                        }
+                    }
+                    TextWrap.print(out, "  note (" + String.join(", ", holders) + "): ", "    ", note);
                 }
             }
         }
@@ -288,10 +332,18 @@ public final class CompareCommand implements Callable<Integer> {
         for (int i = 0; i < n; i++) {
             speed[i] = seconds[i] > 0 ? Math.round(events[i] / seconds[i]) : 0;
         }
-        table.row(marked("events per second", Better.HIGHER, speed, i -> count(speed[i])));
+        table.row(marked(SPEED_ROW, Better.NONE, speed, i -> count(speed[i])));
         if (withGroundTruth > 0) {
+            // Runs through another allocator than the recording one are not ranked: they cannot match.
             final int total = withGroundTruth;
-            table.row(marked("same as PyTorch", Better.HIGHER, toLongs(matches), i -> matches[i] + "/" + total));
+            double[] ranked = new double[n];
+            boolean[] comparable = new boolean[n];
+            for (int i = 0; i < n; i++) {
+                comparable[i] = GroundTruthComparability.comparable(byTrace.getFirst().get(i).result().allocator());
+                ranked[i] = comparable[i] ? matches[i] : Double.NaN;
+            }
+            table.row(marked("same as PyTorch", Better.HIGHER, ranked,
+                    i -> comparable[i] ? matches[i] + "/" + total : TraceReplays.NOT_COMPARABLE));
         }
         table.print(out, "  ");
     }
@@ -338,7 +390,12 @@ public final class CompareCommand implements Callable<Integer> {
         for (int i = 0; i < v.length; i++) {
             v[i] = values[i];
         }
-        boolean[] best = best(better, v);
+        return marked(name, better, v, text);
+    }
+
+    /** A row of {@code values} with the best marked; NaN values are not ranked. */
+    private static Object[] marked(String name, Better better, double[] values, IntFunction<String> text) {
+        boolean[] best = best(better, values);
         Object[] cells = new Object[1 + 2 * values.length];
         cells[0] = name;
         for (int i = 0; i < values.length; i++) {
@@ -350,20 +407,29 @@ public final class CompareCommand implements Callable<Integer> {
 
     /**
      * Which values are the best: the lowest (or highest), ties included; none when every value is the same (nothing
-     * to choose) or when the row has no better direction.
+     * to choose), when fewer than two are ranked (NaN is not ranked) or when the row has no better direction.
      */
     private static boolean[] best(Better better, double[] values) {
         boolean[] best = new boolean[values.length];
-        if (better == Better.NONE || values.length < 2) {
+        if (better == Better.NONE) {
             return best;
         }
-        double target = values[0];
+        double target = Double.NaN;
+        double first = Double.NaN;
+        int ranked = 0;
         boolean allSame = true;
         for (double v : values) {
-            allSame &= v == values[0];
+            if (Double.isNaN(v)) {
+                continue;
+            }
+            if (ranked++ == 0) {
+                first = v;
+                target = v;
+            }
+            allSame &= v == first;
             target = better == Better.LOWER ? Math.min(target, v) : Math.max(target, v);
         }
-        if (allSame) {
+        if (ranked < 2 || allSame) {
             return best;
         }
         for (int i = 0; i < values.length; i++) {
@@ -376,14 +442,6 @@ public final class CompareCommand implements Callable<Integer> {
         long[] out = new long[fractions.length];
         for (int i = 0; i < out.length; i++) {
             out[i] = Math.round(fractions[i] * 1000);
-        }
-        return out;
-    }
-
-    private static long[] toLongs(int[] values) {
-        long[] out = new long[values.length];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = values[i];
         }
         return out;
     }

@@ -4,6 +4,7 @@ import static io.devalloc.replay.cli.TraceReplays.bytesExact;
 import static io.devalloc.replay.cli.TraceReplays.count;
 import static io.devalloc.replay.cli.TraceReplays.percent;
 
+import io.devalloc.replay.GroundTruthComparability;
 import io.devalloc.replay.ReplayJson;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.ReplayOutcome;
@@ -162,9 +163,11 @@ public final class ReplayCommand implements Callable<Integer> {
 
         ReplayResult.GroundTruth g = r.groundTruth();
         if (g != null) {
+            boolean comparable = GroundTruthComparability.comparable(r.allocator());
             out.println();
             out.println("Compared with the trace's own segment rows (what PyTorch's allocator did): "
-                    + (g.match() ? "MATCH" : "DIFFERENT"));
+                    + (!comparable ? TraceReplays.NOT_COMPARABLE + " (see the notes)" : g.match() ? "MATCH"
+                    : "DIFFERENT"));
             out.println();
             TextTable gt = TextTable.withHeaders("", "THIS REPLAY", "THE TRACE")
                     .align(1, TextTable.Align.RIGHT)
@@ -173,7 +176,7 @@ public final class ReplayCommand implements Callable<Integer> {
             gt.row("device frees", count(r.deviceFrees()), count(g.deviceFrees()));
             gt.row("peak reserved", count(r.peakReservedBytes()) + " B", count(g.peakReservedBytes()) + " B");
             gt.print(out, "  ");
-            if (!g.match()) {
+            if (comparable && !g.match()) {
                 out.println();
                 TextWrap.print(out, "  first difference: ", "    ", g.firstDifference());
             }

@@ -1,6 +1,8 @@
 package io.devalloc.replay.cli;
 
+import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.units.ByteSize;
+import io.devalloc.replay.GroundTruthComparability;
 import io.devalloc.replay.ProgressBar;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.ReplayOutcome;
@@ -35,6 +37,9 @@ public final class TraceReplays {
      */
     public static volatile Function<Path, TraceSource> sources = TraceSources::of;
 
+    /** What the outputs say for a ground truth that cannot judge the run ({@link GroundTruthComparability}). */
+    static final String NOT_COMPARABLE = "not comparable";
+
     private TraceReplays() {
     }
 
@@ -48,7 +53,7 @@ public final class TraceReplays {
         TraceSource source = sources.apply(path);
         Replayer replayer = new Replayer(options, ProgressBar.forTerminal(err, progressLabel));
         try {
-            return replayer.replay(name, source);
+            return explained(replayer.replay(name, source));
         } catch (TraceFormatException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         } catch (NoSuchFileException e) {
@@ -61,17 +66,77 @@ public final class TraceReplays {
     }
 
     /**
+     * The outcome with the notes its figures need to be read right, after the replay's own: why the ground truth of
+     * a PyTorch trace is not comparable with an allocator other than {@code caching}
+     * ({@link GroundTruthComparability}), and what a {@code bfc} run without growth reserved ({@link #noGrowthNote}).
+     */
+    static ReplayOutcome explained(ReplayOutcome outcome) {
+        ReplayResult r = outcome.result();
+        List<String> extra = new ArrayList<>(2);
+        if (r.groundTruth() != null && !GroundTruthComparability.comparable(r.allocator())) {
+            extra.add(GroundTruthComparability.whyNot(r.allocator()));
+        }
+        String noGrowth = noGrowthNote(r);
+        if (noGrowth != null) {
+            extra.add(noGrowth);
+        }
+        return withNotes(outcome, extra);
+    }
+
+    /** The outcome with {@code extra} after its notes. */
+    static ReplayOutcome withNotes(ReplayOutcome o, List<String> extra) {
+        if (extra.isEmpty()) {
+            return o;
+        }
+        List<String> notes = new ArrayList<>(o.notes());
+        notes.addAll(extra);
+        return new ReplayOutcome(o.result(), o.format(), o.deviceName(), o.unknownFrees(), o.failedFrees(),
+                o.reallocations(), o.streams(), o.emptyCacheCalls(), o.warmStart(), o.restoredSegments(),
+                o.restoredBlocks(), notes);
+    }
+
+    /**
+     * Whether {@code bfc} ran without growth, from the settings in effect that its snapshot reports (the
+     * configuration given, {@code TF_FORCE_GPU_ALLOW_GROWTH} applied): {@code allow_growth} false.
+     */
+    static boolean bfcWithoutGrowth(ReplayResult r) {
+        MemorySnapshot s = r.peakSnapshot();
+        return r.allocator().equals("bfc") && s != null && Boolean.FALSE.equals(s.settings().get("allow_growth"));
+    }
+
+    /**
+     * For {@code bfc} without growth (TensorFlow's GPU default) that reserved anything: a note that its reserved
+     * bytes are its whole memory limit, taken at the first allocation, and what that does to its fragmentation
+     * figure; else null.
+     */
+    static String noGrowthNote(ReplayResult r) {
+        if (!bfcWithoutGrowth(r) || r.peakReservedBytes() == 0) {
+            return null;
+        }
+        MemorySnapshot s = r.peakSnapshot();
+        long limit = s.settings().get("memory_limit_bytes") instanceof Long l ? l : r.peakReservedBytes();
+        String whole = limit == s.device().totalBytes() ? ", the whole device" : "";
+        return "bfc ran with allow_growth:false, TensorFlow's GPU default: it reserved its whole memory limit ("
+                + bytes(limit) + whole + ") in one region at its first allocation, so its peak and end reserved are"
+                + " that reservation and its fragmentation at the peak (" + percent(r.fragmentation()) + ") is the"
+                + " part of it this workload never used; with allow_growth:true it grows regions as the workload"
+                + " needs them";
+    }
+
+    /**
      * Writes the HTML report of {@code outcomes} to {@code file}.
      *
      * @throws IllegalArgumentException when the file cannot be written (a usage error, exit 2)
      */
     static void writeReport(Path file, String title, List<ReplayOutcome> outcomes) {
         List<ReplayResult> results = new ArrayList<>(outcomes.size());
+        List<List<String>> notes = new ArrayList<>(outcomes.size());
         for (ReplayOutcome o : outcomes) {
             results.add(o.result());
+            notes.add(o.notes());
         }
         try {
-            HtmlReport.write(file, title, results);
+            HtmlReport.write(file, title, results, notes);
         } catch (UncheckedIOException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
@@ -108,9 +173,13 @@ public final class TraceReplays {
         return String.format(Locale.ROOT, "%.1f%%", fraction * 100);
     }
 
-    /** {@code MATCH}, {@code differs}, or {@code -} when the trace has no ground truth. */
+    /**
+     * {@code MATCH}, {@code differs}, {@code not comparable} for an allocator other than the one that recorded the
+     * trace ({@link GroundTruthComparability}), or {@code -} when the trace has no ground truth.
+     */
     static String groundTruthWord(ReplayResult r) {
         ReplayResult.GroundTruth g = r.groundTruth();
-        return g == null ? "-" : g.match() ? "MATCH" : "differs";
+        return g == null ? "-" : !GroundTruthComparability.comparable(r.allocator()) ? NOT_COMPARABLE
+                : g.match() ? "MATCH" : "differs";
     }
 }

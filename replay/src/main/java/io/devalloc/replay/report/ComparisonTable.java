@@ -2,6 +2,7 @@ package io.devalloc.replay.report;
 
 import static io.devalloc.replay.report.Markup.esc;
 
+import io.devalloc.replay.GroundTruthComparability;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.ReplayResult.GroundTruth;
 import java.util.ArrayList;
@@ -13,15 +14,16 @@ import java.util.function.ToDoubleFunction;
 import java.util.function.ToLongFunction;
 
 /**
- * The comparison table: one row per result, grouped by trace (a header row names each trace). In every figure
+ * The comparison table: one row per result, grouped by trace (a header row names each trace). In every ranked
  * column the best value among the rows of the same trace is marked (class {@code best}): the lowest for bytes,
- * device calls, out-of-memory errors and fragmentation, the highest for events per second. Nothing is marked in
- * a column where all rows of a trace agree, since no set-up is better there.
+ * device calls, out-of-memory errors and fragmentation. Nothing is marked in a column where all rows of a trace
+ * agree, since no set-up is better there. Events per second are shown but not ranked: they are the replay's
+ * wall-clock speed on this machine, in a short replay mostly the JVM's warm-up, not the allocator's doing.
  */
 final class ComparisonTable {
 
     /** Which way a column improves. */
-    enum Better { LOWER, HIGHER, NONE }
+    enum Better { LOWER, NONE }
 
     /**
      * One column.
@@ -46,6 +48,13 @@ final class ComparisonTable {
     record Row(ReplayResult result, Series series) {
     }
 
+    /** The header of the replay's speed. */
+    static final String SPEED_HEADER = "events/s (wall clock)";
+
+    /** What the speed measures, for hover titles. */
+    static final String SPEED_TITLE = "how fast this machine replayed the trace, the JVM's warm-up included (most of a"
+            + " short replay's time): not a property of the allocator, so not ranked";
+
     static final List<Column> COLUMNS = List.of(
             new Column("allocator", false, Better.NONE, r -> Double.NaN,
                     r -> "<span class=\"setup\">" + r.series().swatchHtml() + esc(r.result().allocator())
@@ -64,13 +73,14 @@ final class ComparisonTable {
                             + Markup.grouped(r.result().ooms()) + "</span>"),
             new Column("fragmentation", true, Better.LOWER, r -> finite(r.result().fragmentation()),
                     ComparisonTable::fragmentationCell),
-            new Column("events/s", true, Better.HIGHER, r -> finite(r.result().eventsPerSecond()),
+            // Wall-clock speed of the replay on this machine, JVM warm-up included: shown, never marked.
+            new Column(SPEED_HEADER, true, Better.NONE, r -> Double.NaN,
                     r -> Double.isFinite(r.result().eventsPerSecond())
-                            ? "<span title=\"" + Markup.grouped(r.result().events()) + " events\">"
-                            + Markup.rate(r.result().eventsPerSecond()) + "</span>"
+                            ? "<span title=\"" + Markup.grouped(r.result().events()) + " events; " + SPEED_TITLE
+                            + "\">" + Markup.rate(r.result().eventsPerSecond()) + "</span>"
                             : "<span class=\"dim\">—</span>"),
             new Column("ground truth", false, Better.NONE, r -> Double.NaN,
-                    r -> groundTruthCell(r.result().groundTruth())));
+                    r -> groundTruthCell(r.result())));
 
     private ComparisonTable() {
     }
@@ -102,7 +112,13 @@ final class ComparisonTable {
                 + "</span><br/><span class=\"dim\">req " + requested + "</span>";
     }
 
-    private static String groundTruthCell(GroundTruth gt) {
+    /**
+     * MATCH, the first difference, or, for an allocator other than the one that recorded the trace, "not comparable"
+     * with the reason in its hover title (a difference would only say that the allocators differ); then the trace's
+     * own figures.
+     */
+    private static String groundTruthCell(ReplayResult r) {
+        GroundTruth gt = r.groundTruth();
         if (gt == null) {
             return "<span class=\"dim\">—</span>";
         }
@@ -111,7 +127,10 @@ final class ComparisonTable {
         String exact = "the trace's own allocator: " + Markup.grouped(gt.deviceMallocs()) + " device mallocs, "
                 + Markup.grouped(gt.deviceFrees()) + " device frees, peak reserved "
                 + Markup.bytesExact(gt.peakReservedBytes());
-        String verdict = gt.match() ? "<span class=\"gt-match\">MATCH</span>"
+        String verdict = !GroundTruthComparability.comparable(r.allocator())
+                ? "<span class=\"gt-na\" title=\"" + esc(GroundTruthComparability.whyNot(r.allocator()))
+                + "\">not comparable</span>"
+                : gt.match() ? "<span class=\"gt-match\">MATCH</span>"
                 : "<span class=\"gt-diff\">" + esc(gt.firstDifference() == null ? "differs" : gt.firstDifference())
                 + "</span>";
         return "<span title=\"" + esc(exact) + "\">" + verdict + "<br/><span class=\"dim\">" + esc(figures)
@@ -129,9 +148,8 @@ final class ComparisonTable {
         out.append("<table class=\"compare\">\n<thead><tr>");
         for (Column c : COLUMNS) {
             out.append("<th").append(c.numeric() ? " class=\"num\"" : "").append('>').append(esc(c.header()))
-                    .append(c.better() == Better.LOWER ? " <span class=\"dir\" title=\"lower is better\">↓</span>"
-                            : c.better() == Better.HIGHER ? " <span class=\"dir\" title=\"higher is better\">↑</span>"
-                            : "")
+                    .append(c.better() == Better.LOWER
+                            ? " <span class=\"dir\" title=\"lower is better\">↓</span>" : "")
                     .append("</th>");
         }
         out.append("</tr></thead>\n");
@@ -176,12 +194,10 @@ final class ComparisonTable {
                 if (Double.isNaN(v)) {
                     continue;
                 }
-                boolean better = column.better() == Better.LOWER ? v < best : v > best;
-                if (Double.isNaN(best) || better) {
+                if (Double.isNaN(best) || v < best) {
                     best = v;
                 }
-                boolean worse = column.better() == Better.LOWER ? v > worst : v < worst;
-                if (Double.isNaN(worst) || worse) {
+                if (Double.isNaN(worst) || v > worst) {
                     worst = v;
                 }
             }

@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -26,8 +27,10 @@ import java.util.Set;
  * <p>The page holds, in order:
  * <ol>
  *   <li>for each trace, a chart of allocated (dashed) and reserved (solid) bytes against the event index, one
- *       colour per allocator set-up, with each set-up's peak reserved marked;</li>
- *   <li>the comparison table, one row per result grouped by trace, the best figure of each column marked;</li>
+ *       colour per allocator set-up, with each set-up's peak reserved marked; a set-up far above the others is
+ *       drawn off the scale, and a caption says so ({@link MemoryChart});</li>
+ *   <li>the comparison table, one row per result grouped by trace, the best figure of each column marked, and the
+ *       results' notes when there are any;</li>
  *   <li>for each result with a peak snapshot, the segment map at the peak: segments in address order, blocks
  *       coloured by state (allocated, pending free, free, unmapped), all maps at one scale.</li>
  * </ol>
@@ -43,15 +46,32 @@ public final class HtmlReport {
     }
 
     /**
-     * Renders the report.
+     * Renders the report, without notes.
      *
      * @param title   the page title, e.g. the command that produced it
      * @param results the results, in the order the table lists them
      * @return the whole HTML document
      */
     public static String render(String title, List<ReplayResult> results) {
+        return render(title, results, Collections.nCopies(results.size(), List.of()));
+    }
+
+    /**
+     * Renders the report with each result's notes (what the commands print under their tables: how the replay
+     * differs from the recording, why a figure reads as it does), listed under the comparison table.
+     *
+     * @param title   the page title, e.g. the command that produced it
+     * @param results the results, in the order the table lists them
+     * @param notes   the notes of each result, index for index (an empty list for none)
+     * @return the whole HTML document
+     * @throws IllegalArgumentException if there are not as many lists of notes as results
+     */
+    public static String render(String title, List<ReplayResult> results, List<List<String>> notes) {
         Objects.requireNonNull(title, "title");
         List<ReplayResult> list = List.copyOf(results);
+        if (notes.size() != list.size()) {
+            throw new IllegalArgumentException(notes.size() + " lists of notes for " + list.size() + " results");
+        }
         List<Series> series = Series.of(list);
 
         Map<String, List<Integer>> byTrace = new LinkedHashMap<>();
@@ -89,10 +109,13 @@ public final class HtmlReport {
         out.append("<section id=\"comparison\">\n<h2>Comparison</h2>\n");
         out.append(ComparisonTable.render(list, series));
         out.append("<p class=\"note\">Figures in <b class=\"best-key\">bold green</b> are the best of their column"
-                + " among the replays of the same trace (↓ lower is better, ↑ higher is better); fragmentation is"
-                + " 1 − allocated/reserved at the reserved peak, “req” the same with requested bytes. Ground"
+                + " among the replays of the same trace (↓ lower is better); fragmentation is"
+                + " 1 − allocated/reserved at the reserved peak, “req” the same with requested bytes. "
+                + esc(ComparisonTable.SPEED_HEADER) + " is " + esc(ComparisonTable.SPEED_TITLE) + ". Ground"
                 + " truth compares the device mallocs, frees, peak reserved and segment sizes with what the"
-                + " trace's own allocator did.</p>\n");
+                + " trace's own allocator did: PyTorch's caching allocator, so only caching and caching-host"
+                + " replays are compared; other allocators are “not comparable”.</p>\n");
+        out.append(notes(byTrace, series, notes));
         out.append("</section>\n");
 
         out.append("<section id=\"segments\">\n<h2>Segment map at the peak</h2>\n");
@@ -133,12 +156,71 @@ public final class HtmlReport {
     }
 
     /**
-     * Renders the report and writes it to {@code file} in UTF-8, creating missing parent directories.
+     * The notes, trace by trace (named when there are several): a note every result of the trace has once, without
+     * a label; any other once, labelled with the set-ups that have it. Empty when there is no note.
+     */
+    private static String notes(Map<String, List<Integer>> byTrace, List<Series> series, List<List<String>> notes) {
+        StringBuilder out = new StringBuilder();
+        for (Map.Entry<String, List<Integer>> group : byTrace.entrySet()) {
+            Map<String, List<Integer>> holders = new LinkedHashMap<>();
+            for (int i : group.getValue()) {
+                for (String note : notes.get(i)) {
+                    List<Integer> h = holders.computeIfAbsent(note, n -> new ArrayList<>());
+                    if (!h.contains(i)) {
+                        h.add(i);
+                    }
+                }
+            }
+            if (holders.isEmpty()) {
+                continue;
+            }
+            if (out.isEmpty()) {
+                out.append("<div class=\"notes\">\n<h3>Notes</h3>\n");
+            }
+            if (byTrace.size() > 1) {
+                out.append("<p class=\"notes-trace\">").append(esc(group.getKey())).append("</p>\n");
+            }
+            out.append("<ul>\n");
+            for (Map.Entry<String, List<Integer>> note : holders.entrySet()) {
+                out.append("<li>");
+                if (note.getValue().size() < group.getValue().size()) {
+                    Set<Series> labelled = new LinkedHashSet<>();
+                    for (int i : note.getValue()) {
+                        labelled.add(series.get(i));
+                    }
+                    List<String> labels = new ArrayList<>();
+                    for (Series s : labelled) {
+                        labels.add("<span class=\"setup\">" + s.swatchHtml() + esc(s.label()) + "</span>");
+                    }
+                    out.append(String.join(", ", labels)).append(": ");
+                }
+                out.append(esc(note.getKey())).append("</li>\n");
+            }
+            out.append("</ul>\n");
+        }
+        if (!out.isEmpty()) {
+            out.append("</div>\n");
+        }
+        return out.toString();
+    }
+
+    /**
+     * Renders the report without notes and writes it to {@code file} in UTF-8, creating missing parent directories.
      *
      * @throws UncheckedIOException when the file cannot be written
      */
     public static void write(Path file, String title, List<ReplayResult> results) {
-        String html = render(title, results);
+        write(file, title, results, Collections.nCopies(results.size(), List.of()));
+    }
+
+    /**
+     * Renders the report with each result's notes ({@link #render(String, List, List)}) and writes it to
+     * {@code file} in UTF-8, creating missing parent directories.
+     *
+     * @throws UncheckedIOException when the file cannot be written
+     */
+    public static void write(Path file, String title, List<ReplayResult> results, List<List<String>> notes) {
+        String html = render(title, results, notes);
         try {
             Path parent = file.toAbsolutePath().getParent();
             if (parent != null) {
@@ -233,6 +315,15 @@ public final class HtmlReport {
                    padding: 1px 4px; border-radius: 3px; overflow-wrap: anywhere; }
             .gt-match { color: #12632b; font-weight: 700; }
             .gt-diff { color: #b42318; font-weight: 600; }
+            .gt-na { color: #5b6475; font-weight: 600; }
+            .notes { font-size: 12.5px; max-width: 1200px; color: #5b6475; }
+            .notes h3 { color: #1d2330; }
+            .notes ul { margin: 2px 0 8px; padding-left: 20px; }
+            .notes li { margin: 2px 0; }
+            .notes .setup { color: #1d2330; white-space: nowrap; }
+            .notes-trace { margin: 6px 0 0; color: #1d2330; }
+            figcaption.off-scale { font-size: 12.5px; max-width: 1200px; color: #5b6475; margin: 4px 0 0; }
+            figcaption.off-scale .setup { color: #1d2330; white-space: nowrap; }
             .map { margin: 8px 0 18px; }
             .map h3 { display: flex; align-items: center; gap: 2px; }
             .map .dim { margin-left: 8px; }

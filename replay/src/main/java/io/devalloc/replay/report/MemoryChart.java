@@ -15,7 +15,16 @@ import java.util.Set;
 /**
  * The memory-over-time chart of one trace, as inline SVG: reserved bytes (solid) and allocated bytes (dashed) of
  * every result on that trace against the event index, one colour per allocator set-up, with the peak reserved
- * marked. The y axis is in the binary unit that suits the largest value (B, KiB, MiB, GiB, TiB).
+ * marked. The y axis is in the binary unit that suits the largest value shown (B, KiB, MiB, GiB, TiB).
+ *
+ * <p>One set-up must not hide the others: {@code bfc} without growth, for one, reserves the whole 80 GiB device at
+ * its first allocation, and on an axis up to 80 GiB every other set-up's lines would lie flat along the bottom. So a
+ * set-up whose largest value (reserved or allocated) is more than {@value #OFF_SCALE_RATIO} times the median
+ * set-up's (the lower median of the set-ups that hold any memory) is drawn <em>off the scale</em>: the y axis ends
+ * at the largest value of the others, the off-scale lines run along the top of the plot where they are beyond it,
+ * an arrow at the top marks each one's peak with its exact value in its hover title, and a caption under the chart
+ * names them with their peaks and states the rule. One scale for all (rather than one per set-up) keeps the lines
+ * that are shown comparable with each other, and the rule is simple enough to state on the page.
  *
  * <p>Timelines longer than a few points per pixel are thinned by keeping, for each pixel column, the first, the
  * lowest, the highest and the last sample, so peaks survive and the SVG stays small whatever the sample count.
@@ -34,6 +43,12 @@ final class MemoryChart {
     private static final long[] UNITS = {ByteSize.TiB, ByteSize.GiB, ByteSize.MiB, ByteSize.KiB, 1};
     private static final String[] UNIT_NAMES = {"TiB", "GiB", "MiB", "KiB", "B"};
 
+    /**
+     * How many times the median set-up's largest value a set-up's largest value may be before it is drawn off the
+     * scale.
+     */
+    static final int OFF_SCALE_RATIO = 4;
+
     private MemoryChart() {
     }
 
@@ -43,15 +58,22 @@ final class MemoryChart {
         out.append("<figure class=\"chart\">\n");
         legend(out, series);
 
-        long maxBytes = 0;
+        long[] largest = new long[results.size()];
         long maxEvent = 1;
-        for (ReplayResult r : results) {
-            Timeline t = r.timeline();
+        for (int r = 0; r < results.size(); r++) {
+            Timeline t = results.get(r).timeline();
             for (int i = 0; i < t.size(); i++) {
-                maxBytes = Math.max(maxBytes, Math.max(t.allocatedAt(i), t.reservedAt(i)));
+                largest[r] = Math.max(largest[r], Math.max(t.allocatedAt(i), t.reservedAt(i)));
                 maxEvent = Math.max(maxEvent, t.eventAt(i));
             }
-            maxEvent = Math.max(maxEvent, r.events());
+            maxEvent = Math.max(maxEvent, results.get(r).events());
+        }
+        boolean[] offScale = offScale(largest);
+        long maxBytes = 0;
+        for (int r = 0; r < largest.length; r++) {
+            if (!offScale[r]) {
+                maxBytes = Math.max(maxBytes, largest[r]);
+            }
         }
         Axis y = byteAxis(maxBytes);
         Axis x = countAxis(maxEvent);
@@ -89,7 +111,6 @@ final class MemoryChart {
         out.append("</g>\n");
         out.append("<rect class=\"frame\" x=\"").append(LEFT).append("\" y=\"").append(TOP).append("\" width=\"")
                 .append(num(PLOT_W)).append("\" height=\"").append(num(PLOT_H)).append("\"/>\n");
-
         // Reserved lines first, then allocated on top (allocated never exceeds reserved, so both stay visible).
         for (int pass = 0; pass < 2; pass++) {
             boolean reserved = pass == 0;
@@ -101,7 +122,8 @@ final class MemoryChart {
                 long[] values = reserved ? t.reserved() : t.allocated();
                 Series s = series.get(i);
                 out.append("<polyline class=\"").append(reserved ? "reserved" : "allocated")
-                        .append("\" stroke=\"").append(s.colour()).append("\" points=\"");
+                        .append(offScale[i] ? " off-scale" : "").append("\" stroke=\"").append(s.colour())
+                        .append("\" points=\"");
                 appendPoints(out, t.event(), values, x.extent, y.extent);
                 out.append("\"><title>").append(esc(s.label())).append(" · ")
                         .append(reserved ? "reserved" : "allocated").append("</title></polyline>\n");
@@ -120,6 +142,17 @@ final class MemoryChart {
                 }
             }
             Series s = series.get(i);
+            if (offScale[i]) {
+                // An arrow at the top of the plot, above the peak, pointing up: the value is beyond the axis.
+                double px = xPos(t.eventAt(peak), x.extent);
+                out.append("<path class=\"peak off-scale\" d=\"M").append(num(px - 6)).append(',')
+                        .append(num(TOP + 10)).append(" L").append(num(px)).append(',').append(num(TOP + 1))
+                        .append(" L").append(num(px + 6)).append(',').append(num(TOP + 10)).append(" Z\" fill=\"")
+                        .append(s.colour()).append("\"><title>").append(esc(s.label()))
+                        .append(" · off the scale: peak reserved ").append(esc(Markup.bytesExact(t.reservedAt(peak))))
+                        .append(" at event ").append(Markup.grouped(t.eventAt(peak))).append("</title></path>\n");
+                continue;
+            }
             out.append("<circle class=\"peak\" cx=\"").append(num(xPos(t.eventAt(peak), x.extent))).append("\" cy=\"")
                     .append(num(yPos(t.reservedAt(peak), y.extent))).append("\" r=\"4\" fill=\"")
                     .append(s.colour()).append("\"><title>").append(esc(s.label())).append(" · peak reserved ")
@@ -134,8 +167,50 @@ final class MemoryChart {
             out.append("<text class=\"empty\" x=\"").append(num(LEFT + PLOT_W / 2)).append("\" y=\"")
                     .append(num(TOP + PLOT_H / 2)).append("\">no timeline samples</text>\n");
         }
-        out.append("</svg>\n</figure>\n");
+        out.append("</svg>\n");
+        caption(out, results, series, offScale, y);
+        out.append("</figure>\n");
         return out.toString();
+    }
+
+    /**
+     * Which set-ups are off the scale: those whose largest value is more than {@value #OFF_SCALE_RATIO} times the
+     * lower median of the largest values above zero. None when fewer than two set-ups hold memory.
+     */
+    static boolean[] offScale(long[] largest) {
+        boolean[] off = new boolean[largest.length];
+        long[] held = Arrays.stream(largest).filter(v -> v > 0).sorted().toArray();
+        if (held.length < 2) {
+            return off;
+        }
+        long median = held[(held.length - 1) / 2];
+        for (int i = 0; i < largest.length; i++) {
+            off[i] = (double) largest[i] > (double) OFF_SCALE_RATIO * median;
+        }
+        return off;
+    }
+
+    /** Under a chart with set-ups off the scale: which, their peaks, and the rule. Nothing otherwise. */
+    private static void caption(StringBuilder out, List<ReplayResult> results, List<Series> series,
+            boolean[] offScale, Axis y) {
+        List<String> named = new ArrayList<>();
+        Set<Series> seen = new LinkedHashSet<>();
+        for (int i = 0; i < results.size(); i++) {
+            if (offScale[i] && seen.add(series.get(i))) {
+                named.add("<span class=\"setup\">" + series.get(i).swatchHtml() + esc(series.get(i).label())
+                        + "</span> (peak reserved " + esc(Markup.bytes(results.get(i).peakReservedBytes())) + ")");
+            }
+        }
+        if (named.isEmpty()) {
+            return;
+        }
+        out.append("<figcaption class=\"off-scale\">Off the scale: ").append(String.join(", ", named))
+                .append(". The y axis ends at ").append(esc(Markup.tick(y.top(), y.step()) + " " + y.unit()))
+                .append(" so that the other set-ups stay readable: a set-up whose largest value is more than ")
+                .append(OFF_SCALE_RATIO).append(" times the median set-up's runs along the top of the chart where it is")
+                .append(" beyond it, its peak marked ▲ with the exact value in the hover title;")
+                .append(" the table has all the figures.")
+                .append("</figcaption>\n");
     }
 
     private static void legend(StringBuilder out, List<Series> series) {
@@ -205,7 +280,9 @@ final class MemoryChart {
             if (k > 0) {
                 out.append(' ');
             }
-            out.append(num(xPos(events[idx], xTop))).append(',').append(num(yPos(values[idx], yTop)));
+            // Values beyond the axis (a set-up off the scale) run along its top.
+            out.append(num(xPos(events[idx], xTop))).append(',')
+                    .append(num(yPos(Math.min(values[idx], (long) yTop), yTop)));
         }
     }
 

@@ -5,6 +5,7 @@ import static io.devalloc.api.units.ByteSize.KiB;
 import static io.devalloc.replay.report.SyntheticResults.OPT;
 import static io.devalloc.replay.report.SyntheticResults.WARM;
 import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -122,7 +123,8 @@ class HtmlReportTest {
             headers.add(h.replace("↓", "").replace("↑", "").strip());
         }
         assertEquals(List.of("allocator", "conf", "device mallocs", "device frees", "peak reserved", "peak allocated",
-                "peak requested", "end reserved", "OOMs", "fragmentation", "events/s", "ground truth"), headers);
+                "peak requested", "end reserved", "OOMs", "fragmentation", "events/s (wall clock)", "ground truth"),
+                headers);
 
         List<String> traces = texts(all(doc, "//table[@class='compare']/tbody/tr[@class='trace-row']/th"));
         assertEquals(List.of(OPT + " 1,234,567 events", WARM + " 40,000 events"), traces);
@@ -137,11 +139,15 @@ class HtmlReportTest {
             cells.add(texts(all(row, "td")));
         }
         assertAll(
+                // direct did not record the trace: its ground truth is not comparable, whatever the difference.
                 () -> assertEquals(List.of("direct sim:80GiB", "default", "120", "118", "1.90 GiB", "1.77 GiB",
                         "1.72 GiB", "0 B", "0", "0.0% req 2.0%", "2.10 M/s",
-                        "device malloc 3: 20.00 MiB, the trace has 2.00 MiB"
-                                + " the trace: 61 mallocs · 59 frees · 1.77 GiB"),
+                        "not comparable the trace: 61 mallocs · 59 frees · 1.77 GiB"),
                         cells.get(0)),
+                // caching under other settings is comparable: the difference is what the setting changed.
+                () -> assertEquals(
+                        "device mallocs: 44, the trace has 30 the trace: 30 mallocs · 2 frees · 900.00 MiB",
+                        cells.get(4).get(11)),
                 () -> assertEquals(List.of("bfc sim:80GiB", "allow_growth:true", "9", "0", "2.50 GiB", "1.82 GiB",
                         "1.72 GiB", "2.50 GiB", "2", "21.0% req 25.0%", "6.20 M/s", "—"), cells.get(1)),
                 () -> assertEquals("MATCH the trace: 61 mallocs · 59 frees · 1.77 GiB", cells.get(2).get(11)),
@@ -153,6 +159,47 @@ class HtmlReportTest {
         Element truth = all(rows.get(2), "td[12]/span").get(0);
         assertEquals("the trace's own allocator: 61 device mallocs, 59 device frees, peak reserved 1.77 GiB"
                 + " (1,897,922,560 B)", truth.getAttribute("title"));
+        // Why not comparable is in the verdict's hover title, and it is not styled as a difference.
+        Element notComparable = all(rows.get(0), "td[12]/span/span").get(0);
+        assertEquals("gt-na", notComparable.getAttribute("class"));
+        assertEquals(io.devalloc.replay.GroundTruthComparability.whyNot("direct"),
+                notComparable.getAttribute("title"));
+        assertEquals(0, all(rows.get(0), ".//*[@class='gt-diff']").size());
+    }
+
+    @Test
+    void notesAreListedUnderTheTableOncePerTraceAndLabelledWithTheSetUpsThatHaveThem() {
+        List<ReplayResult> results = SyntheticResults.threeAllocatorsAndAWarmTrace();
+        List<List<String>> notes = List.of(
+                List.of("everyone on OPT", "direct and bfc"),
+                List.of("everyone on OPT", "direct and bfc", "bfc alone"),
+                List.of("everyone on OPT"),
+                List.of(),
+                List.of("expandable on warm"));
+        Document doc = parse(HtmlReport.render(TITLE, results, notes));
+        Element div = all(doc, "//section[@id='comparison']/div[@class='notes']").get(0);
+        assertEquals("Notes", text(all(div, "h3").get(0)));
+        assertEquals(List.of(OPT, WARM), texts(all(div, "p[@class='notes-trace']")));
+        List<Element> lists = all(div, "ul");
+        assertEquals(2, lists.size());
+        assertEquals(List.of("everyone on OPT", "direct, bfc allow_growth:true: direct and bfc",
+                "bfc allow_growth:true: bfc alone"), texts(all(lists.get(0), "li")));
+        assertEquals(List.of("caching expandable_segments:True,max_split_size_mb:128: expandable on warm"),
+                texts(all(lists.get(1), "li")));
+        // The labels carry their set-up's colour.
+        assertEquals(List.of("background:#1f77b4", "background:#d62728"),
+                all(lists.get(0), "li[2]/span/span[@class='swatch']").stream().map(e -> e.getAttribute("style"))
+                        .toList());
+
+        // One trace: no trace name above the notes; no notes: no section for them.
+        Document one = parse(HtmlReport.render("one", results.subList(0, 3), notes.subList(0, 3)));
+        assertEquals(0, all(one, "//p[@class='notes-trace']").size());
+        assertEquals(3, all(one, "//div[@class='notes']/ul/li").size());
+        assertEquals(0, all(sampleDocument(), "//div[@class='notes']").size());
+
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> HtmlReport.render("bad", results, List.of(List.of())));
+        assertEquals("1 lists of notes for 5 results", e.getMessage());
     }
 
     @Test
@@ -170,16 +217,21 @@ class HtmlReportTest {
             }
         }
         // Rows 0-2 are the OPT trace (direct, bfc, caching), rows 3-4 the warm trace. Peak requested is the same
-        // everywhere, peak allocated and OOMs the same on the warm trace: nothing is marked there.
+        // everywhere, peak allocated and OOMs the same on the warm trace: nothing is marked there. Events per
+        // second differ on both traces but are never marked: they measure the machine and the JVM's warm-up.
         Set<String> expected = new TreeSet<>(List.of(
                 "1 device mallocs", "1 device frees", "2 peak reserved", "2 peak allocated", "0 end reserved",
-                "0 OOMs", "2 OOMs", "0 fragmentation", "2 events/s",
-                "3 device mallocs", "3 device frees", "4 peak reserved", "4 end reserved", "4 fragmentation",
-                "3 events/s"));
+                "0 OOMs", "2 OOMs", "0 fragmentation",
+                "3 device mallocs", "3 device frees", "4 peak reserved", "4 end reserved", "4 fragmentation"));
         assertEquals(expected, marked);
         // Marked cells are bold green in the style sheet.
         String html = HtmlReport.render(TITLE, SyntheticResults.threeAllocatorsAndAWarmTrace());
         assertTrue(html.contains(".compare td.best, .best-key { font-weight: 700; color: #12632b;"), "best style");
+        // No column is "higher is better" any more: the speed was the only one.
+        assertFalse(html.contains("higher is better"), "an upward arrow");
+        assertTrue(text(all(doc, "//section[@id='comparison']/p[@class='note']").get(0)).contains(
+                "events/s (wall clock) is how fast this machine replayed the trace, the JVM's warm-up included"),
+                "the speed is explained");
     }
 
     @Test
@@ -233,6 +285,64 @@ class HtmlReportTest {
                 texts(all(charts.get(1), "svg/g/text[@class='ytick']")));
         assertEquals(List.of("0", "5k", "10k", "15k", "20k", "25k", "30k", "35k", "40k"),
                 texts(all(charts.get(1), "svg/g/text[@class='xtick']")));
+    }
+
+    /** bfc without growth (the whole 80 GiB device from its first allocation) beside caching on the same trace. */
+    static List<ReplayResult> noGrowthBfcAndCaching() {
+        ReplayResult caching = SyntheticResults.threeAllocatorsAndAWarmTrace().get(2);
+        Timeline t = SyntheticResults.timeline(1_234_567, 2_000, 1_850_000_000L, 1.0, 12);
+        long[] reserved = new long[t.size()];
+        java.util.Arrays.fill(reserved, 80 * GiB);
+        ReplayResult bfc = new ReplayResult(OPT, "bfc", "sim:80GiB", "", 1_234_567, 617_000, 616_990, 1, 0,
+                80 * GiB, 1_850_000_000L, 1_850_000_000L, 80 * GiB, 0, 0, 0.98, 0.98, 6_200_000, null,
+                new Timeline(t.event(), t.allocated(), reserved), null);
+        return List.of(bfc, caching);
+    }
+
+    @Test
+    void aRunFarAboveTheOthersIsDrawnOffTheScaleAndTheCaptionSaysSo() {
+        Document doc = parse(HtmlReport.render(TITLE, noGrowthBfcAndCaching()));
+        Element chart = all(doc, "//figure[@class='chart']").get(0);
+        // The axis is caching's (peak reserved 1.77 GiB), not bfc's 80 GiB.
+        assertEquals(List.of("0", "0.5 GiB", "1 GiB", "1.5 GiB", "2 GiB"),
+                texts(all(chart, "svg/g/text[@class='ytick']")));
+        assertEquals("Off the scale: bfc (peak reserved 80.00 GiB). The y axis ends at 2 GiB so that the other"
+                + " set-ups stay readable: a set-up whose largest value is more than 4 times the median set-up's"
+                + " runs along the top of the chart where it is beyond it, its peak marked ▲ with the exact value in"
+                + " the hover title; the table has all the figures.",
+                text(all(chart, "figcaption[@class='off-scale']").get(0)));
+        // bfc's reserved line runs along the top of the plot; its allocated line, on the scale, stays below it.
+        List<Element> lines = all(chart, "svg/polyline");
+        assertEquals(List.of("reserved off-scale", "reserved", "allocated off-scale", "allocated"),
+                lines.stream().map(e -> e.getAttribute("class")).toList());
+        for (String point : lines.get(0).getAttribute("points").split(" ")) {
+            assertEquals(14.0, Double.parseDouble(point.split(",")[1]), 1e-9, point);
+        }
+        // Its peak is an arrow at the top with the exact value; caching keeps its circle, high in the plot.
+        Element arrow = all(chart, "svg/path[@class='peak off-scale']").get(0);
+        assertEquals("bfc · off the scale: peak reserved 80.00 GiB (85,899,345,920 B) at event 0",
+                text(all(arrow, "title").get(0)));
+        List<Element> circles = all(chart, "svg/circle[@class='peak']");
+        assertEquals(1, circles.size());
+        assertTrue(Double.parseDouble(circles.get(0).getAttribute("cy")) < 14 + 318 / 4.0,
+                () -> "caching's peak is not flattened: " + circles.get(0).getAttribute("cy"));
+
+        // No run far above the others: one axis up to the largest, no caption.
+        assertEquals(0, all(sampleDocument(), "//figcaption").size());
+    }
+
+    @Test
+    void offTheScaleIsMoreThanFourTimesTheLowerMedianOfTheRunsThatHoldMemory() {
+        assertArrayEquals(new boolean[] {false, true}, MemoryChart.offScale(new long[] {1 * GiB, 80 * GiB}));
+        assertArrayEquals(new boolean[] {false, false}, MemoryChart.offScale(new long[] {1 * GiB, 4 * GiB}));
+        assertArrayEquals(new boolean[] {false, true, false, false},
+                MemoryChart.offScale(new long[] {2 * GiB, 80 * GiB, 1 * GiB, 3 * GiB}));
+        // Two at 80 GiB and one small: the median is 80 GiB, nothing is off the scale.
+        assertArrayEquals(new boolean[] {false, false, false},
+                MemoryChart.offScale(new long[] {80 * GiB, 80 * GiB, 1 * GiB}));
+        // A run that holds nothing does not count; one run alone is never off the scale.
+        assertArrayEquals(new boolean[] {false, false}, MemoryChart.offScale(new long[] {0, 80 * GiB}));
+        assertArrayEquals(new boolean[] {false}, MemoryChart.offScale(new long[] {80 * GiB}));
     }
 
     @Test
@@ -412,11 +522,19 @@ class HtmlReportTest {
                 new Timeline(new long[] {0, 10}, new long[] {0, 4096}, new long[] {4096, 4096}), snapshot);
     }
 
+    /** Like {@link #hostile()}, through the recording allocator, so that its hostile difference is shown. */
+    static ReplayResult hostileCaching() {
+        ReplayResult h = hostile();
+        return new ReplayResult(h.trace(), "caching", h.device(), h.conf(), 10, 5, 5, 1, 1, 4096, 4096, 4096, 0, 0,
+                0, 0, 0, 1_000, h.groundTruth(), h.timeline(), h.peakSnapshot());
+    }
+
     @Test
     void hostileNamesStayText() {
         ReplayResult r = hostile();
         String title = "report </title><script>alert(4)</script>";
-        String html = HtmlReport.render(title, List.of(r));
+        String html = HtmlReport.render(title, List.of(r, hostileCaching()),
+                List.of(List.of("<script>alert(6)</script>"), List.of()));
         assertFalse(html.contains("<script"), "a script tag");
         assertFalse(html.contains("<img"), "an img tag");
         assertFalse(html.contains("<b>"), "a b tag from a name");
@@ -433,8 +551,12 @@ class HtmlReportTest {
         List<Element> cells = all(row, "td");
         assertEquals("bfc<b>bold</b> sim:1GiB\"><svg onload=alert(3)>", text(cells.get(0)));
         assertEquals("<script>alert(1)</script>", text(cells.get(1)));
-        assertTrue(text(cells.get(11)).startsWith("</td><script>alert(2)</script>\uFFFD the trace:"),
-                text(cells.get(11)));
+        assertTrue(text(cells.get(11)).startsWith("not comparable the trace:"), text(cells.get(11)));
+        List<Element> caching = all(all(doc, "//tr[@class='result']").get(1), "td");
+        assertTrue(text(caching.get(11)).startsWith("</td><script>alert(2)</script>\uFFFD the trace:"),
+                text(caching.get(11)));
+        assertTrue(text(all(doc, "//div[@class='notes']/ul/li").get(0)).endsWith(": <script>alert(6)</script>"),
+                "the note, escaped");
         assertEquals(r.trace() + " 10 events", text(all(doc, "//tr[@class='trace-row']/th").get(0)));
         assertTrue(text(all(doc, "//div[@class='map']/svg/rect[@class='seg']/title").get(0))
                 .contains("pool\"><script>alert(5)</script> pool"));
