@@ -167,7 +167,8 @@ class CompactTraceTest {
     void aMalformedFileFailsWhileItIsReadNamingTheLine(@org.junit.jupiter.api.io.TempDir Path dir)
             throws IOException {
         Path bad = dir.resolve("bad.csv");
-        List<String> lines = new ArrayList<>(Files.readAllLines(SharedTraceReplayTest.opt("memory.csv")).subList(0, 50));
+        List<String> lines =
+                new ArrayList<>(Files.readAllLines(SharedTraceReplayTest.opt("memory.csv")).subList(0, 50));
         lines.add("49,alloc,notanumber,512,0,0");
         Files.write(bad, lines);
         Exception e = assertThrows(io.devalloc.trace.TraceFormatException.class, () -> CompactTrace.read(bad));

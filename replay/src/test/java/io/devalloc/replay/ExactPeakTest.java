@@ -154,10 +154,11 @@ class ExactPeakTest {
 
     @Test
     void aDirectAllocatorsFailureReportsItsBytesAfterTheFailure() throws IOException {
-        ReplayResult r = replay(options("direct", "sim:1MiB").withStopAtFirstOom(true), TestTraces.of(TraceFormat.RMM_CSV)
-                .alloc(1, 600 * 1024)
-                .alloc(2, 600 * 1024)
-                .free(1)).result();
+        ReplayResult r = replay(options("direct", "sim:1MiB").withStopAtFirstOom(true),
+                TestTraces.of(TraceFormat.RMM_CSV)
+                        .alloc(1, 600 * 1024)
+                        .alloc(2, 600 * 1024)
+                        .free(1)).result();
         assertEquals(new ReplayResult.OomPoint(2, 600 * 1024, 600 * 1024, 600 * 1024), r.firstOom());
         assertEquals(2, r.events());
         assertNotNull(r.peakSnapshot());
