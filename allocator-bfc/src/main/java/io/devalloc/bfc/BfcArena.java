@@ -10,6 +10,8 @@ import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.spi.AbstractDeviceAllocator;
+import io.devalloc.api.spi.LiveBytes;
+import io.devalloc.api.spi.SizeRounding;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import java.util.ArrayDeque;
@@ -39,8 +41,13 @@ import org.slf4j.LoggerFactory;
  * dumps, the out-of-memory log and the out-of-memory error are {@link BfcArenaDumps}'s. The fields those read are
  * package-private (as Netty's pool internals are), read only with the lock held, and written only here; the tests'
  * invariant checker reads them too.
+ *
+ * <p>Capabilities for replays (reached with {@code unwrap}): {@link LiveBytes} reads the pool, in-use and requested
+ * counters without the lock (plain reads of fields only the lock holder writes: exact on the thread that made the
+ * last call, which is all a single-threaded replay asks, at no cost on its hot loop); {@link SizeRounding} is
+ * {@code RoundedBytes} (a multiple of 256 B).
  */
-final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator {
+final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, LiveBytes, SizeRounding {
 
     private static final Logger LOG = LoggerFactory.getLogger(BfcArena.class);
     static final long MIN = Bins.MIN_ALLOCATION_SIZE;
@@ -928,6 +935,35 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** The regions' bytes ({@code pool_bytes}), read without the lock. */
+    @Override
+    public long reservedBytes() {
+        return poolBytes;
+    }
+
+    /** The in-use chunks' bytes ({@code bytes_in_use}), read without the lock. */
+    @Override
+    public long allocatedBytes() {
+        return bytesInUse;
+    }
+
+    /** The in-use chunks' requests, read without the lock. */
+    @Override
+    public long requestedBytes() {
+        return requestedInUse;
+    }
+
+    /** {@code RoundedBytes}: up to a multiple of 256 B. */
+    @Override
+    public long roundedSize(long requested) {
+        long rounded = requested < 0 ? -1 : roundedBytes(requested);
+        if (rounded < 0) {
+            throw new IllegalArgumentException("size must be in [0, " + (Long.MAX_VALUE - MIN + 1) + "], got "
+                    + requested);
+        }
+        return rounded;
     }
 
     @Override

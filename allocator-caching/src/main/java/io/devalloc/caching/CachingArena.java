@@ -17,6 +17,9 @@ import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.spi.AbstractDeviceAllocator;
+import io.devalloc.api.spi.LiveBytes;
+import io.devalloc.api.spi.MappedPages;
+import io.devalloc.api.spi.SizeRounding;
 import io.devalloc.api.spi.TraceStateRestore;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.caching.DeviceStats.Metric;
@@ -57,8 +60,15 @@ import java.util.function.BooleanSupplier;
  * made (the warm start of the {@code replay} module works these out). A restore does its bookkeeping with the
  * methods the malloc path uses ({@code mallocSegment}, {@code addExpandableSegment}, {@code addMapped},
  * {@code countAllocation}), so that the two cannot count differently.
+ *
+ * <p><b>Capabilities for replays</b> (reached with {@code unwrap}): {@link LiveBytes} reads the reserved, allocated
+ * and requested counters without the lock (plain reads of fields that only the lock holder writes: exact on the
+ * thread that made the last call, which is all a single-threaded replay asks, and no cost on its hot loop);
+ * {@link SizeRounding} is {@code round_size}; {@link MappedPages} gives the page of an expandable segment (2 MiB
+ * in the small pool, {@code large_segment_size} in the large one).
  */
-final class CachingArena extends AbstractDeviceAllocator implements CachingAllocator, TraceStateRestore {
+final class CachingArena extends AbstractDeviceAllocator
+        implements CachingAllocator, TraceStateRestore, LiveBytes, SizeRounding, MappedPages {
 
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CachingArena.class);
 
@@ -174,7 +184,7 @@ final class CachingArena extends AbstractDeviceAllocator implements CachingAlloc
             // PyTorch checks this before anything else, and counts nothing.
             MemoryInfo info = device().memoryInfo();
             throw new OutOfMemoryException(OutOfMemoryException.Reason.REQUEST_TOO_LARGE, device().descriptor().id(),
-                    size, info.freeBytes(), info.totalBytes(), reservedBytes(), allocatedBytes(), limit(),
+                    size, info.freeBytes(), info.totalBytes(), lockedReservedBytes(), lockedAllocatedBytes(), limit(),
                     "CUDA out of memory. Tried to allocate more than 1EB memory. (requested " + size + " bytes)");
         }
         OutOfMemoryException oom = null;
@@ -1550,7 +1560,7 @@ final class CachingArena extends AbstractDeviceAllocator implements CachingAlloc
 
     // ================================================================================================ stats
 
-    private long allocatedBytes() {
+    private long lockedAllocatedBytes() {
         lock.lock();
         try {
             return stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
@@ -1559,10 +1569,50 @@ final class CachingArena extends AbstractDeviceAllocator implements CachingAlloc
         }
     }
 
-    private long reservedBytes() {
+    private long lockedReservedBytes() {
         lock.lock();
         try {
             return stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@code reserved_bytes.all.current}, read without the lock (see the class documentation). */
+    @Override
+    public long reservedBytes() {
+        return stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
+    }
+
+    /** {@code allocated_bytes.all.current}, read without the lock (see the class documentation). */
+    @Override
+    public long allocatedBytes() {
+        return stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
+    }
+
+    /** The requested bytes of allocated blocks, as {@link #stats()} reports them, read without the lock. */
+    @Override
+    public long requestedBytes() {
+        return requestedAllocated;
+    }
+
+    /** {@code round_size}, as {@link #roundSize}. */
+    @Override
+    public long roundedSize(long requested) {
+        return sizes.roundSize(requested);
+    }
+
+    /** The page of the expandable segment holding {@code address}: 2 MiB or {@code large_segment_size}; else 0. */
+    @Override
+    public long mappedPageBytes(long address) {
+        lock.lock();
+        try {
+            for (ExpandableSegment e : expandableSegments) {
+                if (e.holds(address)) {
+                    return e.pageSize;
+                }
+            }
+            return 0;
         } finally {
             lock.unlock();
         }

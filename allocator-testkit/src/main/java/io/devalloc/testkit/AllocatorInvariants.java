@@ -5,6 +5,8 @@ import io.devalloc.api.snapshot.BlockSnapshot;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.snapshot.SegmentSnapshot;
+import io.devalloc.api.spi.LiveBytes;
+import io.devalloc.api.spi.SizeRounding;
 import io.devalloc.api.stats.AllocatorStats;
 import java.util.HashSet;
 import java.util.Map;
@@ -13,7 +15,8 @@ import java.util.Set;
 /**
  * Checks that hold for every allocator at every quiet moment (Caffeine's "validation after every test"):
  * stats agree with each other and with what the test knows is live, and the snapshot tiles its segments and
- * shows exactly the live allocations.
+ * shows exactly the live allocations. An allocator that offers {@link LiveBytes} reads the same figures as its stats,
+ * and one that offers {@link SizeRounding} rounds each live request to at most its block's size.
  */
 public final class AllocatorInvariants {
 
@@ -38,6 +41,15 @@ public final class AllocatorInvariants {
                 + live.size() + " are live");
         expect(s.requestedBytes() == live.requestedBytes(), "requestedBytes " + s.requestedBytes() + " but "
                 + live.requestedBytes() + " are live");
+        allocator.unwrap(LiveBytes.class).ifPresent(liveBytes -> {
+            expect(liveBytes.reservedBytes() == s.reservedBytes(), "LiveBytes reads " + liveBytes.reservedBytes()
+                    + " reserved bytes but stats say " + s.reservedBytes());
+            expect(liveBytes.allocatedBytes() == s.allocatedBytes(), "LiveBytes reads " + liveBytes.allocatedBytes()
+                    + " allocated bytes but stats say " + s.allocatedBytes());
+            expect(liveBytes.requestedBytes() == s.requestedBytes(), "LiveBytes reads " + liveBytes.requestedBytes()
+                    + " requested bytes but stats say " + s.requestedBytes());
+        });
+        SizeRounding rounding = allocator.unwrap(SizeRounding.class).orElse(null);
         MemorySnapshot snap = allocator.snapshot();
         try {
             snap.checkInvariants();
@@ -57,6 +69,12 @@ public final class AllocatorInvariants {
                             + " that is not live");
                     expect(b.requestedSize() == requested, "block 0x" + Long.toHexString(b.address())
                             + " requested " + b.requestedSize() + " but " + requested + " was asked");
+                    if (rounding != null) {
+                        long rounded = rounding.roundedSize(b.requestedSize());
+                        expect(rounded >= b.requestedSize() && rounded <= b.size(), "block 0x"
+                                + Long.toHexString(b.address()) + " of " + b.size() + " B for a request of "
+                                + b.requestedSize() + " B, which SizeRounding rounds to " + rounded + " B");
+                    }
                 } else if (b.state() == BlockState.FREE) {
                     largestFree = Math.max(largestFree, b.size());
                 }

@@ -96,4 +96,22 @@ class BenchmarksSmokeTest {
             }
         }
     }
+
+    /** Each setting replays the whole OPT trace from its compact form, twice with the same figures. */
+    @ParameterizedTest
+    @ValueSource(strings = {"caching", "caching-expandable", "bfc-growth"})
+    void compactTraceReplaysTheWholeOptTrace(String setting) throws java.io.IOException {
+        ReplayCompactTraceBenchmark b = new ReplayCompactTraceBenchmark();
+        b.setting = setting;
+        b.peakSnapshot = true;
+        b.readTrace(java.nio.file.Path.of("..", "traces", "pt-opt-zeroth-order-fl", "memory.csv"));
+        io.devalloc.replay.ReplayResult first = b.replay().result();
+        io.devalloc.replay.ReplayResult second = b.replay().result();
+        assertEquals(first.peak(), second.peak());
+        assertEquals(0, first.ooms());
+        assertTrue(first.peakReservedBytes() > 0);
+        if (setting.startsWith("caching")) {
+            assertTrue(first.groundTruth() != null);
+        }
+    }
 }

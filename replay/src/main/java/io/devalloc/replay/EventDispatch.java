@@ -25,6 +25,8 @@ final class EventDispatch {
     /** Live-key map value: the key's allocation ran out of memory. */
     static final long FAILED = Long.MIN_VALUE;
 
+    private static final TraceEvent.Kind[] KINDS = TraceEvent.Kind.values();
+
     private final DeviceAllocator allocator;
     private final ObservedDevice device;
     /** Told of every successful allocation, or null. */
@@ -45,6 +47,8 @@ final class EventDispatch {
     private long allocs;
     private long frees;
     private long ooms;
+    /** The bytes the last allocation that failed with out of memory asked for. */
+    private long lastOomRequest;
     private long unknownFrees;
     private long failedFrees;
     private long reallocations;
@@ -73,15 +77,18 @@ final class EventDispatch {
         return live;
     }
 
-    /** Applies event {@code k} of {@code batch}, and returns its kind. */
-    TraceEvent.Kind apply(ReadAhead.Batch batch, int k) {
-        TraceEvent.Kind kind = batch.kind(k);
+    /**
+     * Applies one event, given by its columns (the kind as the ordinal of {@link TraceEvent.Kind}), and returns its
+     * kind.
+     */
+    TraceEvent.Kind apply(byte kindOrdinal, long key, long size, long traceStream) {
+        TraceEvent.Kind kind = KINDS[kindOrdinal];
         switch (kind) {
-            case ALLOC -> alloc(batch.key[k], batch.size[k], batch.stream[k]);
-            case FREE -> free(batch.key[k]);
+            case ALLOC -> alloc(key, size, traceStream);
+            case FREE -> free(key);
             case PREALLOC -> {
                 if (!warmStateRestored) {
-                    alloc(batch.key[k], batch.size[k], batch.stream[k]);
+                    alloc(key, size, traceStream);
                 }
             }
             case SEGMENT_FREE, SEGMENT_UNMAP -> {
@@ -128,6 +135,7 @@ final class EventDispatch {
             ours = allocator.malloc(size, stream(traceStream));
         } catch (OutOfMemoryException e) {
             ooms++;
+            lastOomRequest = size;
             ours = FAILED;
         }
         if (ours != FAILED) {
@@ -170,6 +178,11 @@ final class EventDispatch {
     /** Allocations that failed with out of memory. */
     long ooms() {
         return ooms;
+    }
+
+    /** The bytes the last allocation that failed with out of memory asked for (0 before the first). */
+    long lastOomRequest() {
+        return lastOomRequest;
     }
 
     /** Frees of a key that was not live (skipped). */

@@ -15,6 +15,14 @@ final class LongList {
         values[size++] = value;
     }
 
+    void addAll(LongList other) {
+        if (size + other.size > values.length) {
+            values = Arrays.copyOf(values, Math.max(values.length * 2, size + other.size));
+        }
+        System.arraycopy(other.values, 0, values, size, other.size);
+        size += other.size;
+    }
+
     long get(int index) {
         if (index >= size) {
             throw new IndexOutOfBoundsException(index);

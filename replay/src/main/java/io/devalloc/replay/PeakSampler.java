@@ -1,52 +1,46 @@
 package io.devalloc.replay;
 
 import io.devalloc.api.DeviceAllocator;
-import io.devalloc.api.snapshot.MemorySnapshot;
+import io.devalloc.api.spi.LiveBytes;
 import io.devalloc.api.stats.AllocatorStats;
 import java.util.Arrays;
 
 /**
- * Samples the allocator's figures while a replay runs: the reserved peak with the highest allocated and requested
- * bytes seen at it (for fragmentation at the peak), the allocator's snapshot at the peak, and the timeline of
- * allocated and reserved bytes. The rules, the same in one pass and in two, are the package's (see
- * {@link io.devalloc.replay}); this class applies them after every event.
+ * Watches the allocator's figures while a replay runs: the moment of the reserved peak (the first event after which
+ * the reserved bytes are at their highest and, among those, the allocated bytes at theirs) with the allocated and
+ * requested bytes there, and the timeline of allocated and reserved bytes. The rules, the same in one pass and in
+ * two, are the package's (see {@link io.devalloc.replay}); this class applies them after every event.
  *
- * <p>{@link #afterEvent} is on the replay's hot loop: it reads the device's counters and, at the rules' strides
- * only, the allocator's stats and snapshot; it creates no objects of its own. Not thread-safe: the replaying
- * thread only.
+ * <p>With an allocator that offers {@link LiveBytes} the bytes are read after every event, so the peak is exact. With
+ * any other, they are read from its stats at the events the package documentation names (after every device malloc,
+ * and at a stride), so the peak is the fullest of those moments.
+ *
+ * <p>{@link #afterEvent} is on the replay's hot loop: it reads the allocator's counters (or, without
+ * {@link LiveBytes}, the device's, and the allocator's stats at the rules' strides only); it creates no objects of
+ * its own. Not thread-safe: the replaying thread only.
  */
 final class PeakSampler {
 
     /**
-     * In a one-pass replay, whose event count is not known in advance: at most once per this many timeline strides
-     * (about 1% of the events replayed so far, as the stride doubles with them).
-     */
-    static final int SNAPSHOT_SAMPLES = 20;
-    /**
-     * Allocated and requested bytes at the reserved peak are read every this many events (a power of two) in the
-     * first 32,768 events, then every 1/1024 of the events replayed so far (rounded down to a power of two), besides
-     * after every device malloc: the fragmentation figures are sampled, the same way in one pass and in two, about a
-     * thousand times per doubling of the events (an allocator's stats can cost time proportional to its free blocks).
+     * Without {@link LiveBytes}: allocated and requested bytes are read every this many events (a power of two) in
+     * the first 32,768 events, then every 1/1024 of the events replayed so far (rounded down to a power of two),
+     * besides after every device malloc: the peak is found among those moments, the same way in one pass and in two,
+     * about a thousand times per doubling of the events (an allocator's stats can cost time proportional to its free
+     * blocks).
      */
     static final int OBSERVE_INTERVAL = 32;
 
     private final DeviceAllocator allocator;
+    /** The allocator's counters, or null: then its stats are sampled. */
+    private final LiveBytes live;
     private final ObservedDevice device;
 
-    // Peak tracking.
+    // The peak.
     private long seenGrows;
-    private long seenShrinks;
+    private long peakEvent;
     private long peakReserved;
     private long allocatedAtPeak;
     private long requestedAtPeak;
-    private boolean atPeak;
-    private MemorySnapshot peakSnapshot;
-    private long snapshotReserved = -1;
-    private long snapshotEvent;
-    /** Fixed when the event count is known in advance (two passes), else follows the timeline's stride. */
-    private long snapshotStride;
-    private long snapshotEndNanos;
-    private long snapshotCostNanos;
 
     // Timeline.
     private long sampleStride;
@@ -63,68 +57,112 @@ final class PeakSampler {
      */
     PeakSampler(DeviceAllocator allocator, ObservedDevice device, long totalEvents) {
         this.allocator = allocator;
+        this.live = allocator.unwrap(LiveBytes.class).orElse(null);
         this.device = device;
         // The event count is known with two passes; in one pass the timeline halves its points (doubling its
         // stride) whenever they fill up.
         if (totalEvents >= 0) {
-            snapshotStride = Math.max(1, totalEvents * Replayer.SNAPSHOT_STRIDE_PERCENT / 100);
             sampleStride = Math.max(1, (totalEvents + Replayer.MAX_TIMELINE_POINTS - 3)
                     / (Replayer.MAX_TIMELINE_POINTS - 2));
         } else {
             sampleStride = 1;
-            snapshotStride = SNAPSHOT_SAMPLES;
         }
-        snapshotEvent = -snapshotStride;
         nextSample = sampleStride;
     }
 
-    /** Samples the state before the first event (after a warm start): event 0. */
+    /** Samples the state before the first event (after a warm start): event 0, the peak until another is higher. */
     void start() {
-        AllocatorStats initial = allocator.stats();
-        observe(initial);
-        record(0, initial);
-        maybeSnapshot(0);
+        if (live != null) {
+            peakReserved = live.reservedBytes();
+            allocatedAtPeak = live.allocatedBytes();
+            requestedAtPeak = live.requestedBytes();
+            record(0, allocatedAtPeak, peakReserved);
+        } else {
+            AllocatorStats initial = allocator.stats();
+            peakReserved = initial.reservedBytes();
+            allocatedAtPeak = initial.allocatedBytes();
+            requestedAtPeak = initial.requestedBytes();
+            record(0, initial.allocatedBytes(), initial.reservedBytes());
+        }
+        peakEvent = 0;
     }
 
     /** Samples after event {@code i} (1-based), as the rules say. */
     void afterEvent(long i) {
-        seenShrinksCheck();
+        if (live != null) {
+            long reserved = live.reservedBytes();
+            if (reserved >= peakReserved) {
+                observe(i, reserved, live.allocatedBytes(), live);
+            }
+            if (i == nextSample) {
+                record(i, live.allocatedBytes(), reserved);
+                nextSample = i + sampleStride;
+            }
+            return;
+        }
         if (device.grows() != seenGrows) {
             seenGrows = device.grows();
-            observe(allocator.stats());
+            observe(i, allocator.stats());
         } else if ((i & (Math.max(OBSERVE_INTERVAL, Long.highestOneBit(i) >>> 10) - 1)) == 0) {
-            observe(allocator.stats());
+            observe(i, allocator.stats());
         }
-        maybeSnapshot(i);
         if (i == nextSample) {
-            record(i, allocator.stats());
+            AllocatorStats s = allocator.stats();
+            record(i, s.allocatedBytes(), s.reservedBytes());
             nextSample = i + sampleStride;
         }
     }
 
     /**
-     * Samples the end state after the last event {@code i}: the peak, a last snapshot if the state is at a peak not
-     * yet taken (or none was taken), and the timeline's last point.
+     * Samples the end state after the last event {@code i}: the peak and the timeline's last point.
      *
      * @return the allocator's stats at the end
      */
     AllocatorStats finish(long i) {
         AllocatorStats end = allocator.stats();
-        seenShrinksCheck();
-        seenGrows = device.grows();
-        observe(end);
-        if ((snapshotReserved < peakReserved && atPeak) || peakSnapshot == null) {
-            takeSnapshot(i);
+        if (live == null) {
+            seenGrows = device.grows();
+            observe(i, end);
         }
         if (samples == 0 || sampleEvent[samples - 1] != i) {
-            record(i, end);
+            record(i, end.allocatedBytes(), end.reservedBytes());
         }
         return end;
     }
 
-    /** The highest reserved bytes read from the allocator's stats. */
+    /** The reserved bytes now (after the last event applied). */
+    long reservedNow() {
+        return live != null ? live.reservedBytes() : allocator.stats().reservedBytes();
+    }
+
+    /** The allocated bytes now (after the last event applied). */
+    long allocatedNow() {
+        return live != null ? live.allocatedBytes() : allocator.stats().allocatedBytes();
+    }
+
+    /** Whether the peak is exact (read after every event) rather than the fullest sampled moment. */
+    boolean exact() {
+        return live != null;
+    }
+
+    /** The event after which the peak was reached (0: before the first event). */
+    long peakEvent() {
+        return peakEvent;
+    }
+
+    /** The highest reserved bytes read. */
     long peakReserved() {
         return peakReserved;
+    }
+
+    /** The allocated bytes at the peak. */
+    long allocatedAtPeak() {
+        return allocatedAtPeak;
+    }
+
+    /** The requested bytes at the peak. */
+    long requestedAtPeak() {
+        return requestedAtPeak;
     }
 
     /** At the reserved peak: 1 − allocated / reserved (0 when nothing was reserved). */
@@ -137,71 +175,39 @@ final class PeakSampler {
         return peakReserved <= 0 ? 0.0 : 1.0 - (double) requestedAtPeak / peakReserved;
     }
 
-    /** The snapshot taken at the peak (after {@link #finish}, never null). */
-    MemorySnapshot peakSnapshot() {
-        return peakSnapshot;
-    }
-
     /** The timeline's points, in event order. */
     ReplayResult.Timeline timeline() {
         return new ReplayResult.Timeline(Arrays.copyOf(sampleEvent, samples), Arrays.copyOf(sampleAllocated, samples),
                 Arrays.copyOf(sampleReserved, samples));
     }
 
-    private void seenShrinksCheck() {
-        if (device.shrinks() != seenShrinks) {
-            seenShrinks = device.shrinks();
-            atPeak = false;
-        }
-    }
-
-    /**
-     * Called with fresh stats whenever reserved bytes may have grown (a new peak, or back at the peak), at the
-     * {@link #OBSERVE_INTERVAL} stride, at the start and at the end (the same events whether the replay makes one
-     * pass or two): keeps the peak, and the highest allocated and requested bytes seen at it.
-     */
-    private void observe(AllocatorStats s) {
+    private void observe(long i, AllocatorStats s) {
         long reserved = s.reservedBytes();
-        if (reserved > peakReserved) {
+        if (reserved > peakReserved || (reserved == peakReserved && s.allocatedBytes() > allocatedAtPeak)) {
+            peakEvent = i;
             peakReserved = reserved;
             allocatedAtPeak = s.allocatedBytes();
             requestedAtPeak = s.requestedBytes();
-        } else if (reserved == peakReserved) {
-            allocatedAtPeak = Math.max(allocatedAtPeak, s.allocatedBytes());
-            requestedAtPeak = Math.max(requestedAtPeak, s.requestedBytes());
-        }
-        atPeak = reserved == peakReserved;
-    }
-
-    /**
-     * The snapshot rule: when the current state is at the reserved peak and the last snapshot is below it, take
-     * one, unless one was taken in the last {@link Replayer#SNAPSHOT_STRIDE_PERCENT}% of the events or less than
-     * {@link Replayer#SNAPSHOT_TIME_FACTOR} times its own cost ago; the check repeats after every event while the
-     * state stays at the peak, and at the end.
-     */
-    private void maybeSnapshot(long i) {
-        if (atPeak && snapshotReserved < peakReserved && peakReserved > 0 && i - snapshotEvent >= snapshotStride
-                && System.nanoTime() - snapshotEndNanos >= Replayer.SNAPSHOT_TIME_FACTOR * snapshotCostNanos) {
-            takeSnapshot(i);
         }
     }
 
-    private void takeSnapshot(long i) {
-        long start = System.nanoTime();
-        peakSnapshot = allocator.snapshot();
-        snapshotReserved = peakSnapshot.stats().reservedBytes();
-        snapshotEvent = i;
-        snapshotEndNanos = System.nanoTime();
-        snapshotCostNanos = snapshotEndNanos - start;
+    /** With {@code reserved} at least the peak: a new peak, or a fuller moment of it. */
+    private void observe(long i, long reserved, long allocated, LiveBytes bytes) {
+        if (reserved > peakReserved || allocated > allocatedAtPeak) {
+            peakEvent = i;
+            peakReserved = reserved;
+            allocatedAtPeak = allocated;
+            requestedAtPeak = bytes.requestedBytes();
+        }
     }
 
-    private void record(long i, AllocatorStats s) {
+    private void record(long i, long allocated, long reserved) {
         if (samples == sampleEvent.length) {
             halveTimeline();
         }
         sampleEvent[samples] = i;
-        sampleAllocated[samples] = s.allocatedBytes();
-        sampleReserved[samples] = s.reservedBytes();
+        sampleAllocated[samples] = allocated;
+        sampleReserved[samples] = reserved;
         samples++;
     }
 
@@ -220,6 +226,5 @@ final class PeakSampler {
         }
         samples = kept;
         sampleStride *= 2;
-        snapshotStride = SNAPSHOT_SAMPLES * sampleStride;
     }
 }

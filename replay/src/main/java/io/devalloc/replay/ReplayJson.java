@@ -19,9 +19,16 @@ import java.util.Map;
  * {@code peak_allocated_bytes}, {@code peak_requested_bytes}, {@code end_reserved_bytes}, {@code ooms},
  * {@code alloc_retries}, {@code fragmentation} (1 − allocated / reserved at the reserved peak),
  * {@code requested_fragmentation} (1 − requested / reserved there), {@code events_per_second},
- * {@code empty_cache_calls}, {@code streams}, {@code timeline_points}, then for PyTorch traces {@code ground_truth}:
- * {@code device_mallocs}, {@code device_frees}, {@code peak_reserved_bytes}, {@code comparable} (whether this
- * allocator can be compared with what the trace recorded: only {@code caching}, see
+ * {@code empty_cache_calls}, {@code streams}, {@code timeline_points}, then {@code peak} (the moment of the reserved
+ * peak, {@link ReplayResult.Peak}): {@code event} (after which event, 0 before the first), {@code reserved_bytes},
+ * {@code allocated_bytes}, {@code requested_bytes} and {@code exact} (false when the allocator's bytes were sampled);
+ * {@code waste_at_peak} (from the peak snapshot, {@link WasteAtPeak}; null without one): {@code rounding},
+ * {@code unsplit_remainder}, {@code free_in_used_segments}, {@code free_segments}, {@code unmapped_page_tails} and
+ * {@code total} (reserved &minus; requested bytes at the peak); {@code first_oom} (the first allocation that failed
+ * with out of memory, {@link ReplayResult.OomPoint}; null when none did): {@code event}, {@code request_bytes},
+ * {@code reserved_bytes}, {@code allocated_bytes}; {@code stopped_at_oom} (the replay stopped there); then for
+ * PyTorch traces {@code ground_truth}: {@code device_mallocs}, {@code device_frees}, {@code peak_reserved_bytes},
+ * {@code comparable} (whether this allocator can be compared with what the trace recorded, see
  * {@link GroundTruthComparability}), {@code reason} (why not, null when comparable), {@code match} and
  * {@code first_difference} (null on a match; both null when not comparable, where a difference would say nothing);
  * and last {@code notes}, a list of sentences.
@@ -62,6 +69,31 @@ public final class ReplayJson {
         m.put("empty_cache_calls", outcome.emptyCacheCalls());
         m.put("streams", (long) outcome.streams());
         m.put("timeline_points", (long) r.timeline().size());
+        ReplayResult.Peak peak = r.peak();
+        if (peak != null) {
+            Map<String, Object> p = new LinkedHashMap<>();
+            p.put("event", peak.event());
+            p.put("reserved_bytes", peak.reservedBytes());
+            p.put("allocated_bytes", peak.allocatedBytes());
+            p.put("requested_bytes", peak.requestedBytes());
+            p.put("exact", peak.exact());
+            m.put("peak", p);
+        } else {
+            m.put("peak", null);
+        }
+        m.put("waste_at_peak", peak == null || peak.waste() == null ? null : wasteMap(peak.waste()));
+        ReplayResult.OomPoint oom = r.firstOom();
+        if (oom != null) {
+            Map<String, Object> o = new LinkedHashMap<>();
+            o.put("event", oom.event());
+            o.put("request_bytes", oom.requestBytes());
+            o.put("reserved_bytes", oom.reservedBytes());
+            o.put("allocated_bytes", oom.allocatedBytes());
+            m.put("first_oom", o);
+        } else {
+            m.put("first_oom", null);
+        }
+        m.put("stopped_at_oom", r.stoppedAtOom());
         ReplayResult.GroundTruth g = r.groundTruth();
         if (g != null) {
             Map<String, Object> gt = new LinkedHashMap<>();
@@ -77,6 +109,21 @@ public final class ReplayJson {
         }
         m.put("notes", outcome.notes());
         return m;
+    }
+
+    /**
+     * The waste at the peak by cause, in the JSON's key order: {@code rounding}, {@code unsplit_remainder},
+     * {@code free_in_used_segments}, {@code free_segments}, {@code unmapped_page_tails}, {@code total}.
+     */
+    public static Map<String, Object> wasteMap(WasteAtPeak waste) {
+        Map<String, Object> w = new LinkedHashMap<>();
+        w.put("rounding", waste.rounding());
+        w.put("unsplit_remainder", waste.unsplitRemainder());
+        w.put("free_in_used_segments", waste.freeInUsedSegments());
+        w.put("free_segments", waste.freeSegments());
+        w.put("unmapped_page_tails", waste.unmappedPageTails());
+        w.put("total", waste.total());
+        return w;
     }
 
     /** One outcome as one line of JSON (or indented, when {@code pretty}). */

@@ -23,21 +23,28 @@ import java.util.Objects;
  * @param peakAllocatedBytes     highest bytes in live blocks, as the allocator sized them
  * @param peakRequestedBytes     highest bytes live, as requested
  * @param endReservedBytes       bytes held from the device at the end
- * @param ooms                   allocations that failed with out of memory (the replay carries on)
+ * @param ooms                   allocations that failed with out of memory (the replay carries on, unless it stops
+ *                               at the first: {@link ReplayOptions#stopAtFirstOom()})
  * @param allocRetries           allocations that needed a retry
  * @param fragmentation          at the reserved peak: 1 − allocated / reserved
  * @param requestedFragmentation at the reserved peak: 1 − requested / reserved
  * @param eventsPerSecond        events replayed per second of wall time
  * @param groundTruth            what the original allocator did (PyTorch traces), or null
  * @param timeline               allocated and reserved bytes over the replay, sampled
- * @param peakSnapshot           the allocator's segments and blocks at the reserved peak, or null
+ * @param peakSnapshot           the allocator's segments and blocks at the reserved peak ({@link Peak#event()}), or
+ *                               null when none was asked for ({@link ReplayOptions#peakSnapshot()})
+ * @param peak                   the moment of the reserved peak and the figures there; null only in results made with
+ *                               the constructor that predates it
+ * @param firstOom               where the first allocation failed with out of memory, or null when none did
+ * @param stoppedAtOom           whether the replay stopped there ({@link ReplayOptions#stopAtFirstOom()}): then
+ *                               {@code events} ends with that event and the figures describe the replay up to it
  */
 public record ReplayResult(String trace, String allocator, String device, String conf, long events, long allocs,
                            long frees, long deviceMallocs, long deviceFrees, long peakReservedBytes,
                            long peakAllocatedBytes, long peakRequestedBytes, long endReservedBytes, long ooms,
                            long allocRetries, double fragmentation, double requestedFragmentation,
                            double eventsPerSecond, GroundTruth groundTruth, Timeline timeline,
-                           MemorySnapshot peakSnapshot) {
+                           MemorySnapshot peakSnapshot, Peak peak, OomPoint firstOom, boolean stoppedAtOom) {
 
     public ReplayResult {
         Objects.requireNonNull(trace, "trace");
@@ -45,6 +52,52 @@ public record ReplayResult(String trace, String allocator, String device, String
         Objects.requireNonNull(device, "device");
         Objects.requireNonNull(conf, "conf");
         Objects.requireNonNull(timeline, "timeline");
+        if (stoppedAtOom && firstOom == null) {
+            throw new IllegalArgumentException("a replay that stopped at an out-of-memory error says where");
+        }
+    }
+
+    /** A result without the peak's moment and without an out-of-memory point (the figures before they existed). */
+    public ReplayResult(String trace, String allocator, String device, String conf, long events, long allocs,
+                        long frees, long deviceMallocs, long deviceFrees, long peakReservedBytes,
+                        long peakAllocatedBytes, long peakRequestedBytes, long endReservedBytes, long ooms,
+                        long allocRetries, double fragmentation, double requestedFragmentation,
+                        double eventsPerSecond, GroundTruth groundTruth, Timeline timeline,
+                        MemorySnapshot peakSnapshot) {
+        this(trace, allocator, device, conf, events, allocs, frees, deviceMallocs, deviceFrees, peakReservedBytes,
+                peakAllocatedBytes, peakRequestedBytes, endReservedBytes, ooms, allocRetries, fragmentation,
+                requestedFragmentation, eventsPerSecond, groundTruth, timeline, peakSnapshot, null, null, false);
+    }
+
+    /**
+     * The moment of the reserved peak: the first event after which the reserved bytes stood at their highest and,
+     * among those, the allocated bytes at theirs (the fullest moment of the peak). Events are numbered from 1 in the
+     * trace's order; event 0 is the state before the first (after a warm start). The fragmentation figures are these
+     * bytes'.
+     *
+     * @param event          the event after which the peak was reached (0: before the first)
+     * @param reservedBytes  bytes held from the device then
+     * @param allocatedBytes bytes in live blocks then, as the allocator sized them
+     * @param requestedBytes bytes live then, as requested
+     * @param exact          true when the allocator's bytes were read after every event (it offers
+     *                       {@link io.devalloc.api.spi.LiveBytes}); false when they were sampled (the package
+     *                       documentation says when), so that the peak is the fullest sampled moment
+     * @param waste          where reserved bytes went at that moment, from the peak snapshot; null without one
+     */
+    public record Peak(long event, long reservedBytes, long allocatedBytes, long requestedBytes, boolean exact,
+                       WasteAtPeak waste) {
+    }
+
+    /**
+     * The first allocation that failed with out of memory, and the allocator's state right after the failure (after
+     * its retry ladder freed what it could, as PyTorch's out-of-memory message reports it).
+     *
+     * @param event          the failing event, numbered from 1 in the trace's order
+     * @param requestBytes   the bytes it asked for
+     * @param reservedBytes  bytes held from the device then
+     * @param allocatedBytes bytes in live blocks then
+     */
+    public record OomPoint(long event, long requestBytes, long reservedBytes, long allocatedBytes) {
     }
 
     /**

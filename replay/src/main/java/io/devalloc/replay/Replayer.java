@@ -5,9 +5,12 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.internal.AllocatorRegistry;
 import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.internal.DeviceSpec;
+import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.DeviceMemoryProvider;
 import io.devalloc.api.spi.EnvironmentConfig;
+import io.devalloc.api.spi.MappedPages;
+import io.devalloc.api.spi.SizeRounding;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.api.spi.TraceStateRestore;
@@ -23,19 +26,14 @@ import java.util.Objects;
 /**
  * Replays a trace through any allocator on any device and measures what the allocator did; for PyTorch traces,
  * compares it with what PyTorch's allocator did. See the package documentation for the rules. One replayer can
- * replay any number of traces, one at a time; each replay opens its own device and allocator and closes them.
+ * replay any number of traces; each replay opens its own device and allocator and closes them. Replays of a
+ * {@link CompactTrace} may run on several threads at once (see {@link #replay(CompactTrace)}); a replay of a
+ * {@link TraceSource} reports to the replayer's progress, one at a time.
  */
 public final class Replayer {
 
     /** The most points a result's {@link ReplayResult.Timeline} has. */
     public static final int MAX_TIMELINE_POINTS = 2000;
-    /** Peak snapshots are taken at most once per this many hundredths of the trace's events ({@link PeakSampler}). */
-    public static final int SNAPSHOT_STRIDE_PERCENT = 1;
-    /**
-     * And no sooner after the last one than this many times as long as it took: snapshots cost at most about
-     * 1/(1 + this) of the replay's time, whatever the allocator's snapshot costs.
-     */
-    public static final int SNAPSHOT_TIME_FACTOR = 9;
     /** The warm start's simulated address space ends here: the recorded addresses (about 2^35) lie below. */
     static final long WARM_TOP_ADDRESS = 1L << 47;
     /** ... and starts at 2 MiB. */
@@ -94,8 +92,19 @@ public final class Replayer {
     }
 
     /**
+     * A replayer with these options that shares this one's allocators, devices and progress: what a replay under
+     * many settings uses, so that the providers are looked up once.
+     */
+    public Replayer withOptions(ReplayOptions options) {
+        Replayer r = new Replayer(options, allocators, devices, progress);
+        r.allocationHook = allocationHook;
+        return r;
+    }
+
+    /**
      * Replays {@code source}: in one pass, or in two with {@link ReplayOptions#warm()} (a first pass for the state
-     * to restore, then the replay).
+     * to restore, then the replay); with {@link ReplayOptions#peakSnapshot()}, once more up to the peak for its
+     * snapshot.
      *
      * @param traceName the trace's name in the result (its file name)
      * @throws io.devalloc.api.error.DevallocException                 for an unknown allocator or device, or a
@@ -124,8 +133,82 @@ public final class Replayer {
     }
 
     /**
+     * Replays a trace read once into memory, with exactly the figures {@link #replay(String, TraceSource)} gives for
+     * its source and these options. Reads nothing: the events come from the compact trace's arrays, which any
+     * number of replays may read at once. This method may run on several threads at once, on one replayer or on
+     * several, provided the replayer's {@link ReplayProgress} is {@link ReplayProgress#NONE} or thread-safe.
+     *
+     * @throws io.devalloc.api.error.DevallocException for an unknown allocator or device, or a refused configuration
+     * @throws IllegalArgumentException                 with {@link ReplayOptions#warm()}, if the trace's warm rows
+     *                                                  describe no state PyTorch could have had
+     */
+    public ReplayOutcome replay(CompactTrace trace) {
+        Objects.requireNonNull(trace, "trace");
+        AllocatorProvider provider = allocators.get(options.allocator());
+        DeviceSpec spec = devices.resolve(options.device());
+        Run run = new Run(trace.name(), provider, spec);
+        Throwable failure = null;
+        try {
+            return run.execute(trace);
+        } catch (Throwable t) {
+            failure = t;
+            throw t;
+        } finally {
+            progress.finish();
+            run.close(failure);
+        }
+    }
+
+    /** How a replay's warm state was set up, and what the notes say about it. */
+    private record WarmSetup(WarmStartKind kind, long restoredSegments, long restoredBlocks, List<String> notes) {
+    }
+
+    /** The peak snapshot and what it shows, from the replay up to the peak. */
+    private record PeakState(MemorySnapshot snapshot, WasteAtPeak waste, String note) {
+    }
+
+    /** The replaying pass: its parts and what it found, read by the hot loop's {@link Run#step}. */
+    private static final class Pass {
+        final TraceScan scan;
+        /** Whether the ground truth is collected as the events go (one pass over a source). */
+        final boolean collectGroundTruth;
+        /** The sampling of a replay that knows its event count in advance (a warm replay). */
+        final boolean twoPasses;
+        /** The event count when known, else -1. */
+        final long total;
+        final EventDispatch dispatch;
+        final PeakSampler sampler;
+        final WarmSetup warm;
+        /** The reader of a one-pass replay, for the progress estimate; null otherwise. */
+        ReadAhead reader;
+        long events;
+        long nanos;
+        long seenOoms;
+        ReplayResult.OomPoint firstOom;
+        boolean stoppedAtOom;
+        // What the pass's device and allocator showed at its end, before a replay up to the peak replaces them.
+        AllocatorStats end;
+        ReplayResult.GroundTruth groundTruth;
+        long deviceGrows;
+        long deviceShrinks;
+        String deviceName;
+
+        Pass(TraceScan scan, boolean collectGroundTruth, boolean twoPasses, long total, EventDispatch dispatch,
+             PeakSampler sampler, WarmSetup warm) {
+            this.scan = scan;
+            this.collectGroundTruth = collectGroundTruth;
+            this.twoPasses = twoPasses;
+            this.total = total;
+            this.dispatch = dispatch;
+            this.sampler = sampler;
+            this.warm = warm;
+        }
+    }
+
+    /**
      * One replay: opens the device and the allocator, restores a warm start, drives the events through an
-     * {@link EventDispatch} with a {@link PeakSampler} after each, and gathers the outcome and the ground truth.
+     * {@link EventDispatch} with a {@link PeakSampler} after each, gathers the outcome and the ground truth, and
+     * replays again up to the peak for its snapshot.
      */
     private final class Run implements ObservedDevice.Listener {
 
@@ -145,6 +228,8 @@ public final class Replayer {
         // Ground truth: the trace's segment sizes (the scan's), compared with ours as either arrives (PyTorch traces).
         private SegmentComparison segments;
         private boolean compareSegments;
+        /** The replay up to the peak for its snapshot: no ground truth, no allocation hook. */
+        private boolean snapshotPass;
 
         Run(String trace, AllocatorProvider provider, DeviceSpec spec) {
             this.trace = trace;
@@ -157,18 +242,166 @@ public final class Replayer {
             open(devices.open(options.device()));
             // With --warm the state to restore must be known before the replay: a first pass. Otherwise one pass,
             // which collects the ground truth as it goes.
+            Pass pass;
             if (options.warm()) {
                 TraceScan scan = TraceScan.of(trace, source);
                 try (ReadAhead events = new ReadAhead(source, trace)) {
-                    return replay(scan, events, true);
+                    pass = begin(scan, scan.segments, false, true, scan.events);
+                    replayBatches(pass, events);
+                }
+            } else {
+                try (ReadAhead events = new ReadAhead(source, trace)) {
+                    TraceScan scan = TraceScan.streaming(trace, events.format());
+                    pass = begin(scan, scan.segments, true, false, -1);
+                    pass.reader = events;
+                    replayBatches(pass, events);
                 }
             }
-            try (ReadAhead events = new ReadAhead(source, trace)) {
-                return replay(TraceScan.streaming(trace, events.format()), events, false);
+            finish(pass);
+            if (!options.peakSnapshot()) {
+                return outcome(pass, null);
+            }
+            long peakEvent = pass.sampler.peakEvent();
+            reopenForSnapshot(pass.scan);
+            if (peakEvent > 0) {
+                try (ReadAhead events = new ReadAhead(source, trace)) {
+                    replayBatchesTo(peakEvent, events);
+                }
+            }
+            return outcome(pass, peakState(pass));
+        }
+
+        ReplayOutcome execute(CompactTrace compact) {
+            open(devices.open(options.device()));
+            if (options.warm()) {
+                compact.scan.requireWarmRowsFirst();
+            }
+            // The timeline is sampled as a replay of the source samples it: a warm one knows its event count in
+            // advance (after its first pass), a cold one does not (one pass). The progress knows it either way.
+            Pass pass = begin(compact.scan, compact.scan.newSegmentComparison(), false, options.warm(),
+                    compact.events());
+            replayColumns(pass, compact);
+            finish(pass);
+            if (!options.peakSnapshot()) {
+                return outcome(pass, null);
+            }
+            reopenForSnapshot(compact.scan);
+            replayColumnsTo(pass.sampler.peakEvent(), compact);
+            return outcome(pass, peakState(pass));
+        }
+
+        /** Restores the warm state, starts counting and sampling: the replaying pass, ready for its first event. */
+        private Pass begin(TraceScan scan, SegmentComparison comparison, boolean collectGroundTruth,
+                           boolean twoPasses, long total) {
+            WarmSetup warm = setUpWarm(scan);
+            compareSegments = scan.isPyTorch();
+            segments = comparison;
+            device.startObserving();
+            PeakSampler sampler = new PeakSampler(allocator, device, twoPasses ? total : -1);
+            sampler.start();
+            dispatch.start(warm.kind() == WarmStartKind.RESTORED, options.emptyCacheAtSegmentFree());
+            return new Pass(scan, collectGroundTruth, twoPasses, total, dispatch, sampler, warm);
+        }
+
+        /** The replaying pass over a source's events, to the end or the first out-of-memory error when asked. */
+        private void replayBatches(Pass p, ReadAhead events) throws IOException {
+            long i = 0;
+            long start = System.nanoTime();
+            batches:
+            for (ReadAhead.Batch b = events.next(); b != null; b = events.next()) {
+                int n = b.count;
+                byte[] kind = b.kind;
+                long[] key = b.key;
+                long[] size = b.size;
+                long[] stream = b.stream;
+                for (int k = 0; k < n; k++) {
+                    i++;
+                    if (!step(p, i, kind[k], key[k], size[k], stream[k])) {
+                        break batches;
+                    }
+                }
+                b.throwFailure();
+            }
+            endPass(p, i, start);
+        }
+
+        /** The replaying pass over a compact trace's columns. */
+        private void replayColumns(Pass p, CompactTrace t) {
+            long i = 0;
+            long start = System.nanoTime();
+            long[] streamTable = t.streamTable;
+            chunks:
+            for (int c = 0; c < t.chunks(); c++) {
+                byte[] kind = t.kinds[c];
+                long[] key = t.keys[c];
+                long[] size = t.sizes[c];
+                int[] stream = t.streams[c];
+                int n = kind.length;
+                for (int k = 0; k < n; k++) {
+                    i++;
+                    if (!step(p, i, kind[k], key[k], size[k], streamTable[stream[k]])) {
+                        break chunks;
+                    }
+                }
+            }
+            endPass(p, i, start);
+        }
+
+        /**
+         * Applies event {@code i} and samples after it.
+         *
+         * @return false when the replay stops here: its first out-of-memory error, when asked to stop there
+         */
+        private boolean step(Pass p, long i, byte kind, long key, long size, long stream) {
+            TraceEvent.Kind k = p.dispatch.apply(kind, key, size, stream);
+            if (p.collectGroundTruth && k != TraceEvent.Kind.ALLOC && k != TraceEvent.Kind.FREE) {
+                // The ground truth, collected as it goes: the rare rows only (allocs and frees just count).
+                p.scan.accept(new TraceEvent(k, key, size, stream, 0, 0));
+            }
+            boolean go = true;
+            if (p.dispatch.ooms() != p.seenOoms) {
+                p.seenOoms = p.dispatch.ooms();
+                if (p.firstOom == null) {
+                    p.firstOom = new ReplayResult.OomPoint(i, p.dispatch.lastOomRequest(), p.sampler.reservedNow(),
+                            p.sampler.allocatedNow());
+                    go = !options.stopAtFirstOom();
+                }
+            }
+            p.sampler.afterEvent(i);
+            if ((i & (ReplayProgress.INTERVAL - 1)) == 0) {
+                progress.update(i, p.total >= 0 ? p.total : p.reader != null ? p.reader.estimatedEvents(i) : -1);
+            }
+            return go;
+        }
+
+        private void endPass(Pass p, long i, long start) {
+            p.nanos = Math.max(1, System.nanoTime() - start);
+            p.events = i;
+            p.stoppedAtOom = p.firstOom != null && options.stopAtFirstOom();
+            progress.update(i, i);
+            if (p.twoPasses && !p.stoppedAtOom && i != p.total) {
+                throw new IllegalStateException(trace + " changed while it was replayed: " + p.total
+                        + " events in the first pass, " + i + " in the second");
             }
         }
 
-        private ReplayOutcome replay(TraceScan scan, ReadAhead events, boolean twoPasses) throws IOException {
+        /** The end of the replaying pass: its last samples, and what its device and the ground truth say. */
+        private void finish(Pass p) {
+            p.end = p.sampler.finish(p.events);
+            p.groundTruth = p.scan.hasGroundTruth() && !p.stoppedAtOom
+                    ? groundTruth(p.scan, p.warm.kind(), p.sampler.peakReserved()) : null;
+            p.deviceGrows = device.grows();
+            p.deviceShrinks = device.shrinks();
+            p.deviceName = device.descriptor().toString();
+        }
+
+        // ------------------------------------------------------------------------------------------ warm start
+
+        /**
+         * Restores the trace's warm state when asked and there is one (reopening a simulated device scripted with the
+         * recorded addresses), and says how in notes.
+         */
+        private WarmSetup setUpWarm(TraceScan scan) {
             List<String> notes = new ArrayList<>();
             WarmStartKind warm = WarmStartKind.NONE;
             long restoredSegments = 0;
@@ -221,52 +454,100 @@ public final class Replayer {
             } else if (options.warm()) {
                 notes.add("--warm: the trace has no presegment or prealloc rows (it starts from an empty allocator)");
             }
-            compareSegments = scan.isPyTorch();
-            segments = scan.segments;
-            device.startObserving();
+            return new WarmSetup(warm, restoredSegments, restoredBlocks, notes);
+        }
 
-            // The event count is known with two passes; in one pass it is estimated for the progress bar.
-            long total = twoPasses ? scan.events : -1;
-            PeakSampler sampler = new PeakSampler(allocator, device, total);
-            sampler.start();
-            EventDispatch dispatch = this.dispatch;
-            dispatch.start(warm == WarmStartKind.RESTORED, options.emptyCacheAtSegmentFree());
+        // ------------------------------------------------------------------------------------------ peak snapshot
+
+        /**
+         * Closes the replay's device and allocator and opens new ones, restored as the replay was: ready to replay
+         * the events again, up to the peak. Everything is deterministic on a simulated device (the same calls give
+         * the same addresses), so the state there is the peak's.
+         */
+        private void reopenForSnapshot(TraceScan scan) {
+            close(null);
+            snapshotPass = true;
+            open(devices.open(options.device()));
+            WarmSetup warm = setUpWarm(scan);
+            dispatch.start(warm.kind() == WarmStartKind.RESTORED, options.emptyCacheAtSegmentFree());
+        }
+
+        /** Applies a source's events 1 to {@code last}. */
+        private void replayBatchesTo(long last, ReadAhead events) throws IOException {
             long i = 0;
-            long start = System.nanoTime();
+            EventDispatch d = dispatch;
             for (ReadAhead.Batch b = events.next(); b != null; b = events.next()) {
-                int n = b.count;
+                int n = (int) Math.min(b.count, last - i);
                 for (int k = 0; k < n; k++) {
-                    i++;
-                    TraceEvent.Kind kind = dispatch.apply(b, k);
-                    if (!twoPasses && kind != TraceEvent.Kind.ALLOC && kind != TraceEvent.Kind.FREE) {
-                        // The ground truth, collected as it goes: the rare rows only (allocs and frees just count).
-                        scan.accept(new TraceEvent(kind, b.key[k], b.size[k], b.stream[k], 0, 0));
-                    }
-                    sampler.afterEvent(i);
-                    if ((i & (ReplayProgress.INTERVAL - 1)) == 0) {
-                        progress.update(i, total >= 0 ? total : events.estimatedEvents(i));
-                    }
+                    d.apply(b.kind[k], b.key[k], b.size[k], b.stream[k]);
+                }
+                i += n;
+                if (i == last) {
+                    return;
                 }
                 b.throwFailure();
             }
-            long nanos = Math.max(1, System.nanoTime() - start);
-            progress.update(i, i);
-            if (twoPasses && i != total) {
-                throw new IllegalStateException(trace + " changed while it was replayed: " + total
-                        + " events in the first pass, " + i + " in the second");
+            throw new IllegalStateException(trace + " changed while it was replayed: it ended after " + i
+                    + " events, before the peak at event " + last);
+        }
+
+        /** Applies a compact trace's events 1 to {@code last}. */
+        private void replayColumnsTo(long last, CompactTrace t) {
+            long i = 0;
+            EventDispatch d = dispatch;
+            long[] streamTable = t.streamTable;
+            for (int c = 0; c < t.chunks() && i < last; c++) {
+                byte[] kind = t.kinds[c];
+                long[] key = t.keys[c];
+                long[] size = t.sizes[c];
+                int[] stream = t.streams[c];
+                int n = (int) Math.min(kind.length, last - i);
+                for (int k = 0; k < n; k++) {
+                    d.apply(kind[k], key[k], size[k], streamTable[stream[k]]);
+                }
+                i += n;
             }
-            if (!twoPasses && scan.startsWarm()) {
+        }
+
+        /** The snapshot at the peak, once the replay up to it is done, and the waste it shows. */
+        private PeakState peakState(Pass p) {
+            MemorySnapshot snapshot = allocator.snapshot();
+            WasteAtPeak waste = WasteAtPeak.of(snapshot, allocator.unwrap(SizeRounding.class).orElse(null),
+                    allocator.unwrap(MappedPages.class).orElse(null));
+            PeakSampler s = p.sampler;
+            String note = null;
+            if (snapshot.stats().reservedBytes() != s.peakReserved()
+                    || snapshot.stats().allocatedBytes() != s.allocatedAtPeak()) {
+                note = "the peak snapshot comes from a second replay up to the peak (event " + s.peakEvent()
+                        + "), where this device placed memory differently: it shows "
+                        + snapshot.stats().reservedBytes() + " B reserved and " + snapshot.stats().allocatedBytes()
+                        + " B allocated, the peak had " + s.peakReserved() + " B and " + s.allocatedAtPeak() + " B";
+            }
+            return new PeakState(snapshot, waste, note);
+        }
+
+        // ------------------------------------------------------------------------------------------ outcome
+
+        private ReplayOutcome outcome(Pass p, PeakState peakState) {
+            AllocatorStats end = p.end;
+            PeakSampler sampler = p.sampler;
+            EventDispatch dispatch = p.dispatch;
+            TraceScan scan = p.scan;
+            long i = p.events;
+            List<String> notes = new ArrayList<>(p.warm.notes());
+            if (!p.twoPasses && scan.startsWarm()) {
                 notes.add("the trace starts warm (" + scan.presegments + " presegments, " + scan.preallocs
                         + " prealloc blocks): replayed from an empty allocator, its prealloc rows allocated with"
                         + " malloc; --warm restores the recorded state");
             }
-
-            AllocatorStats end = sampler.finish(i);
             long peak = Math.max(sampler.peakReserved(), end.peakReservedBytes());
-            ReplayResult.GroundTruth groundTruth = scan.hasGroundTruth()
-                    ? groundTruth(scan, warm, sampler.peakReserved()) : null;
 
-            if (options.emptyCacheAtSegmentFree() && dispatch.emptyCacheCalls() == 0) {
+            if (p.stoppedAtOom) {
+                notes.add("stopped at the first out-of-memory error, event " + p.firstOom.event() + " (a request of "
+                        + p.firstOom.requestBytes() + " B): the figures describe the events up to it"
+                        + (scan.hasGroundTruth() ? ", and the trace's ground truth is not compared" : ""));
+            }
+            if (options.emptyCacheAtSegmentFree() && dispatch.emptyCacheCalls() == 0 && !p.stoppedAtOom) {
                 notes.add("--empty-cache-at-segment-free: the trace has no segment_free or segment_unmap rows");
             }
             if (dispatch.traceOoms() > 0) {
@@ -288,15 +569,23 @@ public final class Replayer {
                         + " waits, so TensorFlow's 10 s wait for frees could only stall; set retry_timeout_ms to keep"
                         + " it");
             }
+            if (peakState != null && peakState.note() != null) {
+                notes.add(peakState.note());
+            }
 
+            ReplayResult.Peak atPeak = new ReplayResult.Peak(sampler.peakEvent(), sampler.peakReserved(),
+                    sampler.allocatedAtPeak(), sampler.requestedAtPeak(), sampler.exact(),
+                    peakState == null ? null : peakState.waste());
             ReplayResult result = new ReplayResult(trace, options.allocator(), options.device(), configDescription, i,
-                    dispatch.allocs(), dispatch.frees(), device.grows(), device.shrinks(), peak,
+                    dispatch.allocs(), dispatch.frees(), p.deviceGrows, p.deviceShrinks, peak,
                     end.peakAllocatedBytes(), end.peakRequestedBytes(), end.reservedBytes(), dispatch.ooms(),
-                    end.allocationRetries(), sampler.fragmentation(), sampler.requestedFragmentation(), i * 1e9 / nanos,
-                    groundTruth, sampler.timeline(), sampler.peakSnapshot());
-            return new ReplayOutcome(result, scan.format, device.descriptor().toString(), dispatch.unknownFrees(),
+                    end.allocationRetries(), sampler.fragmentation(), sampler.requestedFragmentation(),
+                    i * 1e9 / p.nanos, p.groundTruth, sampler.timeline(),
+                    peakState == null ? null : peakState.snapshot(), atPeak, p.firstOom, p.stoppedAtOom);
+            return new ReplayOutcome(result, scan.format, p.deviceName, dispatch.unknownFrees(),
                     dispatch.failedFrees(), dispatch.reallocations(), dispatch.streamCount(),
-                    dispatch.emptyCacheCalls(), warm, restoredSegments, restoredBlocks, notes);
+                    dispatch.emptyCacheCalls(), p.warm.kind(), p.warm.restoredSegments(), p.warm.restoredBlocks(),
+                    notes);
         }
 
         // ------------------------------------------------------------------------------------------ device
@@ -333,7 +622,7 @@ public final class Replayer {
                 close(e);
                 throw e;
             }
-            dispatch = new EventDispatch(allocator, device, allocationHook);
+            dispatch = new EventDispatch(allocator, device, snapshotPass ? null : allocationHook);
         }
 
         private static List<Long> presegmentAddresses(TraceScan scan) {
@@ -402,7 +691,7 @@ public final class Replayer {
 
         @Override
         public void grew(long bytes, boolean map) {
-            if (compareSegments) {
+            if (compareSegments && !snapshotPass) {
                 segments.ours(bytes, map);
             }
         }

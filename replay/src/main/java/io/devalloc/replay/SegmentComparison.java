@@ -30,6 +30,21 @@ final class SegmentComparison {
     private boolean diffIsMap;
     private boolean diffNotCompared;
 
+    /**
+     * A new comparison holding a copy of this one's trace sizes and none of ours: for a replay
+     * of a trace read once ({@link CompactTrace}), each replay compares its own device mallocs.
+     *
+     * @throws IllegalStateException if this comparison has seen device mallocs of its own
+     */
+    SegmentComparison copyOfTraceSide() {
+        if (ours != 0) {
+            throw new IllegalStateException("the comparison already holds a replay's device mallocs");
+        }
+        SegmentComparison copy = new SegmentComparison();
+        copy.traceSizes.addAll(traceSizes);
+        return copy;
+    }
+
     /** Our next device malloc (or map, when {@code map}) of {@code bytes}. */
     void ours(long bytes, boolean map) {
         long n = ours++;

@@ -98,9 +98,19 @@ final class TraceScan {
     private boolean[] presegmentOpen = new boolean[0];
     private int openPresegments;
 
-    private TraceScan(String trace, boolean collectWarm) {
+    /**
+     * Whether a presegment or prealloc row after the recorded events fails at once (a warm start's first pass) or is
+     * remembered ({@link #misplacedWarmRow}) for a warm replay to throw (a {@link CompactTrace}, which cold replays
+     * use too).
+     */
+    private final boolean strict;
+    /** The message of the first presegment or prealloc row after the recorded events (lenient scans), or null. */
+    private String misplacedWarmRow;
+
+    private TraceScan(String trace, boolean collectWarm, boolean strict) {
         this.trace = trace;
         this.collectWarm = collectWarm;
+        this.strict = strict;
     }
 
     /**
@@ -108,14 +118,45 @@ final class TraceScan {
      * alloc and free events are not passed to it (so {@link #events} is not the trace's count).
      */
     static TraceScan streaming(String trace, TraceFormat format) {
-        TraceScan scan = new TraceScan(trace, false);
+        TraceScan scan = new TraceScan(trace, false, true);
         scan.format = format;
         return scan;
     }
 
+    /**
+     * A scan that collects the warm state, fed with every event by its caller ({@link #accept}, then
+     * {@link #endOfRows}), as a {@link CompactTrace} reads its trace: like {@link #of}, except that a presegment or
+     * prealloc row after the recorded events does not fail here but in {@link #requireWarmRowsFirst}, which only a
+     * warm replay calls.
+     */
+    static TraceScan collecting(String trace, TraceFormat format) {
+        TraceScan scan = new TraceScan(trace, true, false);
+        scan.format = format;
+        return scan;
+    }
+
+    /**
+     * Throws what {@link #of} would have thrown for a presegment or prealloc row after the recorded events.
+     *
+     * @throws IllegalArgumentException naming the row, if there is one
+     */
+    void requireWarmRowsFirst() {
+        if (misplacedWarmRow != null) {
+            throw new IllegalArgumentException(misplacedWarmRow);
+        }
+    }
+
+    /**
+     * A fresh comparison of the replay's device mallocs with this scan's segment rows, for one replay of a trace
+     * whose scan is shared by many ({@link CompactTrace}); this scan's own is left untouched.
+     */
+    SegmentComparison newSegmentComparison() {
+        return segments.copyOfTraceSide();
+    }
+
     /** Reads {@code source} once from start to end. */
     static TraceScan of(String trace, TraceSource source) throws IOException {
-        TraceScan scan = new TraceScan(trace, true);
+        TraceScan scan = new TraceScan(trace, true, true);
         try (TraceReader reader = source.open()) {
             scan.format = reader.format();
             for (TraceEvent e = reader.next(); e != null; e = reader.next()) {
@@ -234,9 +275,15 @@ final class TraceScan {
 
     private void requireBeforeRecordedEvents(TraceEvent e, String what) {
         if (recordedEventsStarted) {
-            throw new IllegalArgumentException(trace + ":" + e.line() + ": a " + what + " row after the recorded events"
+            String message = trace + ":" + e.line() + ": a " + what + " row after the recorded events"
                     + " (which start at line " + firstRecordedLine + "); a warm start needs the presegment and"
-                    + " prealloc rows first");
+                    + " prealloc rows first";
+            if (strict) {
+                throw new IllegalArgumentException(message);
+            }
+            if (misplacedWarmRow == null) {
+                misplacedWarmRow = message;
+            }
         }
     }
 
@@ -251,7 +298,8 @@ final class TraceScan {
         }
     }
 
-    private void endOfRows() {
+    /** The trace has ended: the maps still waiting for an alloc get none. */
+    void endOfRows() {
         if (!recordedEventsStarted && collectWarm) {
             openGaps();
         }

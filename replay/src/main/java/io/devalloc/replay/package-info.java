@@ -10,6 +10,10 @@
  *       {@link io.devalloc.replay.ReplayResult}.</li>
  *   <li>{@link io.devalloc.replay.TraceSource}: a trace that can be read more than once;
  *       {@link io.devalloc.replay.TraceSources#of(java.nio.file.Path)} for a file.</li>
+ *   <li>{@link io.devalloc.replay.CompactTrace}: a trace read once into primitive arrays
+ *       ({@value io.devalloc.replay.CompactTrace#BYTES_PER_EVENT} bytes per event), which any number of replays,
+ *       on any number of threads, replay with {@link io.devalloc.replay.Replayer#replay(CompactTrace)}: the same
+ *       figures as a replay of its source, without reading or parsing again.</li>
  *   <li>{@link io.devalloc.replay.ReplayJson}: the JSON form;
  *       {@link io.devalloc.replay.ProgressBar}: the terminal's progress bar.</li>
  * </ul>
@@ -25,8 +29,14 @@
  * <p>The replaying pass is read ahead ({@code ReadAhead}): a thread of its own reads and parses the trace and hands
  * the events over in batches of primitive arrays, so that parsing runs on one core while the allocator runs on
  * another; the events and any reading error arrive in the file's order. Both results are the same whichever way
- * the trace was read, except the timeline's sampling and the moment of the peak snapshot (so the blocks it
- * shows), which depend on whether the event count is known in advance (below).
+ * the trace was read, except the timeline's sampling, which depends on whether the event count is known in advance
+ * (below). A {@link io.devalloc.replay.CompactTrace} was read once, its first pass included: its replays read
+ * nothing, and sample the timeline as a replay of its source would (a cold one as in one pass, a warm one as in
+ * two), so that their figures are the source's.
+ *
+ * <p>With {@link io.devalloc.replay.ReplayOptions#peakSnapshot()} (the default) one more pass replays the events
+ * again, on a new device and allocator set up as the first were (the same warm start), up to the event of the peak,
+ * and takes the allocator's snapshot there (below).
  *
  * <h2>Replay rules</h2>
  * <ul>
@@ -34,7 +44,11 @@
  *       index) is mapped to our address in a primitive map ({@code LongLongHashMap}). An out-of-memory error is
  *       counted and the replay goes on; a later free of that key is skipped (counted apart). An allocation of a key
  *       that is still live means the trace lost a free: the older allocation is freed after the new one is made
- *       (counted as a reallocation).</li>
+ *       (counted as a reallocation). The first out-of-memory error is recorded
+ *       ({@link io.devalloc.replay.ReplayResult.OomPoint}: its event, the bytes asked for, and the reserved and
+ *       allocated bytes right after the failure, once the allocator's retry ladder has freed what it could); with
+ *       {@link io.devalloc.replay.ReplayOptions#stopAtFirstOom()} the replay stops after that event, its figures
+ *       describe the events up to it, and the ground truth is not compared.</li>
  *   <li>{@code FREE} (PyTorch's {@code free_completed}): {@code free} of the mapped address. A free of a key that is
  *       not live is counted and skipped, not fatal.</li>
  *   <li>{@code PREALLOC}: allocates like {@code ALLOC}, except after a warm start that restored it.
@@ -48,8 +62,10 @@
  *   <li>Streams: trace stream 0 is the device's default stream; any other value gets a stream created on the device
  *       the first time it appears. Threads are ignored (the replay is single-threaded).</li>
  *   <li>Device: opened from the spec through {@link io.devalloc.api.internal.DeviceRegistry} ({@code sim:80GiB} by
- *       default) and wrapped in a decorator that counts device mallocs and maps, frees and unmaps, with their sizes,
- *       without boxing. The configuration string goes to the allocator's provider unchanged (so {@code caching} with an
+ *       default; a simulated capacity may be given to the byte, {@code sim:1073741824B}: the simulator refuses
+ *       every malloc and map beyond it, so the allocator runs out of memory as on a full GPU, its retry ladder
+ *       (free cached blocks, retry) included) and wrapped in a decorator that counts device mallocs and maps,
+ *       frees and unmaps, with their sizes, without boxing. The configuration string goes to the allocator's provider unchanged (so {@code caching} with an
  *       empty one reads {@code PYTORCH_CUDA_ALLOC_CONF}, as PyTorch does, and {@code bfc} applies TensorFlow's
  *       {@code TF_FORCE_GPU_ALLOW_GROWTH} and {@code TF_ENABLE_GPU_GARBAGE_COLLECTION}); what the provider took from
  *       the environment ({@link io.devalloc.api.spi.AllocatorProvider#configFromEnvironment}) is part of the
@@ -108,31 +124,39 @@
  *       are not counted), mallocs and virtual-memory maps together, frees and unmaps together.</li>
  *   <li>Peaks: peak allocated and peak requested are the allocator's own peak figures (which it updates at every
  *       call, warm start included). Peak reserved is the higher of the allocator's peak and the reserved bytes read
- *       from its stats after every event in which the device gave it memory (reserved bytes can only grow then).</li>
- *   <li>Fragmentation at the reserved peak: 1 &minus; allocated / reserved and 1 &minus; requested / reserved, with
- *       the highest allocated and requested bytes read while the reserved bytes stood at their peak (stats are read
- *       after every event in which the device gave memory, every
- *       {@value io.devalloc.replay.PeakSampler#OBSERVE_INTERVAL} events for the first 32,768, then every 1/1024
- *       of the events so far (a power of two), at the start and at the end: the same events in one pass and in
- *       two). A caching
- *       allocator's peak is first reached right after a segment malloc, when the new segment is nearly empty; its
- *       fragmentation is what remains unused once the segments have filled.</li>
+ *       after every event (without {@link io.devalloc.api.spi.LiveBytes}, after every event in which the device
+ *       gave the allocator memory: reserved bytes can only grow then).</li>
+ *   <li>The peak ({@link io.devalloc.replay.ReplayResult.Peak}): the first event after which the reserved bytes
+ *       stand at their highest and, among those, the allocated bytes at theirs: the fullest moment of the peak
+ *       (event 0 is the state before the first event, after a warm start). With an allocator that offers
+ *       {@link io.devalloc.api.spi.LiveBytes} ({@code direct}, {@code bfc}, {@code caching}, {@code caching-host})
+ *       the reserved and allocated bytes are read after every event, so the moment is exact and the same whatever
+ *       the timing. With any other allocator they are read from its stats after every event in which the device gave
+ *       it memory (reserved bytes can only grow then), every
+ *       {@value io.devalloc.replay.PeakSampler#OBSERVE_INTERVAL} events for the first 32,768, then every 1/1024 of
+ *       the events so far (a power of two), at the start and at the end (the same events in one pass and in two),
+ *       and the moment is the fullest of those.</li>
+ *   <li>Fragmentation at the peak: 1 &minus; allocated / reserved and 1 &minus; requested / reserved, with the
+ *       allocated and requested bytes of that moment. A caching allocator's peak is first reached right after a
+ *       segment malloc, when the new segment is nearly empty; its fragmentation is what remains unused once the
+ *       segments have filled.</li>
  *   <li>Timeline: allocated and reserved bytes sampled at event 0 (after a warm start), then every
  *       ceil(events / 1998) events when the count is known (two passes); in one pass, every event until the points
  *       fill up, then every other point is dropped and the stride doubled, as often as needed; and at the end: at
  *       most {@value io.devalloc.replay.Replayer#MAX_TIMELINE_POINTS} points, evenly spaced.</li>
- *   <li>Peak snapshot ({@code allocator.snapshot()}): taken when the state is at the reserved peak and the last
- *       snapshot is below it, but at most once per 1% of the trace's events (in one pass, once per
- *       {@value io.devalloc.replay.PeakSampler#SNAPSHOT_SAMPLES} timeline strides: about 1% of the events
- *       replayed so far), and no sooner after the previous
- *       snapshot than 9 times as long as that one took (so that snapshots, which cost time proportional to the
- *       allocator's blocks, take at most about a tenth of the replay): a peak reached too soon after the previous
- *       snapshot is taken at the first later event where both have passed, provided the
- *       allocator has given no memory back in between (so the segments are still the peak's; the blocks are those
- *       of that later moment), or whenever the reserved bytes climb back to the peak; and at the end if the state is
- *       still at an untaken peak. If the allocator gave memory back before a peak could be taken and never reached
- *       it again, the snapshot is the highest earlier one taken; its own stats say its reserved bytes. A replay that
- *       never reserved anything gets the end state.</li>
+ *   <li>Peak snapshot ({@code allocator.snapshot()}, with {@link io.devalloc.replay.ReplayOptions#peakSnapshot()}):
+ *       taken at the peak's event by a second replay of the events up to it, on a new device and allocator set up
+ *       as the first (so it costs up to one more replay, without the sampling). The simulated device is
+ *       deterministic (the same calls give the same addresses), so the same trace and options give the same
+ *       event and the same snapshot, whose reserved and allocated bytes are the peak's; on a device that places
+ *       memory differently from one run to the next ({@code host}, {@code cuda}) they may differ, and a note says
+ *       so.</li>
+ *   <li>Waste at the peak ({@link io.devalloc.replay.WasteAtPeak}, from the peak snapshot): the reserved bytes no
+ *       request asked for, by cause: rounding (rounded request &minus; request over allocated blocks, by the
+ *       allocator's {@link io.devalloc.api.spi.SizeRounding}; without it, the whole difference), unsplit remainders
+ *       (block size &minus; rounded request), free blocks in used segments, whole free segments, and unmapped page
+ *       tails (expandable segments, {@link io.devalloc.api.spi.MappedPages}: free bytes from a mapped range's last
+ *       used byte to the next page boundary). They add up to reserved &minus; requested bytes at the peak.</li>
  *   <li>Ground truth (PyTorch traces): the trace's device mallocs ({@code segment_alloc} + {@code segment_map}),
  *       device frees ({@code segment_free} + {@code segment_unmap}), peak reserved (start = sum of the presegments,
  *       + alloc/map, &minus; free/unmap), and the sequence of its segment sizes against our device mallocs' sizes:

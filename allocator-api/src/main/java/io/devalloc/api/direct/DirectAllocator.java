@@ -11,6 +11,8 @@ import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.snapshot.SegmentSnapshot;
 import io.devalloc.api.spi.AbstractDeviceAllocator;
+import io.devalloc.api.spi.LiveBytes;
+import io.devalloc.api.spi.SizeRounding;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import java.util.ArrayList;
@@ -32,8 +34,11 @@ import java.util.Objects;
  * <p>Sizes: "allocated" and "reserved" count the request rounded up to the device's alignment, which is what
  * the device takes; "requested" counts what callers asked. {@code recordStream} only checks the address: a device
  * free synchronises the device, so no stream can still be using the memory afterwards.
+ *
+ * <p>Capabilities for replays: {@link LiveBytes} (plain reads of the counters, without the lock: exact on the thread
+ * that made the last call, as the interface says) and {@link SizeRounding} (the device's alignment).
  */
-final class DirectAllocator extends AbstractDeviceAllocator {
+final class DirectAllocator extends AbstractDeviceAllocator implements LiveBytes, SizeRounding {
 
     private static final long ABSENT = -1;
 
@@ -200,6 +205,33 @@ final class DirectAllocator extends AbstractDeviceAllocator {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Reserved bytes are the allocated ones: every allocation is its own device malloc. */
+    @Override
+    public long reservedBytes() {
+        return allocatedBytes;
+    }
+
+    @Override
+    public long allocatedBytes() {
+        return allocatedBytes;
+    }
+
+    @Override
+    public long requestedBytes() {
+        return requestedBytes;
+    }
+
+    /** The request rounded up to the device's alignment, which is what the device takes. */
+    @Override
+    public long roundedSize(long requested) {
+        long rounded = requested < 0 ? -1 : ByteSize.roundUp(requested, alignment);
+        if (rounded < 0) {
+            throw new IllegalArgumentException("size must be in [0, " + (Long.MAX_VALUE - alignment + 1) + "], got "
+                    + requested);
+        }
+        return rounded;
     }
 
     @Override

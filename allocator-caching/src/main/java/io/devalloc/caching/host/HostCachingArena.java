@@ -14,6 +14,8 @@ import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.snapshot.SegmentSnapshot;
 import io.devalloc.api.spi.AbstractDeviceAllocator;
+import io.devalloc.api.spi.LiveBytes;
+import io.devalloc.api.spi.SizeRounding;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import java.util.ArrayDeque;
@@ -41,8 +43,15 @@ import org.slf4j.LoggerFactory;
  * here. What every allocator repeats (argument checks, the null allocation, the lock, {@code ensureOpen}, closing
  * once with the first failure thrown) is {@link AbstractDeviceAllocator}'s: its one lock guards all state, and device
  * calls run under it.
+ *
+ * <p>Capabilities for replays (reached with {@code unwrap}): {@link LiveBytes} reads the reserved, allocated and
+ * requested counters without the lock (plain reads of fields only the lock holder writes: exact on the thread that
+ * made the last call, as a single-threaded replay asks); {@link SizeRounding} is the power-of-two rounding with its
+ * thresholds ({@link CachingHostOptions#roundSize}). A block taken from the reserve segment occupies its 4 KiB-rounded
+ * extent: the bytes past the rounded size show as the block's unsplit remainder.
  */
-final class HostCachingArena extends AbstractDeviceAllocator implements HostCachingAllocator {
+final class HostCachingArena extends AbstractDeviceAllocator
+        implements HostCachingAllocator, LiveBytes, SizeRounding {
 
     private static final Logger LOG = LoggerFactory.getLogger(HostCachingArena.class);
 
@@ -712,6 +721,30 @@ final class HostCachingArena extends AbstractDeviceAllocator implements HostCach
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Bytes held from the device (every block and the reserve segment), read without the lock. */
+    @Override
+    public long reservedBytes() {
+        return reservedBytes;
+    }
+
+    /** The extents of the allocated blocks, as {@link #stats()} reports them, read without the lock. */
+    @Override
+    public long allocatedBytes() {
+        return liveBytes;
+    }
+
+    /** The requests of the allocated blocks, read without the lock. */
+    @Override
+    public long requestedBytes() {
+        return requestedBytes;
+    }
+
+    /** {@link CachingHostOptions#roundSize}. */
+    @Override
+    public long roundedSize(long requested) {
+        return options.roundSize(requested);
     }
 
     // ================================================================================================ snapshot

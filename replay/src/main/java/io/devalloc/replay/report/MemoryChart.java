@@ -207,8 +207,8 @@ final class MemoryChart {
         out.append("<figcaption class=\"off-scale\">Off the scale: ").append(String.join(", ", named))
                 .append(". The y axis ends at ").append(esc(Markup.tick(y.top(), y.step()) + " " + y.unit()))
                 .append(" so that the other set-ups stay readable: a set-up whose largest value is more than ")
-                .append(OFF_SCALE_RATIO).append(" times the median set-up's runs along the top of the chart where it is")
-                .append(" beyond it, its peak marked ▲ with the exact value in the hover title;")
+                .append(OFF_SCALE_RATIO).append(" times the median set-up's runs along the top of the chart")
+                .append(" where it is beyond it, its peak marked ▲ with the exact value in the hover title;")
                 .append(" the table has all the figures.")
                 .append("</figcaption>\n");
     }
