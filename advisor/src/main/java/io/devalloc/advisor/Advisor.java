@@ -15,8 +15,6 @@ import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.Replayer;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.pytorch.RecordedAllocatorSettings;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -48,8 +46,8 @@ public final class Advisor {
 
     private final AllocatorRegistry allocators;
     private final DeviceRegistry devices;
-    private final List<AllocatorProvider> allocatorList;
-    private final List<DeviceMemoryProvider> deviceList;
+    /** Every replay's replayer is this one {@linkplain Replayer#withOptions with its options}: one provider look-up. */
+    private final Replayer replayer;
 
     /** An advisor over the allocators and devices on the module or class path. */
     public Advisor() {
@@ -66,10 +64,11 @@ public final class Advisor {
         for (AllocatorProvider p : allocators) {
             plain.add(p.withoutEnvironment());
         }
-        this.allocatorList = List.copyOf(plain);
-        this.deviceList = List.copyOf(devices);
+        List<AllocatorProvider> allocatorList = List.copyOf(plain);
+        List<DeviceMemoryProvider> deviceList = List.copyOf(devices);
         this.allocators = AllocatorRegistry.of(allocatorList);
         this.devices = DeviceRegistry.of(deviceList);
+        this.replayer = new Replayer(ReplayOptions.defaults(), allocatorList, deviceList, ReplayProgress.NONE);
     }
 
     private static List<DeviceMemoryProvider> deviceProviders(DeviceRegistry registry) {
@@ -122,9 +121,8 @@ public final class Advisor {
      * @throws IllegalArgumentException for bad input: an unknown grid, a capacity below the trace's first request,
      *                                  a trace without allocations
      * @throws DevallocException        for an unknown allocator
-     * @throws IOException              if the trace cannot be read again
      */
-    public Advice advise(AdvisorTrace trace, Options options, ReplayProgress progress) throws IOException {
+    public Advice advise(AdvisorTrace trace, Options options, ReplayProgress progress) {
         Objects.requireNonNull(trace, "trace");
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(progress, "progress");
@@ -207,8 +205,7 @@ public final class Advisor {
         return new Baseline(recorded.config(), "the snapshot's allocator_settings", recorded.notes());
     }
 
-    private TrustLine trust(AdvisorTrace trace, String allocator, Baseline baseline, RunProgress runs)
-            throws IOException {
+    private TrustLine trust(AdvisorTrace trace, String allocator, Baseline baseline, RunProgress runs) {
         boolean pytorch = trace.format() == TraceFormat.PYTORCH_PICKLE || trace.format() == TraceFormat.PYTORCH_CSV;
         if (!pytorch) {
             runs.expect(-1);
@@ -222,11 +219,13 @@ public final class Advisor {
                     "the trace was recorded by PyTorch's caching allocator; " + allocator + " is another allocator,"
                             + " so its figures are not comparable with the recording", null, baseline.notes());
         }
-        // Exactly what 'devalloc replay --warm --empty-cache-at-segment-free' does.
-        ReplayOptions o = new ReplayOptions(allocator, UNLIMITED_DEVICE, baseline.config(), true, true);
+        // Exactly what 'devalloc replay --warm --empty-cache-at-segment-free' does, but for the peak's snapshot, which
+        // no report of the trust line shows (the figures are the same with or without it).
+        ReplayOptions o = new ReplayOptions(allocator, UNLIMITED_DEVICE, baseline.config(), true, true)
+                .withPeakSnapshot(false);
         ReplayOutcome outcome;
         try {
-            outcome = trace.replay(replayer(o));
+            outcome = trace.replay(replayer.withOptions(o));
         } catch (DevallocException | IllegalArgumentException e) {
             runs.ran();
             return new TrustLine(baseline.config(), baseline.source(), TrustLine.Verdict.FAILED, e.getMessage(),
@@ -246,25 +245,31 @@ public final class Advisor {
     // ------------------------------------------------------------------------------------------ one setting
 
     private SettingResult evaluate(AdvisorTrace trace, Options options, GridEntry entry, boolean recorded,
-                                   RunProgress runs) throws IOException {
+                                   RunProgress runs) {
         boolean withCapacity = options.capacityBytes() != -1;
+        ReplayOptions figures = whatIfOptions(options.allocator(), entry.config());
         ReplayResult full;
         try {
-            full = whatIf(trace, options.allocator(), entry.config(), UNLIMITED_DEVICE, runs);
+            full = replay(trace, figures, runs);
         } catch (DevallocException | IllegalArgumentException e) {
             runs.expect(-(SEARCH_ESTIMATE + (withCapacity ? 1 : 0)));
             return new SettingResult(entry, recorded, null, -1, 0, null, e.getMessage());
         }
         CapacityCheck check = null;
         if (withCapacity) {
-            ReplayResult at = whatIf(trace, options.allocator(), entry.config(), device(options.capacityBytes()), runs);
-            check = new CapacityCheck(options.capacityBytes(), at.ooms(), at.peakReservedBytes());
+            // The whole trace, past every failure, for the count of out-of-memory errors; the first one says where.
+            ReplayResult at = replay(trace, figures.withDevice(device(options.capacityBytes()))
+                    .withPeakSnapshot(false), runs);
+            check = new CapacityCheck(options.capacityBytes(), at.ooms(), at.peakReservedBytes(), at.firstOom());
         }
         if (full.ooms() > 0) {
             runs.expect(-SEARCH_ESTIMATE);
             return new SettingResult(entry, recorded, full, -1, 0, check, null);
         }
-        // Capacities up to 'fails' are known to fail, 'runs' is known to run: below the peak requested bytes the
+        // The search's replays need no snapshot, and stop at the first out-of-memory error: a failing capacity is
+        // known there, and the rest of the trace would only count more failures.
+        ReplayOptions probe = figures.withPeakSnapshot(false).withStopAtFirstOom(true);
+        // Capacities up to 'fails' are known to fail, 'runsAt' is known to run: below the peak requested bytes the
         // live blocks do not fit, and at the unlimited capacity the replay above ran.
         long fails = full.peakRequestedBytes() > 0 ? (full.peakRequestedBytes() - 1) / GRANULARITY * GRANULARITY : 0;
         long candidate = Math.max(GRANULARITY, Math.ceilDiv(full.peakReservedBytes(), GRANULARITY) * GRANULARITY);
@@ -275,7 +280,7 @@ public final class Advisor {
             // At the peak reserved bytes most settings behave as on the unlimited device; a memory fraction or a
             // threshold relative to the device may not, and then the search continues above.
             searchRuns++;
-            if (fitsOn(trace, options.allocator(), entry.config(), candidate, runs)) {
+            if (fitsOn(trace, probe, candidate, runs)) {
                 runsAt = candidate;
             } else {
                 fails = candidate;
@@ -285,7 +290,7 @@ public final class Advisor {
         while (runsAt - fails > GRANULARITY) {
             long mid = fails + (runsAt - fails) / GRANULARITY / 2 * GRANULARITY;
             searchRuns++;
-            if (fitsOn(trace, options.allocator(), entry.config(), mid, runs)) {
+            if (fitsOn(trace, probe, mid, runs)) {
                 runsAt = mid;
             } else {
                 fails = mid;
@@ -300,23 +305,23 @@ public final class Advisor {
         return 64 - Long.numberOfLeadingZeros(steps - 1);
     }
 
-    private boolean fitsOn(AdvisorTrace trace, String allocator, String config, long capacity, RunProgress runs)
-            throws IOException {
-        return whatIf(trace, allocator, config, device(capacity), runs).ooms() == 0;
+    private boolean fitsOn(AdvisorTrace trace, ReplayOptions probe, long capacity, RunProgress runs) {
+        return replay(trace, probe.withDevice(device(capacity)), runs).ooms() == 0;
     }
 
-    /** A what-if replay: cold, the blocks live at the start allocated first, empty_cache where the program did. */
-    private ReplayResult whatIf(AdvisorTrace trace, String allocator, String config, String device, RunProgress runs)
-            throws IOException {
-        ReplayOptions o = new ReplayOptions(allocator, device, config, false, true);
+    private ReplayResult replay(AdvisorTrace trace, ReplayOptions o, RunProgress runs) {
         try {
-            return trace.replay(replayer(o)).result();
+            return trace.replay(replayer.withOptions(o)).result();
         } finally {
             runs.ran();
         }
     }
 
-    /** The what-if options of {@code config} on the unlimited device: what the figures' replay uses. */
+    /**
+     * The what-if options of {@code config} on the unlimited device, what a setting's figures come from: cold, the
+     * blocks live at the start allocated first, {@code empty_cache()} where the program called it, the peak's
+     * snapshot taken (for the segment map and the waste at the peak).
+     */
     public static ReplayOptions whatIfOptions(String allocator, String config) {
         return new ReplayOptions(allocator, UNLIMITED_DEVICE, config, false, true);
     }
@@ -324,10 +329,6 @@ public final class Advisor {
     /** The device spec of a simulated GPU of exactly {@code capacity} bytes. */
     public static String device(long capacity) {
         return "sim:" + capacity + "B";
-    }
-
-    private Replayer replayer(ReplayOptions o) {
-        return new Replayer(o, allocatorList, deviceList, ReplayProgress.NONE);
     }
 
     /** The allocator's message when it refuses {@code config}, or null. */
@@ -384,10 +385,15 @@ public final class Advisor {
         }
         Long saving = null;
         Double fraction = null;
+        Long callsSaved = null;
+        Double callsFraction = null;
         if (base != null && base.fits()) {
             long b = objectiveBytes(base, objective);
             saving = b - objectiveBytes(best, objective);
             fraction = b == 0 ? 0.0 : (double) saving / b;
+            long calls = base.deviceCalls();
+            callsSaved = calls - best.deviceCalls();
+            callsFraction = calls == 0 ? 0.0 : (double) callsSaved / calls;
         }
         String what = switch (objective) {
             case CAPACITY -> "the smallest device to run the whole trace";
@@ -405,8 +411,8 @@ public final class Advisor {
         } else {
             reason = "of the " + ranked.size() + " settings, this one has " + what;
         }
-        return new Recommendation(best, envLine(allocator, best.config()), saving, fraction, best.recorded(), reason,
-                Caveats.of(allocator, best.config()));
+        return new Recommendation(best, envLine(allocator, best.config()), saving, fraction, callsSaved,
+                callsFraction, best.recorded(), reason, Caveats.of(allocator, best.config()));
     }
 
     private static long objectiveBytes(SettingResult s, Objective objective) {
@@ -438,7 +444,7 @@ public final class Advisor {
         };
     }
 
-    private static <T> T get(Future<T> f) throws IOException {
+    private static <T> T get(Future<T> f) {
         try {
             return f.get();
         } catch (InterruptedException e) {
@@ -446,12 +452,6 @@ public final class Advisor {
             throw new IllegalStateException("interrupted while advising", e);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
-            if (cause instanceof IOException io) {
-                throw io;
-            }
-            if (cause instanceof UncheckedIOException io) {
-                throw io.getCause();
-            }
             if (cause instanceof RuntimeException r) {
                 throw r;
             }

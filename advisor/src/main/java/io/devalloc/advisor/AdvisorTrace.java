@@ -1,5 +1,6 @@
 package io.devalloc.advisor;
 
+import io.devalloc.replay.CompactTrace;
 import io.devalloc.replay.ReplayOutcome;
 import io.devalloc.replay.Replayer;
 import io.devalloc.replay.TraceSource;
@@ -14,29 +15,26 @@ import java.nio.file.Path;
 import java.util.Objects;
 
 /**
- * The trace the advisor replays, with what it needs to know before the first replay: the settings it was recorded
- * with (a PyTorch snapshot's {@code allocator_settings}), how many allocations it makes, its first and its largest
- * request. The replays themselves go through {@link #replay(Replayer)}, the one place that decides how the events
- * reach the engine.
+ * The trace the advisor replays, read once: its events in a {@link CompactTrace} (primitive columns,
+ * {@value CompactTrace#BYTES_PER_EVENT} bytes per event, no object per event), which every replay of every setting
+ * reads without reading or parsing the file again, and what the advisor needs before the first replay: the settings
+ * it was recorded with (a PyTorch snapshot's {@code allocator_settings}), how many allocations it makes, its first
+ * and its largest request. Immutable; any number of threads may replay it at once.
  */
 public final class AdvisorTrace {
 
     private final String name;
-    private final TraceSource source;
-    private final TraceFormat format;
+    private final CompactTrace compact;
     private final RecordedAllocatorSettings recorded;
-    private final long events;
     private final long allocations;
     private final long firstRequest;
     private final long largestRequest;
 
-    private AdvisorTrace(String name, TraceSource source, TraceFormat format, RecordedAllocatorSettings recorded,
-                         long events, long allocations, long firstRequest, long largestRequest) {
+    private AdvisorTrace(String name, CompactTrace compact, RecordedAllocatorSettings recorded, long allocations,
+                         long firstRequest, long largestRequest) {
         this.name = name;
-        this.source = source;
-        this.format = format;
+        this.compact = compact;
         this.recorded = recorded;
-        this.events = events;
         this.allocations = allocations;
         this.firstRequest = firstRequest;
         this.largestRequest = largestRequest;
@@ -55,7 +53,7 @@ public final class AdvisorTrace {
     }
 
     /**
-     * Reads {@code source} once, for its settings and requests.
+     * Reads {@code source} once, into memory: its events, its settings and its requests.
      *
      * @param name the trace's name in reports
      * @throws io.devalloc.trace.TraceFormatException for a malformed trace
@@ -64,30 +62,24 @@ public final class AdvisorTrace {
     public static AdvisorTrace read(String name, TraceSource source) throws IOException {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(source, "source");
-        try (TraceReader reader = source.open()) {
-            RecordedAllocatorSettings recorded = reader instanceof PyTorchPickleReader pickle
-                    ? pickle.recordedSettings() : null;
-            long events = 0;
-            long allocations = 0;
-            long first = 0;
-            long largest = 0;
-            for (TraceEvent e = reader.next(); e != null; e = reader.next()) {
-                events++;
-                if (e.kind() == TraceEvent.Kind.ALLOC || e.kind() == TraceEvent.Kind.PREALLOC) {
-                    if (allocations == 0) {
-                        first = e.size();
-                    }
-                    allocations++;
-                    largest = Math.max(largest, e.size());
-                }
-            }
-            return new AdvisorTrace(name, source, reader.format(), recorded, events, allocations, first, largest);
+        // The compact trace opens the source once; this reader looks at each event on its way into the columns.
+        Counting counting = new Counting(source);
+        CompactTrace compact = CompactTrace.read(name, counting);
+        if (counting.opened != 1) {
+            throw new IllegalStateException("the trace was opened " + counting.opened + " times, not once");
         }
+        return new AdvisorTrace(name, compact, counting.recorded, counting.allocations, counting.first,
+                counting.largest);
     }
 
-    /** Replays the trace with {@code replayer}'s options. */
-    ReplayOutcome replay(Replayer replayer) throws IOException {
-        return replayer.replay(name, source);
+    /** Replays the trace with {@code replayer}'s options: from memory, reading nothing. */
+    ReplayOutcome replay(Replayer replayer) {
+        return replayer.replay(compact);
+    }
+
+    /** The trace in memory, as every replay reads it. */
+    public CompactTrace compact() {
+        return compact;
     }
 
     /** The trace's name in reports (the path given). */
@@ -97,7 +89,7 @@ public final class AdvisorTrace {
 
     /** The format it was read in. */
     public TraceFormat format() {
-        return format;
+        return compact.format();
     }
 
     /** The settings a PyTorch snapshot was recorded with, or null when the trace is not one. */
@@ -107,7 +99,7 @@ public final class AdvisorTrace {
 
     /** Its events, every kind counted. */
     public long events() {
-        return events;
+        return compact.events();
     }
 
     /** Its allocations ({@code alloc} rows, and the blocks live when recording began). */
@@ -123,5 +115,62 @@ public final class AdvisorTrace {
     /** The size of its largest allocation, 0 when it has none. */
     public long largestRequest() {
         return largestRequest;
+    }
+
+    /** The source, opened once, seen through a reader that notes the settings and the allocations as they pass. */
+    private static final class Counting implements TraceSource {
+        private final TraceSource source;
+        int opened;
+        RecordedAllocatorSettings recorded;
+        long allocations;
+        long first;
+        long largest;
+
+        Counting(TraceSource source) {
+            this.source = source;
+        }
+
+        @Override
+        public long sizeBytes() {
+            return source.sizeBytes();
+        }
+
+        @Override
+        public TraceReader open() throws IOException {
+            opened++;
+            TraceReader reader = source.open();
+            if (reader instanceof PyTorchPickleReader pickle) {
+                recorded = pickle.recordedSettings();
+            }
+            return new TraceReader() {
+                @Override
+                public TraceFormat format() {
+                    return reader.format();
+                }
+
+                @Override
+                public TraceEvent next() throws IOException {
+                    TraceEvent e = reader.next();
+                    if (e != null && (e.kind() == TraceEvent.Kind.ALLOC || e.kind() == TraceEvent.Kind.PREALLOC)) {
+                        if (allocations == 0) {
+                            first = e.size();
+                        }
+                        allocations++;
+                        largest = Math.max(largest, e.size());
+                    }
+                    return e;
+                }
+
+                @Override
+                public long bytesRead() {
+                    return reader.bytesRead();
+                }
+
+                @Override
+                public void close() throws IOException {
+                    reader.close();
+                }
+            };
+        }
     }
 }

@@ -13,12 +13,17 @@ import java.util.Objects;
  *                       {@code capacity} and {@code reserved}, the smallest capacity for {@code device-calls}); null
  *                       when the baseline has no such figure
  * @param savingFraction {@code savingBytes} over the baseline's figure; null with it
+ * @param savingDeviceCalls the baseline's device mallocs and frees minus the recommended one's (the
+ *                       {@code device-calls} objective's own unit, given for every objective); null when the baseline
+ *                       has no smallest capacity
+ * @param savingDeviceCallsFraction {@code savingDeviceCalls} over the baseline's device calls; null with it
  * @param alreadyBest    whether the recorded setting is the best
  * @param reason         one sentence on why this setting
  * @param caveats        what upstream documents against the setting; empty when nothing
  */
 public record Recommendation(SettingResult setting, String env, Long savingBytes, Double savingFraction,
-                             boolean alreadyBest, String reason, List<String> caveats) {
+                             Long savingDeviceCalls, Double savingDeviceCallsFraction, boolean alreadyBest,
+                             String reason, List<String> caveats) {
 
     public Recommendation {
         Objects.requireNonNull(setting, "setting");

@@ -10,6 +10,7 @@ import io.devalloc.advisor.SettingResult;
 import io.devalloc.advisor.TrustLine;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.units.ByteSize;
+import io.devalloc.replay.ReplayJson;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.report.ReportParts;
 import java.io.IOException;
@@ -95,14 +96,11 @@ public final class AdviceHtml {
         }
         out.append("<p class=\"paste\"><code id=\"env\">").append(escape(rec.env())).append("</code></p>\n");
         out.append("<p>").append(escape(capitalised(rec.reason()))).append(".");
-        if (rec.savingBytes() != null) {
-            out.append(" ").append(escape(AdviceText.measure(advice))).append(": <b>")
-                    .append(escape(ByteSize.format(figure(advice, rec.setting())))).append("</b> against ")
-                    .append(escape(ByteSize.format(figure(advice, advice.baseline()))))
-                    .append(" for the recorded setting: ")
-                    .append(rec.savingBytes() >= 0 ? "saves " : "needs more by ")
-                    .append(escape(ByteSize.format(Math.abs(rec.savingBytes())))).append(" (")
-                    .append(escape(AdviceText.percent(Math.abs(rec.savingFraction())))).append(").");
+        for (AdviceText.Saving saving : AdviceText.savings(advice)) {
+            out.append(" ").append(escape(capitalised(saving.measure()))).append(": <b>")
+                    .append(escape(saving.recommended())).append("</b> against ").append(escape(saving.recorded()))
+                    .append(" for the recorded setting: ").append(escape(saving.verb())).append(' ')
+                    .append(escape(saving.amount())).append(" (").append(escape(saving.percent())).append(").");
         }
         out.append("</p>\n");
         if (!rec.caveats().isEmpty()) {
@@ -166,7 +164,10 @@ public final class AdviceHtml {
             cell(out, AdviceText.count(r.allocRetries()));
             if (withCapacity) {
                 CapacityCheck c = s.atCapacity();
-                cell(out, c.runs() ? "0 (runs)" : AdviceText.count(c.ooms()));
+                String where = AdviceText.firstOom(c);
+                out.append("<td class=\"num\"").append(where == null ? "" : " title=\"" + escape(where) + "\"")
+                        .append('>').append(escape(c.runs() ? "0 (runs)" : AdviceText.count(c.ooms())))
+                        .append("</td>");
             }
             out.append("</tr>\n");
         }
@@ -174,7 +175,22 @@ public final class AdviceHtml {
                 .append(escape(ByteSize.format(Advisor.GRANULARITY))).append(", on which the whole trace runs without"
                         + " an out-of-memory error (one step less fails). Other figures: one replay on ")
                 .append(escape(Advisor.UNLIMITED_DEVICE)).append("; fragmentation is 1 − allocated/reserved at the"
-                        + " reserved peak.</p>\n</section>\n");
+                        + " reserved peak.</p>\n");
+        if (withCapacity) {
+            StringBuilder failures = new StringBuilder();
+            for (SettingResult s : advice.settings()) {
+                String where = s.ran() ? AdviceText.firstOom(s.atCapacity()) : null;
+                if (where != null) {
+                    failures.append("<li><code>").append(escape(label(s))).append("</code> ").append(escape(where))
+                            .append("</li>\n");
+                }
+            }
+            if (!failures.isEmpty()) {
+                out.append("<p class=\"note\">On the ").append(escape(ByteSize.format(advice.capacityBytes())))
+                        .append(" device:</p>\n<ul class=\"oom\">\n").append(failures).append("</ul>\n");
+            }
+        }
+        out.append("</section>\n");
     }
 
     private static void cell(StringBuilder out, String text) {
@@ -262,9 +278,10 @@ public final class AdviceHtml {
         if (best != null && best != base) {
             shown.add(best);
         }
-        List<Map<String, Long>> wastes = new ArrayList<>();
+        List<Map<String, Object>> wastes = new ArrayList<>();
         for (SettingResult s : shown) {
-            wastes.add(Waste.of(s.result()));
+            ReplayResult.Peak peak = s.result().peak();
+            wastes.add(peak == null || peak.waste() == null ? null : ReplayJson.wasteMap(peak.waste()));
         }
         if (wastes.isEmpty() || wastes.contains(null)) {
             out.append("<p class=\"note\">The replays did not explain their peaks.</p>\n</section>\n");
@@ -277,20 +294,13 @@ public final class AdviceHtml {
         out.append("</tr></thead>\n<tbody>\n");
         for (String cause : wastes.getFirst().keySet()) {
             out.append("<tr><td>").append(escape(cause.replace('_', ' '))).append("</td>");
-            for (Map<String, Long> w : wastes) {
-                cell(out, ByteSize.format(w.get(cause)));
+            for (Map<String, Object> w : wastes) {
+                cell(out, ByteSize.format((Long) w.get(cause)));
             }
             out.append("</tr>\n");
         }
         out.append("</tbody>\n</table>\n<p class=\"note\">Reserved bytes no request asked for, at each setting's"
                 + " reserved peak, by cause; the causes add up to reserved − requested there.</p>\n</section>\n");
-    }
-
-    private static long figure(Advice advice, SettingResult s) {
-        return switch (advice.objective()) {
-            case CAPACITY, DEVICE_CALLS -> s.minCapacityBytes();
-            case RESERVED -> s.result().peakReservedBytes();
-        };
     }
 
     private static String label(SettingResult s) {

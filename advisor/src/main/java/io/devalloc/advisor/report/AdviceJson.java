@@ -5,6 +5,7 @@ import io.devalloc.advisor.CapacityCheck;
 import io.devalloc.advisor.Recommendation;
 import io.devalloc.advisor.SettingResult;
 import io.devalloc.advisor.TrustLine;
+import io.devalloc.replay.ReplayJson;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.trace.text.JsonWriter;
 import java.util.ArrayList;
@@ -103,7 +104,9 @@ public final class AdviceJson {
         m.put("ooms_unlimited", r == null ? null : r.ooms());
         m.put("fragmentation", r == null ? null : r.fragmentation());
         m.put("requested_fragmentation", r == null ? null : r.requestedFragmentation());
-        m.put("waste_at_peak", Waste.of(r));
+        ReplayResult.Peak peak = r == null ? null : r.peak();
+        m.put("peak_event", peak == null ? null : peak.event());
+        m.put("waste_at_peak", peak == null || peak.waste() == null ? null : ReplayJson.wasteMap(peak.waste()));
         m.put("end_reserved_bytes", r == null ? null : r.endReservedBytes());
         m.put("search_runs", s.searchRuns());
         if (c != null) {
@@ -112,9 +115,22 @@ public final class AdviceJson {
             at.put("runs", c.runs());
             at.put("ooms", c.ooms());
             at.put("peak_reserved_bytes", c.peakReserved());
+            at.put("first_oom", oom(c.firstOom()));
             m.put("at_capacity", at);
         }
         return m;
+    }
+
+    private static Map<String, Object> oom(ReplayResult.OomPoint oom) {
+        if (oom == null) {
+            return null;
+        }
+        Map<String, Object> o = new LinkedHashMap<>();
+        o.put("event", oom.event());
+        o.put("request_bytes", oom.requestBytes());
+        o.put("reserved_bytes", oom.reservedBytes());
+        o.put("allocated_bytes", oom.allocatedBytes());
+        return o;
     }
 
     private static Map<String, Object> recommendation(Recommendation rec) {
@@ -126,6 +142,8 @@ public final class AdviceJson {
         m.put("env", rec.env());
         m.put("saving_bytes", rec.savingBytes());
         m.put("saving_fraction", rec.savingFraction());
+        m.put("saving_device_calls", rec.savingDeviceCalls());
+        m.put("saving_device_calls_fraction", rec.savingDeviceCallsFraction());
         m.put("already_best", rec.alreadyBest());
         m.put("reason", rec.reason());
         m.put("caveats", rec.caveats());

@@ -3,6 +3,7 @@ package io.devalloc.advisor.report;
 import io.devalloc.advisor.Advice;
 import io.devalloc.advisor.Advisor;
 import io.devalloc.advisor.CapacityCheck;
+import io.devalloc.advisor.Objective;
 import io.devalloc.advisor.Recommendation;
 import io.devalloc.advisor.SettingResult;
 import io.devalloc.advisor.TrustLine;
@@ -11,6 +12,7 @@ import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.cli.TextTable;
 import io.devalloc.replay.cli.TextWrap;
 import java.io.PrintWriter;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -51,12 +53,10 @@ public final class AdviceText {
             out.println("  " + rec.env());
             out.println();
             TextWrap.print(out, "  ", "  ", rec.reason() + ".");
-            if (rec.savingBytes() != null) {
-                TextWrap.print(out, "  ", "  ", measure(advice) + ": " + ByteSize.format(figure(advice, best))
-                        + ", the recorded setting " + ByteSize.format(figure(advice, advice.baseline()))
-                        + (rec.savingBytes() >= 0 ? ": saves " : ": needs more by ")
-                        + ByteSize.format(Math.abs(rec.savingBytes())) + " (" + percent(Math.abs(rec.savingFraction()))
-                        + ").");
+            for (Saving saving : savings(advice)) {
+                TextWrap.print(out, "  ", "  ", saving.measure() + ": " + saving.recommended() + ", the recorded"
+                        + " setting " + saving.recorded() + ": " + saving.verb() + " " + saving.amount() + " ("
+                        + saving.percent() + ").");
             }
             for (String caveat : rec.caveats()) {
                 TextWrap.print(out, "  caveat: ", "    ", caveat);
@@ -96,6 +96,15 @@ public final class AdviceText {
         }
         table.print(out, "  ");
         out.println("  * the recorded setting (the baseline)");
+        if (withCapacity) {
+            for (SettingResult s : advice.settings()) {
+                String where = firstOom(s.atCapacity());
+                if (where != null) {
+                    TextWrap.print(out, "  at " + ByteSize.format(advice.capacityBytes()) + ", ", "    ",
+                            (s.config().isEmpty() ? "(defaults)" : s.config()) + " " + where);
+                }
+            }
+        }
         for (SettingResult s : advice.settings()) {
             if (s.error() != null) {
                 TextWrap.print(out, "  error: ", "    ", (s.config().isEmpty() ? "(defaults)" : s.config()) + ": "
@@ -129,7 +138,55 @@ public final class AdviceText {
         };
     }
 
-    /** What the objective measures, in words. */
+    /**
+     * One saving of the recommended setting against the recorded one, as reports print it.
+     *
+     * @param measure     what is compared, in words
+     * @param recommended the recommended setting's figure, formatted
+     * @param recorded    the recorded setting's figure, formatted
+     * @param verb        {@code saves}, or {@code needs more by} when the recommended figure is larger
+     * @param amount      the difference, formatted, without its sign
+     * @param percent     the difference over the recorded figure, without its sign
+     */
+    record Saving(String measure, String recommended, String recorded, String verb, String amount, String percent) {
+    }
+
+    /**
+     * The savings the reports show, the objective's own first: device calls then the smallest capacity for
+     * {@code device-calls}, the objective's bytes for the others; empty when the recorded setting has no figure.
+     */
+    static List<Saving> savings(Advice advice) {
+        Recommendation rec = advice.recommendation();
+        if (rec == null || rec.savingBytes() == null) {
+            return List.of();
+        }
+        SettingResult best = rec.setting();
+        SettingResult base = advice.baseline();
+        Saving bytes = new Saving(measure(advice), ByteSize.format(figure(advice, best)),
+                ByteSize.format(figure(advice, base)), rec.savingBytes() >= 0 ? "saves" : "needs more by",
+                ByteSize.format(Math.abs(rec.savingBytes())), percent(Math.abs(rec.savingFraction())));
+        if (advice.objective() != Objective.DEVICE_CALLS) {
+            return List.of(bytes);
+        }
+        Saving calls = new Saving("device calls (mallocs and frees)", count(best.deviceCalls()),
+                count(base.deviceCalls()), rec.savingDeviceCalls() >= 0 ? "saves" : "needs more by",
+                count(Math.abs(rec.savingDeviceCalls())), percent(Math.abs(rec.savingDeviceCallsFraction())));
+        return List.of(calls, bytes);
+    }
+
+    /** Where the replay on the user's device first failed, in words; null when it ran. */
+    static String firstOom(CapacityCheck c) {
+        if (c == null || c.firstOom() == null) {
+            return null;
+        }
+        ReplayResult.OomPoint o = c.firstOom();
+        return "first runs out of memory at event " + count(o.event()) + ": a request of "
+                + ByteSize.format(o.requestBytes()) + " with " + ByteSize.format(o.reservedBytes()) + " reserved and "
+                + ByteSize.format(o.allocatedBytes()) + " allocated (" + count(c.ooms()) + " failed allocations in"
+                + " all)";
+    }
+
+    /** What the objective's byte figure measures, in words. */
     static String measure(Advice advice) {
         return switch (advice.objective()) {
             case CAPACITY, DEVICE_CALLS -> "smallest capacity that runs";
