@@ -11,10 +11,16 @@ import io.devalloc.replay.ReplayProgress;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.Replayer;
 import io.devalloc.replay.TraceSources;
+import io.devalloc.advisor.report.AdviceHtml;
+import io.devalloc.advisor.report.AdviceJson;
+import io.devalloc.advisor.report.AdviceText;
 import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -69,9 +75,16 @@ class AdvisorTest {
             assertEquals(alone.ooms(), mine.ooms(), what);
             assertEquals(alone.fragmentation(), mine.fragmentation(), what);
             assertEquals(alone.endReservedBytes(), mine.endReservedBytes(), what);
+            assertEquals(alone.peak(), mine.peak(), what + ": the peak's moment, figures and waste by cause");
+            assertNotNull(mine.peak().waste(), what);
+            assertEquals(mine.peak().reservedBytes() - mine.peak().requestedBytes(), mine.peak().waste().total(),
+                    what);
+            assertEquals(alone.peakSnapshot(), mine.peakSnapshot(), what + ": the segment map at the peak");
             ReplayResult atCapacity = alone(Advisor.whatIfOptions("caching", s.config())
                     .withDevice(Advisor.device(1024L << 20)));
             assertEquals(atCapacity.ooms(), s.atCapacity().ooms(), what);
+            assertEquals(atCapacity.firstOom(), s.atCapacity().firstOom(), what + ": where it first fails");
+            assertTrue(s.atCapacity().runs() || s.atCapacity().firstOom().event() > 0, what);
         }
     }
 
@@ -126,6 +139,64 @@ class AdvisorTest {
         if (rec.setting().config().contains("expandable_segments:True")) {
             assertTrue(rec.caveats().getFirst().contains("IPC"), rec.caveats().toString());
         }
+    }
+
+    @Test
+    void theTraceIsReadOnceWhateverTheNumberOfReplays() throws IOException {
+        int[] opens = {0};
+        AdvisorTrace trace = AdvisorTrace.read("opt", () -> {
+            opens[0]++;
+            return TraceSources.of(OPT_CSV).open();
+        });
+        Advice small = new Advisor().advise(trace, new Advisor.Options("caching", null, -1, Objective.CAPACITY, 2),
+                ReplayProgress.NONE);
+        assertTrue(small.runs() > 20, "replays: " + small.runs());
+        assertEquals(1, opens[0], "the trace was opened once");
+        assertEquals(trace.compact().events(), trace.events());
+        assertEquals(trace.events(), small.baseline().result().events());
+    }
+
+    @Test
+    void theDeviceCallsObjectiveSavesDeviceCalls() throws IOException {
+        Path grid = gridFile(Files.createTempDirectory(dir, "calls"), "defaults", "max_split_size_mb:20",
+                "expandable_segments:True");
+        Advice calls = new Advisor().advise(AdvisorTrace.read(OPT_CSV),
+                new Advisor.Options("caching", grid.toString(), -1, Objective.DEVICE_CALLS, 2), ReplayProgress.NONE);
+        Recommendation rec = calls.recommendation();
+        SettingResult base = calls.baseline();
+        for (SettingResult s : calls.settings()) {
+            assertTrue(rec.setting().deviceCalls() <= s.deviceCalls(), s.toString());
+        }
+        assertEquals(base.deviceCalls() - rec.setting().deviceCalls(), rec.savingDeviceCalls());
+        assertEquals((double) rec.savingDeviceCalls() / base.deviceCalls(), rec.savingDeviceCallsFraction(), 1e-12);
+        assertEquals(base.minCapacityBytes() - rec.setting().minCapacityBytes(), rec.savingBytes());
+        StringWriter text = new StringWriter();
+        AdviceText.print(new PrintWriter(text), calls);
+        String out = text.toString();
+        int saved = out.indexOf("device calls (mallocs and frees): " + rec.setting().deviceCalls()
+                + ", the recorded setting " + base.deviceCalls());
+        assertTrue(saved > 0 && saved < out.indexOf("smallest capacity that runs: "), out);
+        assertTrue(AdviceHtml.render(calls).contains("Device calls (mallocs and frees): <b>"
+                + rec.setting().deviceCalls() + "</b>"), "the page shows the calls saved");
+    }
+
+    @Test
+    void theFirstOutOfMemoryErrorAtTheGivenCapacityIsReported() {
+        SettingResult s = advice.settings().getFirst();
+        ReplayResult.OomPoint oom = s.atCapacity().firstOom();
+        assertNotNull(oom, "1 GiB is below every setting's smallest capacity");
+        String where = "first runs out of memory at event " + String.format(java.util.Locale.ROOT, "%,d", oom.event());
+        StringWriter text = new StringWriter();
+        AdviceText.print(new PrintWriter(text), advice);
+        assertTrue(text.toString().contains(where), text.toString());
+        assertTrue(AdviceHtml.render(advice).contains(where), "the page names the event");
+        Map<?, ?> json = (Map<?, ?>) ((Map<?, ?>) ((List<?>) AdviceJson.toMap(advice).get("settings")).getFirst())
+                .get("at_capacity");
+        Map<?, ?> first = (Map<?, ?>) json.get("first_oom");
+        assertEquals(oom.event(), first.get("event"));
+        assertEquals(oom.requestBytes(), first.get("request_bytes"));
+        assertEquals(oom.reservedBytes(), first.get("reserved_bytes"));
+        assertEquals(oom.allocatedBytes(), first.get("allocated_bytes"));
     }
 
     @Test

@@ -52,10 +52,21 @@ class AdviceJsonTest {
                     "peak_requested_bytes", "min_capacity_bytes", "device_mallocs", "device_frees", "alloc_retries",
                     "ooms_at_capacity", "fragmentation", "waste_at_peak")), s.keySet().toString());
             assertTrue(s.get("min_capacity_bytes") instanceof Long, s.toString());
+            Map<?, ?> waste = (Map<?, ?>) s.get("waste_at_peak");
+            assertEquals(List.of("rounding", "unsplit_remainder", "free_in_used_segments", "free_segments",
+                    "unmapped_page_tails", "total"), List.copyOf(waste.keySet()), s.toString());
+            long sum = 0;
+            for (String cause : List.of("rounding", "unsplit_remainder", "free_in_used_segments", "free_segments",
+                    "unmapped_page_tails")) {
+                sum += (Long) waste.get(cause);
+            }
+            assertEquals(waste.get("total"), sum, s.toString());
+            assertTrue((Long) s.get("peak_reserved_bytes") - (Long) s.get("peak_requested_bytes") <= sum,
+                    "at the reserved peak no more is requested than at the requested peak: " + s);
         }
         Map<?, ?> rec = (Map<?, ?>) m.get("recommendation");
-        assertTrue(rec.keySet().containsAll(List.of("config", "env", "saving_bytes", "saving_fraction", "caveats")),
-                rec.toString());
+        assertTrue(rec.keySet().containsAll(List.of("config", "env", "saving_bytes", "saving_fraction", "caveats",
+                "saving_device_calls", "saving_device_calls_fraction")), rec.toString());
         Map<?, ?> grid = (Map<?, ?>) m.get("grid");
         assertEquals(1, ((List<?>) grid.get("problems")).size(), grid.toString());
         String json = AdviceJson.toJson(advice, false);
@@ -87,6 +98,9 @@ class AdviceJsonTest {
                 "sections in order");
         assertTrue(html.contains("PYTORCH_CUDA_ALLOC_CONF="), "the line to paste");
         assertTrue(html.contains("<select id=\"chart-choice\">"), "other settings selectable");
+        assertTrue(html.contains("<td>unmapped page tails</td>") && !html.contains("did not explain"),
+                "the waste at the peak by cause");
+        assertTrue(html.contains("at its reserved peak"), "the segment maps at the peaks");
         assertTrue(!html.contains("http://") && !html.contains("https://"), "nothing fetched");
     }
 }
