@@ -54,6 +54,14 @@ class AdvisorTest {
                 ReplayProgress.NONE);
     }
 
+    /**
+     * What {@code devalloc replay TRACE --config CONFIG --empty-cache-at-segment-free} replays, written out here
+     * rather than taken from the advisor: cold, on the replay's default device, with the peak's snapshot.
+     */
+    private static ReplayOptions whatIf(String config) {
+        return new ReplayOptions("caching", "sim:80GiB", config, false, true, true, false);
+    }
+
     private static ReplayResult alone(ReplayOptions options) throws IOException {
         return new Replayer(options).replay(OPT_CSV.toString(), TraceSources.of(OPT_CSV)).result();
     }
@@ -64,7 +72,7 @@ class AdvisorTest {
         for (SettingResult s : advice.settings()) {
             assertTrue(s.ran(), s.toString());
             ReplayResult mine = s.result();
-            ReplayResult alone = alone(Advisor.whatIfOptions("caching", s.config()));
+            ReplayResult alone = alone(whatIf(s.config()));
             String what = s.config();
             assertEquals(alone.peakReservedBytes(), mine.peakReservedBytes(), what);
             assertEquals(alone.peakAllocatedBytes(), mine.peakAllocatedBytes(), what);
@@ -80,7 +88,7 @@ class AdvisorTest {
             assertEquals(mine.peak().reservedBytes() - mine.peak().requestedBytes(), mine.peak().waste().total(),
                     what);
             assertEquals(alone.peakSnapshot(), mine.peakSnapshot(), what + ": the segment map at the peak");
-            ReplayResult atCapacity = alone(Advisor.whatIfOptions("caching", s.config())
+            ReplayResult atCapacity = alone(whatIf(s.config())
                     .withDevice(Advisor.device(1024L << 20)));
             assertEquals(atCapacity.ooms(), s.atCapacity().ooms(), what);
             assertEquals(atCapacity.firstOom(), s.atCapacity().firstOom(), what + ": where it first fails");
@@ -94,7 +102,7 @@ class AdvisorTest {
             assertTrue(s.fits(), s.toString());
             long cap = s.minCapacityBytes();
             assertEquals(0, cap % Advisor.GRANULARITY, s.config());
-            ReplayOptions o = Advisor.whatIfOptions("caching", s.config());
+            ReplayOptions o = whatIf(s.config());
             assertEquals(0, alone(o.withDevice(Advisor.device(cap))).ooms(), s.config() + " at " + cap);
             assertTrue(alone(o.withDevice(Advisor.device(cap - Advisor.GRANULARITY))).ooms() > 0,
                     s.config() + " at " + (cap - Advisor.GRANULARITY));
