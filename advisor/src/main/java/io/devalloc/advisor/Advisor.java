@@ -172,8 +172,13 @@ public final class Advisor {
 
         List<SettingResult> ranked = rank(results, options.objective());
         Recommendation recommendation = recommend(options.allocator(), ranked, options.objective());
+        List<String> notes = new ArrayList<>(whatIfNotes(trace));
+        String above = aboveReserved(ranked);
+        if (above != null) {
+            notes.add(above);
+        }
         return new Advice(trace.name(), options.allocator(), options.objective(), options.capacityBytes(), grid,
-                trust, ranked, recommendation, whatIfNotes(trace), runs.done(), options.threads());
+                trust, ranked, recommendation, notes, runs.done(), options.threads());
     }
 
     // ------------------------------------------------------------------------------------------ baseline and trust
@@ -432,6 +437,29 @@ public final class Advisor {
                 "a setting's figures are those of one replay on " + UNLIMITED_DEVICE + " (" + trace.events()
                 + " events); its smallest capacity was searched to 2 MiB with replays on simulated devices of each"
                 + " capacity tried, the allocator's retry ladder freeing cached memory as the device fills");
+    }
+
+    /**
+     * A note for the settings whose smallest capacity is above their peak reserved bytes (rounded up to 2 MiB), so
+     * that the table does not seem to contradict itself; null when there are none.
+     */
+    static String aboveReserved(List<SettingResult> ranked) {
+        List<String> names = new ArrayList<>();
+        for (SettingResult s : ranked) {
+            if (s.fits() && s.minCapacityBytes() > Math.ceilDiv(s.result().peakReservedBytes(), GRANULARITY)
+                    * GRANULARITY) {
+                names.add(s.config().isEmpty() ? "(defaults)" : s.config());
+            }
+        }
+        if (names.isEmpty()) {
+            return null;
+        }
+        String listed = names.size() <= 3 ? String.join("; ", names)
+                : String.join("; ", names.subList(0, 3)) + " and " + (names.size() - 3) + " more";
+        return "the smallest capacity is above the peak reserved for " + listed + ": the device needs more than the"
+                + " allocator holds from it (the simulated device rounds each malloc up to its 512 B granularity, and"
+                + " its free space fragments between mallocs), or the setting caps memory relative to the device"
+                + " (per_process_memory_fraction)";
     }
 
     static String formatName(TraceFormat format) {

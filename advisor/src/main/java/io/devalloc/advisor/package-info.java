@@ -37,8 +37,14 @@
  * bisection: a capacity below the peak requested bytes cannot hold the live blocks and fails; the peak reserved
  * bytes rounded up to 2 MiB are tried first and usually run (settings relative to the device, a memory fraction or
  * a growth-less BFC, may not: then the unlimited capacity is the upper bound). The capacity found runs and 2 MiB less
- * fails: the search keeps a failing and a running capacity until they are 2 MiB apart. With {@code --capacity}, every
- * setting is also replayed on a device of that size, and the out-of-memory errors there are counted.
+ * fails: the search keeps a failing and a running capacity until they are 2 MiB apart. The search's replays take no
+ * peak snapshot and stop at the first out-of-memory error ({@link io.devalloc.replay.ReplayOptions#stopAtFirstOom()}).
+ * With {@code --capacity}, every setting is also replayed, whole, on a device of that size: the out-of-memory errors
+ * there are counted and the first is described ({@link io.devalloc.replay.ReplayResult.OomPoint}).
+ *
+ * <p><b>At the peak.</b> A setting's figures replay takes the replay's deterministic peak snapshot (the allocator
+ * replayed again up to the event of its reserved peak), from which come the segment maps and the waste at the peak by
+ * cause ({@link io.devalloc.replay.ReplayResult.Peak#waste()}); the advisor computes neither itself.
  *
  * <p><b>Ranking.</b> By the objective: the smallest capacity (default), the lowest peak reserved, or the fewest
  * device calls (mallocs and frees, maps and unmaps included). Byte figures are compared in steps of 2 MiB, the
@@ -49,8 +55,11 @@
  * against the recorded setting in bytes and percent, and the caveats upstream documents (expandable segments and
  * CUDA IPC, {@code CUDAPluggableAllocator} with {@code MemPool}, serving systems' sleep modes).
  *
- * <p><b>Parallelism.</b> Settings are evaluated on {@code --threads} threads (default: every processor), each replay
- * on its own simulated device and allocator; the trace is read before the first replay for its recorded settings
- * and requests ({@link io.devalloc.advisor.AdvisorTrace}).
+ * <p><b>Parallelism and memory.</b> The trace is read once, into a {@link io.devalloc.replay.CompactTrace}
+ * ({@value io.devalloc.replay.CompactTrace#BYTES_PER_EVENT} bytes per event in primitive columns), noting a
+ * snapshot's recorded settings and the requests on the way ({@link io.devalloc.advisor.AdvisorTrace}); every replay
+ * reads it from memory. Settings are evaluated on {@code --threads} threads (default: every processor), each replay
+ * on its own simulated device and allocator, all through one {@link io.devalloc.replay.Replayer}'s
+ * {@link io.devalloc.replay.Replayer#withOptions(io.devalloc.replay.ReplayOptions) withOptions}.
  */
 package io.devalloc.advisor;

@@ -227,6 +227,17 @@ class AdvisorTest {
     }
 
     @Test
+    void aCapacityAboveThePeakReservedIsExplained() {
+        SettingResult base = advice.baseline();
+        assertEquals(null, Advisor.aboveReserved(advice.settings()), "the OPT trace's capacities are all below");
+        long above = Math.ceilDiv(base.result().peakReservedBytes(), Advisor.GRANULARITY) * Advisor.GRANULARITY
+                + Advisor.GRANULARITY;
+        SettingResult odd = new SettingResult(new GridEntry("x:1", "t"), false, base.result(), above, 0, null, null);
+        String note = Advisor.aboveReserved(List.of(base, odd));
+        assertTrue(note != null && note.contains("for x:1:") && note.contains("512 B granularity"), note);
+    }
+
+    @Test
     void badInputIsRefusedBeforeAnyReplay() throws IOException {
         Advisor advisor = new Advisor();
         AdvisorTrace trace = AdvisorTrace.read(OPT_CSV);

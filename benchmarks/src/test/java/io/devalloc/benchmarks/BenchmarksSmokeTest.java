@@ -114,4 +114,20 @@ class BenchmarksSmokeTest {
             assertTrue(first.groundTruth() != null);
         }
     }
+
+    /** The advisor's default grid on the shipped OPT pickle, read once and read again, gives one recommendation. */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2})
+    void adviseRunsTheDefaultGridOnTheOptPickle(int threads) throws java.io.IOException {
+        AdviseBenchmark b = new AdviseBenchmark();
+        b.threads = threads;
+        b.readTrace(java.nio.file.Path.of("..", "traces", "pt-opt-zeroth-order-fl", "memory.pickle"));
+        io.devalloc.advisor.Advice inMemory = b.advise();
+        io.devalloc.advisor.Advice read = b.readAndAdvise();
+        assertEquals(inMemory.recommendation().env(), read.recommendation().env());
+        assertEquals(inMemory.runs(), read.runs());
+        assertEquals(threads, inMemory.threads());
+        assertTrue(inMemory.trust().verdict() == io.devalloc.advisor.TrustLine.Verdict.MATCH, inMemory.trust()
+                .toString());
+    }
 }
