@@ -340,9 +340,9 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
         long[] size = chunks.size;
         long[] ptr = chunks.ptr;
         for (int b = bins.nextNonEmpty(startBin); b >= 0; b = bins.nextNonEmpty(b + 1)) {
-            int n = bins.count(b);
-            for (int i = b == startBin ? bins.lowerBound(b, rounded, 0) : 0; i < n; i++) {
-                int h = bins.get(b, i);
+            for (int i = b == startBin ? bins.lowerBound(b, rounded, 0) : bins.first(b); i != Bins.NO_NODE;
+                    i = bins.next(b, i)) {
+                int h = bins.chunkAt(b, i);
                 if (!reusableBy(h, stream)) {
                     continue;
                 }
@@ -898,8 +898,8 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
             return largestFreeLocked();
         }
         for (int b = Bins.NUM_BINS - 1; b >= 0; b--) {
-            for (int i = bins.count(b) - 1; i >= 0; i--) {
-                int h = bins.get(b, i);
+            for (int i = bins.last(b); i != Bins.NO_NODE; i = bins.prev(b, i)) {
+                int h = bins.chunkAt(b, i);
                 long count = chunks.freedAtCount[h];
                 if (count == 0 || count <= safeFrontier) {
                     return chunks.size[h];

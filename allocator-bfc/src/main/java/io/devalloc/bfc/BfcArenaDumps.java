@@ -129,8 +129,8 @@ final class BfcArenaDumps {
         int bin = Bins.binFor(rounded);
         out.add("Bin for " + MemoryLogFormat.humanBytes(rounded) + " was "
                 + MemoryLogFormat.humanBytes(Bins.binSize(bin)) + ", Chunk State: ");
-        for (int i = 0; i < bins.count(bin); i++) {
-            int h = bins.get(bin, i);
+        for (int i = bins.first(bin); i != Bins.NO_NODE; i = bins.next(bin, i)) {
+            int h = bins.chunkAt(bin, i);
             out.add("  Size: " + MemoryLogFormat.humanBytes(chunks.size[h]) + " | Requested Size: "
                     + MemoryLogFormat.humanBytes(chunks.requested[h]) + " | in_use: 0 | bin_num: " + bin
                     + (arena.options().timestamped() ? " | freed_at_count: " + chunks.freedAtCount[h] : ""));

@@ -1,15 +1,17 @@
 package io.devalloc.bfc;
 
-import java.util.Arrays;
+import io.devalloc.api.internal.OrderedHandleSet;
 
 /**
  * TensorFlow's 21 bins of free chunks. Bin {@code b} holds chunks of {@code [256·2^b, 256·2^(b+1))} bytes, bin 20
  * everything from 256 MiB up; each bin is ordered by (size, address), so the first fitting chunk is the best fit and
  * ties go to the lowest address.
  *
- * <p>Each bin is a sorted array of handles (binary search, then an array copy to insert or remove: a few hundred
- * nanoseconds even for thousands of free chunks, and no objects), and a bitmap of non-empty bins finds the next
- * candidate bin in one step instead of scanning 21 bins.
+ * <p>Each bin is a {@code std::set} upstream and an {@link OrderedHandleSet} of chunk handles here (a red-black tree
+ * over primitive arrays: O(log n) insert, remove and lower bound however many chunks a bin holds, and no objects);
+ * a bitmap of non-empty bins finds the next candidate bin in one step instead of scanning 21 bins. Callers walk a
+ * bin by node ({@link #lowerBound}, {@link #first}, {@link #next}) and read the chunk at a node with
+ * {@link #chunkAt}. A chunk's size and address are its key: it leaves its bin before they change.
  *
  * <p>Not thread-safe: the arena's lock guards it.
  */
@@ -18,16 +20,17 @@ final class Bins {
     static final int NUM_BINS = 21;
     static final int MIN_ALLOCATION_BITS = 8;
     static final long MIN_ALLOCATION_SIZE = 1L << MIN_ALLOCATION_BITS;
+    /** What the node-returning methods return for "none". */
+    static final int NO_NODE = OrderedHandleSet.NO_NODE;
 
     private final ChunkTable chunks;
-    private final int[][] items = new int[NUM_BINS][];
-    private final int[] counts = new int[NUM_BINS];
+    private final OrderedHandleSet[] bins = new OrderedHandleSet[NUM_BINS];
     private int nonEmpty;
 
     Bins(ChunkTable chunks) {
         this.chunks = chunks;
         for (int b = 0; b < NUM_BINS; b++) {
-            items[b] = new int[8];
+            bins[b] = new OrderedHandleSet(2, false, 8);
         }
     }
 
@@ -42,12 +45,29 @@ final class Bins {
         return MIN_ALLOCATION_SIZE << b;
     }
 
-    int count(int b) {
-        return counts[b];
+    /** The node of the first chunk of bin {@code b}, or {@link #NO_NODE}. */
+    int first(int b) {
+        return bins[b].first();
     }
 
-    int get(int b, int i) {
-        return items[b][i];
+    /** The node of the last chunk of bin {@code b}, or {@link #NO_NODE}. */
+    int last(int b) {
+        return bins[b].last();
+    }
+
+    /** The node after {@code node} in bin {@code b}, or {@link #NO_NODE}. */
+    int next(int b, int node) {
+        return bins[b].next(node);
+    }
+
+    /** The node before {@code node} in bin {@code b}, or {@link #NO_NODE}. */
+    int prev(int b, int node) {
+        return bins[b].prev(node);
+    }
+
+    /** The chunk at {@code node} of bin {@code b}. */
+    int chunkAt(int b, int node) {
+        return bins[b].handle(node);
     }
 
     /** The lowest non-empty bin at or above {@code b}, or -1. */
@@ -59,52 +79,27 @@ final class Bins {
         return mask == 0 ? -1 : Integer.numberOfTrailingZeros(mask);
     }
 
-    /** Index of the first chunk in bin {@code b} ordered at or after (size, address). */
+    /** The node of the first chunk in bin {@code b} ordered at or after (size, address), or {@link #NO_NODE}. */
     int lowerBound(int b, long size, long address) {
-        int[] a = items[b];
-        int lo = 0;
-        int hi = counts[b];
-        long[] sizes = chunks.size;
-        long[] ptrs = chunks.ptr;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            int h = a[mid];
-            long s = sizes[h];
-            if (s < size || (s == size && ptrs[h] < address)) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
+        return bins[b].lowerBound(size, address, 0);
     }
 
     void insert(int h) {
         int b = binFor(chunks.size[h]);
-        int i = lowerBound(b, chunks.size[h], chunks.ptr[h]);
-        int n = counts[b];
-        int[] a = items[b];
-        if (n == a.length) {
-            a = items[b] = Arrays.copyOf(a, n * 2);
-        }
-        System.arraycopy(a, i, a, i + 1, n - i);
-        a[i] = h;
-        counts[b] = n + 1;
+        bins[b].insert(chunks.size[h], chunks.ptr[h], 0, h);
         nonEmpty |= 1 << b;
         chunks.bin[h] = b;
     }
 
     void remove(int h) {
         int b = chunks.bin[h];
-        int i = lowerBound(b, chunks.size[h], chunks.ptr[h]);
-        int[] a = items[b];
-        int n = counts[b];
-        if (i >= n || a[i] != h) {
+        OrderedHandleSet bin = b >= 0 && b < NUM_BINS ? bins[b] : null;
+        int node = bin == null ? NO_NODE : bin.find(chunks.size[h], chunks.ptr[h], 0);
+        if (node == NO_NODE || bin.handle(node) != h) {
             throw new IllegalStateException("chunk " + h + " is not in bin " + b);
         }
-        System.arraycopy(a, i + 1, a, i, n - i - 1);
-        counts[b] = n - 1;
-        if (n == 1) {
+        bin.remove(node);
+        if (bin.isEmpty()) {
             nonEmpty &= ~(1 << b);
         }
         chunks.bin[h] = ChunkTable.NONE;
@@ -116,14 +111,14 @@ final class Bins {
             return -1;
         }
         int b = 31 - Integer.numberOfLeadingZeros(nonEmpty);
-        return items[b][counts[b] - 1];
+        return bins[b].handle(bins[b].last());
     }
 
     /** Total free chunks. */
     int total() {
         int n = 0;
-        for (int c : counts) {
-            n += c;
+        for (OrderedHandleSet bin : bins) {
+            n += bin.size();
         }
         return n;
     }

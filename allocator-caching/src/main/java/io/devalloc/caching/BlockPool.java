@@ -1,23 +1,31 @@
 package io.devalloc.caching;
 
-import java.util.Arrays;
+import io.devalloc.api.internal.OrderedHandleSet;
 
 /**
  * One of PyTorch's {@code BlockPool}s (small or large): the free mapped blocks ordered by (stream, size, address),
- * so that a lower bound on (stream, size, 0) finds the best fit on the stream, ties going to the lowest address;
- * and the unmapped ranges of expandable segments ordered by (stream, address). Both are sorted {@code int} arrays
- * of handles (binary search and an array copy; no objects). The pool also keeps the GC clock.
+ * PyTorch's {@code BlockComparatorSize}, so that a lower bound on (stream, size, 0) finds the best fit on the stream,
+ * ties going to the lowest address; and the unmapped ranges of expandable segments ordered by (stream, address),
+ * {@code BlockComparatorAddress}. Both are {@code std::set}s upstream and {@link OrderedHandleSet}s here (red-black
+ * trees over primitive arrays: O(log n) insert, remove and lower bound however many blocks are free, and no
+ * objects). Streams and addresses compare as signed {@code long}s, as they always have here; upstream compares
+ * stream ids and pointers, which orders the same for the handles and addresses devalloc hands out.
+ *
+ * <p>Callers walk a set by node ({@link #lowerBound}, {@link #nextFree}, {@link #prevFree}) and read the block at a
+ * node with {@link #blockAt}. A node stays valid until its block leaves the pool. A block's stream, size and
+ * address must not change while it is in the pool (they are its key): remove it first, insert it again after.
  *
  * <p>Not thread-safe: the arena's lock guards it.
  */
 final class BlockPool {
 
+    /** What the node-returning methods return for "none". */
+    static final int NO_NODE = OrderedHandleSet.NO_NODE;
+
     final boolean small;
     private final BlockTable blocks;
-    private int[] free = new int[64];
-    private int freeCount;
-    private int[] unmapped = new int[8];
-    private int unmappedCount;
+    private final OrderedHandleSet free = new OrderedHandleSet(3, false, 64);
+    private final OrderedHandleSet unmapped = new OrderedHandleSet(2, false, 8);
     /** PyTorch's {@code get_free_blocks_call_count}: the GC clock. */
     long freeBlocksCallCount;
 
@@ -27,118 +35,94 @@ final class BlockPool {
     }
 
     int freeCount() {
-        return freeCount;
+        return free.size();
     }
 
-    int freeAt(int i) {
-        return free[i];
+    /** The node of the first free block in (stream, size, address) order, or {@link #NO_NODE}. */
+    int firstFree() {
+        return free.first();
     }
 
-    int unmappedCount() {
-        return unmappedCount;
+    /** The free block at {@code node}. */
+    int blockAt(int node) {
+        return free.handle(node);
     }
 
-    int unmappedAt(int i) {
-        return unmapped[i];
+    int nextFree(int node) {
+        return free.next(node);
     }
 
-    /** Index of the first free block ordered at or after (stream, size, address). */
+    int prevFree(int node) {
+        return free.prev(node);
+    }
+
+    /** The node of the last free block in (stream, size, address) order, or {@link #NO_NODE}. */
+    int lastFree() {
+        return free.last();
+    }
+
+    /** The node of the first free block ordered at or after (stream, size, address), or {@link #NO_NODE}. */
     int lowerBound(long stream, long size, long address) {
-        int lo = 0;
-        int hi = freeCount;
-        long[] st = blocks.stream;
-        long[] sz = blocks.size;
-        long[] pt = blocks.ptr;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            int h = free[mid];
-            int c = Long.compare(st[h], stream);
-            if (c == 0) {
-                c = Long.compare(sz[h], size);
-            }
-            if (c == 0) {
-                c = Long.compare(pt[h], address);
-            }
-            if (c < 0) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
+        return free.lowerBound(stream, size, address);
     }
 
     /** Inserts a free mapped block and stamps it with the GC clock (PyTorch's {@code insert_into_blocks}). */
     void insert(int h) {
+        free.insert(blocks.stream[h], blocks.size[h], blocks.ptr[h], h);
         blocks.gcCountBase[h] = freeBlocksCallCount;
-        int i = lowerBound(blocks.stream[h], blocks.size[h], blocks.ptr[h]);
-        if (freeCount == free.length) {
-            free = Arrays.copyOf(free, freeCount * 2);
-        }
-        System.arraycopy(free, i, free, i + 1, freeCount - i);
-        free[i] = h;
-        freeCount++;
     }
 
-    void removeAt(int i) {
-        System.arraycopy(free, i + 1, free, i, freeCount - i - 1);
-        freeCount--;
+    /** Removes the free block at {@code node}. */
+    void removeNode(int node) {
+        free.remove(node);
     }
 
     void remove(int h) {
-        int i = lowerBound(blocks.stream[h], blocks.size[h], blocks.ptr[h]);
-        if (i >= freeCount || free[i] != h) {
+        int n = free.find(blocks.stream[h], blocks.size[h], blocks.ptr[h]);
+        if (n == NO_NODE || free.handle(n) != h) {
             throw new IllegalStateException("block " + h + " is not in the " + (small ? "small" : "large") + " pool");
         }
-        removeAt(i);
+        free.remove(n);
     }
 
     boolean contains(int h) {
-        int i = lowerBound(blocks.stream[h], blocks.size[h], blocks.ptr[h]);
-        return i < freeCount && free[i] == h;
+        int n = free.find(blocks.stream[h], blocks.size[h], blocks.ptr[h]);
+        return n != NO_NODE && free.handle(n) == h;
     }
 
-    private int unmappedLowerBound(long stream, long address) {
-        int lo = 0;
-        int hi = unmappedCount;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            int h = unmapped[mid];
-            int c = Long.compare(blocks.stream[h], stream);
-            if (c == 0) {
-                c = Long.compare(blocks.ptr[h], address);
-            }
-            if (c < 0) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
+    int unmappedCount() {
+        return unmapped.size();
     }
 
-    /** The first unmapped range of {@code stream} at or after {@code address}, as an index, or -1. */
+    /** The node of the first unmapped range in (stream, address) order, or {@link #NO_NODE}. */
+    int firstUnmappedNode() {
+        return unmapped.first();
+    }
+
+    /** The unmapped range at {@code node}. */
+    int unmappedAt(int node) {
+        return unmapped.handle(node);
+    }
+
+    int nextUnmapped(int node) {
+        return unmapped.next(node);
+    }
+
+    /** The node of the first unmapped range of {@code stream} at or after {@code address}, or {@link #NO_NODE}. */
     int firstUnmapped(long stream, long address) {
-        int i = unmappedLowerBound(stream, address);
-        return i < unmappedCount && blocks.stream[unmapped[i]] == stream ? i : -1;
+        int n = unmapped.lowerBound(stream, address, 0);
+        return n != NO_NODE && blocks.stream[unmapped.handle(n)] == stream ? n : NO_NODE;
     }
 
     void insertUnmapped(int h) {
-        int i = unmappedLowerBound(blocks.stream[h], blocks.ptr[h]);
-        if (unmappedCount == unmapped.length) {
-            unmapped = Arrays.copyOf(unmapped, unmappedCount * 2);
-        }
-        System.arraycopy(unmapped, i, unmapped, i + 1, unmappedCount - i);
-        unmapped[i] = h;
-        unmappedCount++;
+        unmapped.insert(blocks.stream[h], blocks.ptr[h], 0, h);
     }
 
     void removeUnmapped(int h) {
-        int i = unmappedLowerBound(blocks.stream[h], blocks.ptr[h]);
-        if (i >= unmappedCount || unmapped[i] != h) {
+        int n = unmapped.find(blocks.stream[h], blocks.ptr[h], 0);
+        if (n == NO_NODE || unmapped.handle(n) != h) {
             throw new IllegalStateException("block " + h + " is not an unmapped range of the pool");
         }
-        System.arraycopy(unmapped, i + 1, unmapped, i, unmappedCount - i - 1);
-        unmappedCount--;
+        unmapped.remove(n);
     }
 }

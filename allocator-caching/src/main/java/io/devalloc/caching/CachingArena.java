@@ -259,29 +259,30 @@ final class CachingArena extends AbstractDeviceAllocator
             pool.freeBlocksCallCount++;
         }
         int i = pool.lowerBound(stream, size, 0);
-        if (i >= pool.freeCount() || blocks.stream[pool.freeAt(i)] != stream) {
+        if (i == BlockPool.NO_NODE || blocks.stream[pool.blockAt(i)] != stream) {
             return NONE;
         }
-        if (blocks.expandable[pool.freeAt(i)] != NONE) {
+        if (blocks.expandable[pool.blockAt(i)] != NONE) {
             if (options.expandableSegments()) {
                 // A block followed by unmapped space can grow, so compare blocks by the size they can reach.
-                int j = i + 1;
-                while (blocks.expandable[pool.freeAt(i)] != NONE && j < pool.freeCount()
-                        && blocks.stream[pool.freeAt(j)] == stream
-                        && expandableSize(pool.freeAt(j)) < expandableSize(pool.freeAt(i))) {
-                    i = j++;
+                int j = pool.nextFree(i);
+                while (blocks.expandable[pool.blockAt(i)] != NONE && j != BlockPool.NO_NODE
+                        && blocks.stream[pool.blockAt(j)] == stream
+                        && expandableSize(pool.blockAt(j)) < expandableSize(pool.blockAt(i))) {
+                    i = j;
+                    j = pool.nextFree(j);
                 }
             } else {
                 do {
-                    i++;
-                } while (i < pool.freeCount() && blocks.expandable[pool.freeAt(i)] != NONE
-                        && blocks.stream[pool.freeAt(i)] == stream);
-                if (i >= pool.freeCount() || blocks.stream[pool.freeAt(i)] != stream) {
+                    i = pool.nextFree(i);
+                } while (i != BlockPool.NO_NODE && blocks.expandable[pool.blockAt(i)] != NONE
+                        && blocks.stream[pool.blockAt(i)] == stream);
+                if (i == BlockPool.NO_NODE || blocks.stream[pool.blockAt(i)] != stream) {
                     return NONE;
                 }
             }
         }
-        int h = pool.freeAt(i);
+        int h = pool.blockAt(i);
         long blockSize = blocks.size[h];
         if (size < maxSplitSize && blockSize >= maxSplitSize) {
             return NONE;
@@ -289,7 +290,7 @@ final class CachingArena extends AbstractDeviceAllocator
         if (size >= maxSplitSize && blockSize >= size + options.maxNonSplitRounding()) {
             return NONE;
         }
-        pool.removeAt(i);
+        pool.removeNode(i);
         return h;
     }
 
@@ -364,26 +365,27 @@ final class CachingArena extends AbstractDeviceAllocator
         }
         long key = Math.max(s, maxSplitSize);
         int i = pool.lowerBound(stream, key, 0);
-        if (i >= pool.freeCount() || blocks.stream[pool.freeAt(i)] != stream
-                || blocks.expandable[pool.freeAt(i)] != NONE) {
+        if (i == BlockPool.NO_NODE || blocks.stream[pool.blockAt(i)] != stream
+                || blocks.expandable[pool.blockAt(i)] != NONE) {
             // No single block is large enough: free oversize blocks from the largest down.
-            if (i == 0) {
+            i = i == BlockPool.NO_NODE ? pool.lastFree() : pool.prevFree(i);
+            if (i == BlockPool.NO_NODE) {
                 return false;
             }
             long released = 0;
-            i--;
-            while (released < key && i >= 0 && blocks.size[pool.freeAt(i)] >= maxSplitSize
-                    && blocks.stream[pool.freeAt(i)] == stream) {
-                int h = pool.freeAt(i);
+            while (released < key && i != BlockPool.NO_NODE && blocks.size[pool.blockAt(i)] >= maxSplitSize
+                    && blocks.stream[pool.blockAt(i)] == stream) {
+                int h = pool.blockAt(i);
+                // Step before releasing: the node leaves the pool with its block.
+                i = pool.prevFree(i);
                 if (blocks.expandable[h] == NONE) {
                     released += blocks.size[h];
                     releaseBlock(h);
                 }
-                i--;
             }
             return released >= key;
         }
-        releaseBlock(pool.freeAt(i));
+        releaseBlock(pool.blockAt(i));
         return true;
     }
 
@@ -396,19 +398,18 @@ final class CachingArena extends AbstractDeviceAllocator
 
     private void releaseBlocks(BlockPool pool) {
         List<Integer> toUnmap = null;
-        int i = 0;
-        while (i < pool.freeCount()) {
-            int h = pool.freeAt(i);
+        int i = pool.firstFree();
+        while (i != BlockPool.NO_NODE) {
+            int h = pool.blockAt(i);
+            // Step before releasing: the node leaves the pool with its block.
+            i = pool.nextFree(i);
             if (blocks.expandable[h] != NONE) {
                 if (toUnmap == null) {
                     toUnmap = new ArrayList<>();
                 }
                 toUnmap.add(h);
-                i++;
             } else if (!blocks.isSplit(h)) {
                 releaseBlock(h);
-            } else {
-                i++;
             }
         }
         if (toUnmap != null) {
@@ -450,8 +451,8 @@ final class CachingArena extends AbstractDeviceAllocator
         long reclaimed = 0;
         long totalAge = 0;
         int freeable = 0;
-        for (int i = 0; i < largePool.freeCount(); i++) {
-            int h = largePool.freeAt(i);
+        for (int i = largePool.firstFree(); i != BlockPool.NO_NODE; i = largePool.nextFree(i)) {
+            int h = largePool.blockAt(i);
             if (!blocks.isSplit(h)) {
                 totalAge += largePool.freeBlocksCallCount - blocks.gcCountBase[h];
                 freeable++;
@@ -464,9 +465,11 @@ final class CachingArena extends AbstractDeviceAllocator
         while (reclaimed < target && freed && freeable > 0) {
             double ageThreshold = (double) totalAge / freeable;
             freed = false;
-            int i = 0;
-            while (i < largePool.freeCount()) {
-                int h = largePool.freeAt(i);
+            int i = largePool.firstFree();
+            while (i != BlockPool.NO_NODE) {
+                int h = largePool.blockAt(i);
+                // Step before releasing: the node leaves the pool with its block.
+                i = largePool.nextFree(i);
                 long age = largePool.freeBlocksCallCount - blocks.gcCountBase[h];
                 if (!blocks.isSplit(h) && blocks.expandable[h] == NONE && age >= ageThreshold) {
                     freed = true;
@@ -474,8 +477,6 @@ final class CachingArena extends AbstractDeviceAllocator
                     totalAge -= age;
                     freeable--;
                     releaseBlock(h);
-                } else {
-                    i++;
                 }
             }
         }
@@ -826,8 +827,8 @@ final class CachingArena extends AbstractDeviceAllocator
 
     /** PyTorch's {@code find_expandable_block}. */
     private int findExpandableBlock(BlockPool pool, long stream, long size) {
-        for (int i = pool.firstUnmapped(stream, Long.MIN_VALUE); i >= 0 && i < pool.unmappedCount()
-                && blocks.stream[pool.unmappedAt(i)] == stream; i++) {
+        for (int i = pool.firstUnmapped(stream, Long.MIN_VALUE); i != BlockPool.NO_NODE
+                && blocks.stream[pool.unmappedAt(i)] == stream; i = pool.nextUnmapped(i)) {
             int c = pool.unmappedAt(i);
             if (blocks.isAllocatable(blocks.prev[c])) {
                 c = blocks.prev[c];
@@ -1424,8 +1425,8 @@ final class CachingArena extends AbstractDeviceAllocator
             }
             BlockPool pool = es.small ? smallPool : largePool;
             int h = NONE;
-            for (int i = pool.firstUnmapped(es.stream, Long.MIN_VALUE); i >= 0 && i < pool.unmappedCount()
-                    && blocks.stream[pool.unmappedAt(i)] == es.stream; i++) {
+            for (int i = pool.firstUnmapped(es.stream, Long.MIN_VALUE); i != BlockPool.NO_NODE
+                    && blocks.stream[pool.unmappedAt(i)] == es.stream; i = pool.nextUnmapped(i)) {
                 int u = pool.unmappedAt(i);
                 if (blocks.expandable[u] == es.id && blocks.ptr[u] <= address
                         && address + bytes <= blocks.ptr[u] + blocks.size[u]) {
@@ -1546,8 +1547,8 @@ final class CachingArena extends AbstractDeviceAllocator
 
     private int findFreeBlockContaining(long address, long size, long stream) {
         for (BlockPool pool : new BlockPool[] {largePool, smallPool}) {
-            for (int i = 0; i < pool.freeCount(); i++) {
-                int h = pool.freeAt(i);
+            for (int i = pool.firstFree(); i != BlockPool.NO_NODE; i = pool.nextFree(i)) {
+                int h = pool.blockAt(i);
                 if (blocks.stream[h] == stream && blocks.ptr[h] <= address
                         && address + size <= blocks.ptr[h] + blocks.size[h]) {
                     return h;
@@ -1663,8 +1664,8 @@ final class CachingArena extends AbstractDeviceAllocator
     private long largestFreeLocked() {
         long largest = 0;
         for (BlockPool pool : new BlockPool[] {smallPool, largePool}) {
-            for (int i = 0; i < pool.freeCount(); i++) {
-                largest = Math.max(largest, blocks.size[pool.freeAt(i)]);
+            for (int i = pool.firstFree(); i != BlockPool.NO_NODE; i = pool.nextFree(i)) {
+                largest = Math.max(largest, blocks.size[pool.blockAt(i)]);
             }
         }
         return largest;
@@ -1727,10 +1728,10 @@ final class CachingArena extends AbstractDeviceAllocator
     }
 
     private static void collectHeads(BlockPool pool, List<Integer> heads) {
-        for (int i = 0; i < pool.freeCount(); i++) {
-            heads.add(pool.freeAt(i));
+        for (int i = pool.firstFree(); i != BlockPool.NO_NODE; i = pool.nextFree(i)) {
+            heads.add(pool.blockAt(i));
         }
-        for (int i = 0; i < pool.unmappedCount(); i++) {
+        for (int i = pool.firstUnmappedNode(); i != BlockPool.NO_NODE; i = pool.nextUnmapped(i)) {
             heads.add(pool.unmappedAt(i));
         }
     }

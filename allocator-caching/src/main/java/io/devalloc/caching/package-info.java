@@ -39,9 +39,10 @@
  *       {@code synchronize_and_free_events}, {@code garbage_collect_cached_blocks} and the expandable-segment
  *       functions. Reading the two side by side should be easy; comments mark where and why they differ.</li>
  *   <li><b>No object per block.</b> Blocks are columns of primitive arrays indexed by handle
- *       ({@code BlockTable}); each pool keeps its free blocks in a sorted {@code int} array ordered by (stream,
- *       size, address) and its unmapped ranges by (stream, address) ({@code BlockPool}), so the best fit is a binary
- *       search and allocate/free on the raw path create no Java objects. Side tables (streams recorded with
+ *       ({@code BlockTable}); each pool keeps its free blocks ordered by (stream, size, address) and its unmapped
+ *       ranges by (stream, address) ({@code BlockPool}), in red-black trees of handles over primitive arrays
+ *       ({@code OrderedHandleSet}, where PyTorch has {@code std::set}s), so the best fit is an O(log n) lower bound
+ *       however many blocks are free, and allocate/free on the raw path create no Java objects. Side tables (streams recorded with
  *       {@code recordStream}, pending events) are touched only when streams are shared.</li>
  *   <li><b>Stats</b> are PyTorch's {@code DeviceStats} ({@code DeviceStats}): nine metrics by all/small/large,
  *       current/peak/allocated/freed, the oversize stats and the counters; {@code memoryStats()} flattens them with

@@ -95,9 +95,19 @@ final class CachingInvariants {
         expect(total == arena.totalAllocatedMemory(), "total_allocated_memory " + arena.totalAllocatedMemory()
                 + " but mapped " + total);
         for (BlockPool pool : new BlockPool[] {arena.smallPool(), arena.largePool()}) {
-            for (int i = 1; i < pool.freeCount(); i++) {
-                int a = pool.freeAt(i - 1);
-                int b = pool.freeAt(i);
+            int count = 0;
+            for (int n = pool.firstFree(); n != BlockPool.NO_NODE; n = pool.nextFree(n)) {
+                count++;
+                int b = pool.blockAt(n);
+                // The key the set holds is the block's current (stream, size, address): contains() finds it.
+                expect(pool.contains(b), "pooled block " + b + " is not found under its current key");
+                expect(!blocks.allocated[b] && blocks.mapped[b], "pooled block " + b + " is allocated or unmapped");
+                int p = pool.prevFree(n);
+                if (p == BlockPool.NO_NODE) {
+                    continue;
+                }
+                int a = pool.blockAt(p);
+                int i = count - 1;
                 int c = Long.compare(blocks.stream[a], blocks.stream[b]);
                 if (c == 0) {
                     c = Long.compare(blocks.size[a], blocks.size[b]);
@@ -106,8 +116,8 @@ final class CachingInvariants {
                     c = Long.compare(blocks.ptr[a], blocks.ptr[b]);
                 }
                 expect(c < 0, "pool order broken at " + i);
-                expect(!blocks.allocated[b] && blocks.mapped[b], "pooled block " + b + " is allocated or unmapped");
             }
+            expect(count == pool.freeCount(), "walked " + count + " pooled blocks of " + pool.freeCount());
         }
     }
 

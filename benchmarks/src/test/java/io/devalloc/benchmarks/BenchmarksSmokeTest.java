@@ -25,6 +25,25 @@ class BenchmarksSmokeTest {
         b.tearDown();
     }
 
+    /** The pool-scale setup leaves the probe cached: every pair gets the same block back, and teardown frees all. */
+    @ParameterizedTest
+    @ValueSource(strings = {"caching", "bfc", "caching-host"})
+    void poolScaleReusesOneCachedBlock(String allocator) {
+        PoolScaleBenchmark b = new PoolScaleBenchmark();
+        b.allocator = allocator;
+        b.freeBlocks = 1024;
+        b.setUp();
+        long free = b.alloc.snapshot().segments().stream().flatMap(s -> s.blocks().stream())
+                .filter(x -> x.state() == io.devalloc.api.snapshot.BlockState.FREE).count();
+        assertTrue(free > 1024, free + " free blocks");
+        long first = b.allocateFree();
+        assertNotEquals(0L, first);
+        for (int i = 0; i < 100; i++) {
+            assertEquals(first, b.allocateFree());
+        }
+        b.tearDown();
+    }
+
     @ParameterizedTest
     @CsvSource({"1000,1", "1000,4", "1000,64", "10000,1", "10000,4", "10000,64"})
     void everySequenceMakesExactlyNAllocations(int n, int maxMiB) {

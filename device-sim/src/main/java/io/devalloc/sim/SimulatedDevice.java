@@ -1,6 +1,7 @@
 package io.devalloc.sim;
 
 import io.devalloc.api.internal.LongLongHashMap;
+import io.devalloc.api.internal.OrderedHandleSet;
 import io.devalloc.api.device.DeviceDescriptor;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceKind;
@@ -65,8 +66,12 @@ public final class SimulatedDevice implements DeviceMemory {
     private final boolean recordHistory;
     private final SimVirtualMemory virtualMemory;
 
-    /** Free address ranges: start → end (exclusive). */
-    private final TreeMap<Long, Long> freeRanges = new TreeMap<>();
+    /**
+     * Free address ranges, keyed by start and weighted by length (end exclusive = start + length): a red-black tree
+     * over primitive arrays whose subtree maxima of lengths find the highest (or lowest) range long enough for a
+     * request in O(log n), without boxing and without looking at the ranges that are too short.
+     */
+    private final OrderedHandleSet freeRanges = new OrderedHandleSet(1, true, 16);
     /** Live malloc'd ranges: address → rounded size. */
     private final LongLongHashMap live = new LongLongHashMap(256);
     private final List<DeviceOperation> history = new ArrayList<>();
@@ -102,7 +107,7 @@ public final class SimulatedDevice implements DeviceMemory {
         this.eventCompletion = b.eventCompletion;
         this.descriptor = new DeviceDescriptor(SimulatedDeviceProvider.NAME, b.index,
                 "simulated GPU (" + ByteSize.format(capacity) + ")", DeviceKind.SIMULATED, capacity);
-        freeRanges.put(b.topAddress - b.addressSpace, b.topAddress);
+        freeRanges.insert(b.topAddress - b.addressSpace, 0, 0, 0, b.addressSpace);
         streamProgress.put(0L, new long[2]);
         this.virtualMemory = b.virtualMemory ? new SimVirtualMemory() : null;
     }
@@ -205,8 +210,8 @@ public final class SimulatedDevice implements DeviceMemory {
         if (want == null || size < 0) {
             return;
         }
-        Map.Entry<Long, Long> r = freeRanges.floorEntry(want);
-        if (want % align != 0 || r == null || size > r.getValue() - want) {
+        int r = floorRange(want);
+        if (want % align != 0 || r == OrderedHandleSet.NO_NODE || size > rangeEnd(r) - want) {
             throw new IllegalArgumentException("scripted address " + ByteSize.hex(want) + " (+" + size
                     + " bytes) is not free, or not aligned to " + align + ", on " + this);
         }
@@ -218,12 +223,15 @@ public final class SimulatedDevice implements DeviceMemory {
         if (want != null) {
             return takeExact(want, size);
         }
-        Iterable<Map.Entry<Long, Long>> ranges = order == AddressOrder.TOP_DOWN
-                ? freeRanges.descendingMap().entrySet() : freeRanges.entrySet();
-        for (Map.Entry<Long, Long> r : ranges) {
-            long start = r.getKey();
-            long end = r.getValue();
-            long candidate = order == AddressOrder.TOP_DOWN
+        // The ranges in address order (descending for TOP_DOWN), those shorter than the request skipped: no
+        // aligned place inside them can hold it.
+        boolean topDown = order == AddressOrder.TOP_DOWN;
+        for (int r = topDown ? freeRanges.lastWithWeightAtLeast(size) : freeRanges.firstWithWeightAtLeast(size);
+                r != OrderedHandleSet.NO_NODE;
+                r = topDown ? freeRanges.prevWithWeightAtLeast(r, size) : freeRanges.nextWithWeightAtLeast(r, size)) {
+            long start = freeRanges.key(r, 0);
+            long end = rangeEnd(r);
+            long candidate = topDown
                     ? (end - size) & -align
                     : ByteSize.roundUp(start, align);
             if (candidate >= start && candidate + size <= end) {
@@ -233,37 +241,53 @@ public final class SimulatedDevice implements DeviceMemory {
         return NULL;
     }
 
+    /** The free range starting at or below {@code address}, the highest such, or {@link OrderedHandleSet#NO_NODE}. */
+    private int floorRange(long address) {
+        int r = freeRanges.lowerBound(address, 0, 0);
+        if (r == OrderedHandleSet.NO_NODE) {
+            return freeRanges.last();
+        }
+        return freeRanges.key(r, 0) == address ? r : freeRanges.prev(r);
+    }
+
+    private long rangeEnd(int r) {
+        return freeRanges.key(r, 0) + freeRanges.weight(r);
+    }
+
     private long takeExact(long address, long size) {
-        Map.Entry<Long, Long> r = freeRanges.floorEntry(address);
-        if (r == null || size > r.getValue() - address || address % granularity != 0) {
+        int r = floorRange(address);
+        if (r == OrderedHandleSet.NO_NODE || size > rangeEnd(r) - address || address % granularity != 0) {
             throw new IllegalArgumentException("scripted address " + ByteSize.hex(address) + " (+" + size
                     + " bytes) is not free, or not aligned to " + granularity + ", on " + this);
         }
-        long start = r.getKey();
-        long end = r.getValue();
-        freeRanges.remove(start);
+        long start = freeRanges.key(r, 0);
+        long end = rangeEnd(r);
         if (start < address) {
-            freeRanges.put(start, address);
+            // The part below keeps the range's start, so only its length changes.
+            freeRanges.setWeight(r, address - start);
+        } else {
+            freeRanges.remove(r);
         }
         if (address + size < end) {
-            freeRanges.put(address + size, end);
+            freeRanges.insert(address + size, 0, 0, 0, end - (address + size));
         }
         return address;
     }
 
     private void returnRange(long address, long size) {
-        long start = address;
         long end = address + size;
-        Map.Entry<Long, Long> before = freeRanges.floorEntry(address);
-        if (before != null && before.getValue() == address) {
-            start = before.getKey();
-            freeRanges.remove(start);
+        int after = freeRanges.find(end, 0, 0);
+        if (after != OrderedHandleSet.NO_NODE) {
+            end += freeRanges.weight(after);
+            freeRanges.remove(after);
         }
-        Long afterEnd = freeRanges.remove(end);
-        if (afterEnd != null) {
-            end = afterEnd;
+        int before = floorRange(address);
+        if (before != OrderedHandleSet.NO_NODE && rangeEnd(before) == address) {
+            // Merged into the range below, which keeps its start.
+            freeRanges.setWeight(before, end - freeRanges.key(before, 0));
+        } else {
+            freeRanges.insert(address, 0, 0, 0, end - address);
         }
-        freeRanges.put(start, end);
     }
 
     // ---------------------------------------------------------------------------------------------- streams

@@ -62,15 +62,15 @@
  *   <li>Streams: trace stream 0 is the device's default stream; any other value gets a stream created on the device
  *       the first time it appears. Threads are ignored (the replay is single-threaded).</li>
  *   <li>Device: opened from the spec through {@link io.devalloc.api.internal.DeviceRegistry} ({@code sim:80GiB} by
- *       default; a simulated capacity may be given to the byte, {@code sim:1073741824B}: the simulator refuses
- *       every malloc and map beyond it, so the allocator runs out of memory as on a full GPU, its retry ladder
- *       (free cached blocks, retry) included) and wrapped in a decorator that counts device mallocs and maps,
- *       frees and unmaps, with their sizes, without boxing. The configuration string goes to the allocator's provider unchanged (so {@code caching} with an
- *       empty one reads {@code PYTORCH_CUDA_ALLOC_CONF}, as PyTorch does, and {@code bfc} applies TensorFlow's
- *       {@code TF_FORCE_GPU_ALLOW_GROWTH} and {@code TF_ENABLE_GPU_GARBAGE_COLLECTION}); what the provider took from
- *       the environment ({@link io.devalloc.api.spi.AllocatorProvider#configFromEnvironment}) is part of the
- *       result's configuration, e.g. {@code max_split_size_mb:128 (from PYTORCH_CUDA_ALLOC_CONF)}, so that no
- *       output calls such a configuration the defaults.</li>
+ *       default; a simulated capacity may be given to the byte, {@code sim:1073741824B}: the simulator refuses every
+ *       malloc and map beyond it, so the allocator runs out of memory as on a full GPU, its retry ladder (free cached
+ *       blocks, retry) included) and wrapped in a decorator that counts device mallocs and maps, frees and unmaps, with
+ *       their sizes, without boxing. The configuration string goes to the allocator's provider unchanged (so
+ *       {@code caching} with an empty one reads {@code PYTORCH_CUDA_ALLOC_CONF}, as PyTorch does, and {@code bfc}
+ *       applies TensorFlow's {@code TF_FORCE_GPU_ALLOW_GROWTH} and {@code TF_ENABLE_GPU_GARBAGE_COLLECTION}); what the
+ *       provider took from the environment ({@link io.devalloc.api.spi.AllocatorProvider#configFromEnvironment}) is
+ *       part of the result's configuration, e.g. {@code max_split_size_mb:128 (from PYTORCH_CUDA_ALLOC_CONF)}, so that
+ *       no output calls such a configuration the defaults.</li>
  * </ul>
  *
  * <h2>Warm start ({@code --warm}, PyTorch traces)</h2>
