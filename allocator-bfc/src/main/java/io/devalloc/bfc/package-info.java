@@ -14,8 +14,8 @@
  *       as TensorFlow keeps them in a vector; each bin is a red-black tree of handles over primitive arrays
  *       ({@code OrderedHandleSet}, where TensorFlow has a {@code std::set}), O(log n) however many chunks it holds,
  *       with a bitmap of non-empty bins ({@code Bins}), so finding the first candidate bin is one instruction and
- *       allocate/free on the raw path create no Java objects. (Timestamped mode is the exception: each free records a device event and queues a
- *       small record.)</li>
+ *       allocate/free on the raw path create no Java objects. (Timestamped mode is the exception: each free records
+ *       a device event and queues a small record.)</li>
  *   <li><b>Regions</b> come from a {@code RegionSource}: plain device mallocs (regions never coalesce, like
  *       {@code DeviceMemAllocator}: the default, because TensorFlow's GPU BFC always runs over it; the
  *       {@code GpuVirtualMemAllocator} branch of {@code gpu_process_state.cc}'s {@code CreateSubAllocator} is

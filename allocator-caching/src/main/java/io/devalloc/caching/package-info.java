@@ -42,8 +42,8 @@
  *       ({@code BlockTable}); each pool keeps its free blocks ordered by (stream, size, address) and its unmapped
  *       ranges by (stream, address) ({@code BlockPool}), in red-black trees of handles over primitive arrays
  *       ({@code OrderedHandleSet}, where PyTorch has {@code std::set}s), so the best fit is an O(log n) lower bound
- *       however many blocks are free, and allocate/free on the raw path create no Java objects. Side tables (streams recorded with
- *       {@code recordStream}, pending events) are touched only when streams are shared.</li>
+ *       however many blocks are free, and allocate/free on the raw path create no Java objects. Side tables (streams
+ *       recorded with {@code recordStream}, pending events) are touched only when streams are shared.</li>
  *   <li><b>Stats</b> are PyTorch's {@code DeviceStats} ({@code DeviceStats}): nine metrics by all/small/large,
  *       current/peak/allocated/freed, the oversize stats and the counters; {@code memoryStats()} flattens them with
  *       PyTorch's key names and {@code MemorySummaryFormat} renders {@code memory_summary()}.</li>
