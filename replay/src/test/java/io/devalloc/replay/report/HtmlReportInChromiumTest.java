@@ -30,12 +30,12 @@ import org.junit.jupiter.api.io.TempDir;
  * page: many colours, among them every allocator's colour and the block states'.
  *
  * <p>Skipped, with the reason, where {@code chromium} is not on the PATH. With the system property
- * {@code devalloc.report.screenshot} set to a path, it also writes the README's picture there: the sample report
- * of the real allocators on the synthetic training loop ({@link SampleResults}), under 300 KB. The README's
- * picture {@code docs/report.png} is made with
+ * {@code devalloc.report.screenshot} set to a path, it also writes a picture there: the sample report of the real
+ * allocators on the synthetic training loop ({@link SampleResults}), under 300 KB. The picture
+ * {@code docs/compare-report.png} is made with
  * <pre>{@code
  * ./mvnw -o -q -B -pl replay -am verify -Dtest=HtmlReportInChromiumTest -Dsurefire.failIfNoSpecifiedTests=false \
- *     -Ddevalloc.report.screenshot=$PWD/docs/report.png
+ *     -Ddevalloc.report.screenshot=$PWD/docs/compare-report.png
  * }</pre>
  */
 class HtmlReportInChromiumTest {
