@@ -17,7 +17,9 @@ import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.pytorch.RecordedAllocatorSettings;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
@@ -349,30 +351,64 @@ public final class Advisor {
 
     // ------------------------------------------------------------------------------------------ ranking
 
-    /** The objective's figure, in steps of {@link #GRANULARITY} for bytes: settings with equal keys are tied. */
-    static long primary(SettingResult s, Objective objective) {
+    /** The objective's figure: the smallest capacity, the peak reserved bytes, or the device calls. */
+    static long figure(SettingResult s, Objective objective) {
         return switch (objective) {
-            case CAPACITY -> s.minCapacityBytes() / GRANULARITY;
-            case RESERVED -> Math.ceilDiv(s.result().peakReservedBytes(), GRANULARITY);
+            case CAPACITY -> s.minCapacityBytes();
+            case RESERVED -> s.result().peakReservedBytes();
             case DEVICE_CALLS -> s.deviceCalls();
         };
+    }
+
+    /**
+     * How far apart two settings' figures may be and still tie: one {@link #GRANULARITY} for bytes (a smallest
+     * capacity is known to one step of the search only: 1,870 and 1,872 MiB may be a byte apart), none for calls.
+     */
+    static long tolerance(Objective objective) {
+        return objective == Objective.DEVICE_CALLS ? 0 : GRANULARITY;
+    }
+
+    /** Whether {@code a} and {@code b} tie on the objective's figure (within {@link #tolerance}). */
+    static boolean tied(SettingResult a, SettingResult b, Objective objective) {
+        return Math.abs(figure(a, objective) - figure(b, objective)) <= tolerance(objective);
     }
 
     static long secondary(SettingResult s, Objective objective) {
         return objective == Objective.DEVICE_CALLS ? s.minCapacityBytes() : s.deviceCalls();
     }
 
-    /** Best first: by the objective, then its tie-break, then the recorded setting, then the grid's order. */
+    /**
+     * Best first. The settings that ran are taken in order of the objective's figure, in groups: a group is the
+     * smallest figure left and every figure within {@link #tolerance} of it, so no group spans more than one step
+     * and a "best" is never decided by a difference the search cannot see. Within a group: the tie-break, then the
+     * recorded setting, then the smaller figure, then the grid's order. Settings that did not run come last.
+     */
     static List<SettingResult> rank(List<SettingResult> results, Objective objective) {
+        Map<SettingResult, Integer> order = new IdentityHashMap<>();
         List<SettingResult> fit = new ArrayList<>();
         List<SettingResult> rest = new ArrayList<>();
         for (SettingResult s : results) {
+            order.put(s, order.size());
             (s.fits() ? fit : rest).add(s);
         }
-        List<SettingResult> sorted = new ArrayList<>(fit);
-        sorted.sort(Comparator.<SettingResult>comparingLong(s -> primary(s, objective))
-                .thenComparingLong(s -> secondary(s, objective))
-                .thenComparing(s -> !s.recorded()));
+        fit.sort(Comparator.comparingLong(s -> figure(s, objective)));
+        Comparator<SettingResult> inGroup = Comparator.<SettingResult>comparingLong(s -> secondary(s, objective))
+                .thenComparing(s -> !s.recorded())
+                .thenComparingLong(s -> figure(s, objective))
+                .thenComparingInt(order::get);
+        List<SettingResult> sorted = new ArrayList<>();
+        int start = 0;
+        while (start < fit.size()) {
+            long lead = figure(fit.get(start), objective);
+            int end = start;
+            while (end < fit.size() && figure(fit.get(end), objective) - lead <= tolerance(objective)) {
+                end++;
+            }
+            List<SettingResult> group = new ArrayList<>(fit.subList(start, end));
+            group.sort(inGroup);
+            sorted.addAll(group);
+            start = end;
+        }
         sorted.addAll(rest);
         return sorted;
     }
@@ -410,7 +446,7 @@ public final class Advisor {
             reason = "the recorded setting is already best: no setting of the grid beats it on " + what
                     + " (figures within " + ByteSize.format(GRANULARITY) + " are ties, broken by "
                     + objective.tieBreak() + ")";
-        } else if (base != null && base.fits() && primary(base, objective) == primary(best, objective)) {
+        } else if (base != null && base.fits() && tied(base, best, objective)) {
             reason = "as good as the recorded setting for " + what + " (within " + ByteSize.format(GRANULARITY)
                     + "), with " + objective.tieBreak();
         } else {

@@ -47,9 +47,11 @@
  * cause ({@link io.devalloc.replay.ReplayResult.Peak#waste()}); the advisor computes neither itself.
  *
  * <p><b>Ranking.</b> By the objective: the smallest capacity (default), the lowest peak reserved, or the fewest
- * device calls (mallocs and frees, maps and unmaps included). Byte figures are compared in steps of 2 MiB, the
- * search's granularity: settings within one step are tied, and a "best" is never noise. Ties go to fewer device
- * calls (for device calls: to the smaller capacity), then to the recorded setting, then to the grid's order. When
+ * device calls (mallocs and frees, maps and unmaps included). Byte figures within 2 MiB, the search's granularity,
+ * are tied (a smallest capacity is known to one step only), and a "best" is never noise: settings are grouped from
+ * the smallest figure up, each group the figures at most 2 MiB above its first. Ties go to fewer device calls (for
+ * device calls: to the smaller capacity), then to the recorded setting, then to the smaller figure, then to the
+ * grid's order. When
  * the recorded setting comes first the report says it is already best. The recommendation gives the line to paste
  * ({@code PYTORCH_CUDA_ALLOC_CONF=...} for PyTorch's allocators, {@code DEVALLOC_CONFIG=...} for others), the saving
  * against the recorded setting in bytes and percent, and the caveats upstream documents (expandable segments and

@@ -134,7 +134,9 @@ class AdvisorTest {
     void theRankingFollowsTheObjectiveAndTheRecommendationIsTheFirst() {
         List<SettingResult> ranked = advice.settings();
         for (int i = 1; i < ranked.size(); i++) {
-            assertTrue(ranked.get(i - 1).minCapacityBytes() <= ranked.get(i).minCapacityBytes(), ranked.toString());
+            // Within one search step settings tie (and go by device calls): a later one is never a step smaller.
+            assertTrue(ranked.get(i - 1).minCapacityBytes() <= ranked.get(i).minCapacityBytes() + Advisor.GRANULARITY,
+                    ranked.toString());
         }
         Recommendation rec = advice.recommendation();
         assertNotNull(rec);
@@ -221,9 +223,30 @@ class AdvisorTest {
         SettingResult cheaper = new SettingResult(new GridEntry("y:1", "t"), false, fewerCalls,
                 base.minCapacityBytes(), 0, null, null);
         assertEquals(cheaper, Advisor.rank(List.of(base, cheaper), Objective.CAPACITY).getFirst());
-        SettingResult smaller = new SettingResult(new GridEntry("z:1", "t"), false, r,
+        // One search step less is within what the search can tell apart (1,870 and 1,872 MiB may be a byte apart):
+        // still a tie, which the fewer device calls win; two steps less is smaller.
+        SettingResult stepLess = new SettingResult(new GridEntry("z:1", "t"), false, r,
                 base.minCapacityBytes() - Advisor.GRANULARITY, 0, null, null);
+        assertEquals(List.of(cheaper, base, stepLess),
+                Advisor.rank(List.of(stepLess, base, cheaper), Objective.CAPACITY));
+        SettingResult smaller = new SettingResult(new GridEntry("z:2", "t"), false, r,
+                base.minCapacityBytes() - 2 * Advisor.GRANULARITY, 0, null, null);
         assertEquals(smaller, Advisor.rank(List.of(cheaper, base, smaller), Objective.CAPACITY).getFirst());
+        // Peak reserved bytes 1 KiB apart tie even across a 2 MiB boundary; the fewer calls win.
+        long boundary = Math.ceilDiv(r.peakReservedBytes(), Advisor.GRANULARITY) * Advisor.GRANULARITY;
+        SettingResult below = reserved(r, "below:1", boundary - 512, r.deviceMallocs() + 1);
+        SettingResult above = reserved(r, "above:1", boundary + 512, r.deviceMallocs());
+        assertEquals(List.of(above, below), Advisor.rank(List.of(below, above), Objective.RESERVED));
+        SettingResult far = reserved(r, "far:1", boundary + Advisor.GRANULARITY + 1024, 0);
+        assertEquals(below, Advisor.rank(List.of(far, below), Objective.RESERVED).getFirst());
+    }
+
+    /** A setting like {@code r} but for its peak reserved bytes and device mallocs. */
+    private static SettingResult reserved(ReplayResult r, String config, long peakReserved, long mallocs) {
+        ReplayResult changed = new ReplayResult(r.trace(), r.allocator(), r.device(), config, r.events(), r.allocs(),
+                r.frees(), mallocs, 0, peakReserved, r.peakAllocatedBytes(), r.peakRequestedBytes(),
+                r.endReservedBytes(), 0, 0, 0, 0, 0, null, r.timeline(), null);
+        return new SettingResult(new GridEntry(config, "t"), false, changed, peakReserved, 0, null, null);
     }
 
     @Test
