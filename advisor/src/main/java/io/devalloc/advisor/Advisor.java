@@ -7,6 +7,7 @@ import io.devalloc.api.internal.AllocatorRegistry;
 import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.DeviceMemoryProvider;
+import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.ReplayOutcome;
@@ -47,6 +48,8 @@ public final class Advisor {
     private static final int SEARCH_ESTIMATE = 12;
 
     private final AllocatorRegistry allocators;
+    /** The providers as given, reading the environment: only asked what they would take from it, to say so. */
+    private final AllocatorRegistry asFound;
     private final DeviceRegistry devices;
     /** Every replay's replayer is this one {@linkplain Replayer#withOptions with its options}: one provider look-up. */
     private final Replayer replayer;
@@ -69,6 +72,7 @@ public final class Advisor {
         List<AllocatorProvider> allocatorList = List.copyOf(plain);
         List<DeviceMemoryProvider> deviceList = List.copyOf(devices);
         this.allocators = AllocatorRegistry.of(allocatorList);
+        this.asFound = AllocatorRegistry.of(List.copyOf(allocators));
         this.devices = DeviceRegistry.of(deviceList);
         this.replayer = new Replayer(ReplayOptions.defaults(), allocatorList, deviceList, ReplayProgress.NONE);
     }
@@ -138,7 +142,7 @@ public final class Advisor {
                     + " can run it; give a capacity of at least " + ByteSize.format(trace.firstRequest()));
         }
         Grid grid = grid(trace, options);
-        Baseline baseline = baseline(trace, provider);
+        Baseline baseline = withEnvironmentNotes(baseline(trace, provider), options.allocator());
 
         // The settings: the baseline's first when the grid lacks it, so that savings compare like with like.
         List<GridEntry> entries = new ArrayList<>();
@@ -187,6 +191,12 @@ public final class Advisor {
 
     /** The baseline's configuration and where it came from. */
     private record Baseline(String config, String source, List<String> notes) {
+
+        Baseline withNote(String note) {
+            List<String> more = new ArrayList<>(notes);
+            more.add(note);
+            return new Baseline(config, source, List.copyOf(more));
+        }
     }
 
     private Baseline baseline(AdvisorTrace trace, AllocatorProvider provider) {
@@ -210,6 +220,29 @@ public final class Advisor {
             return new Baseline("", "the defaults: the snapshot's allocator_settings cannot be replayed", notes);
         }
         return new Baseline(recorded.config(), "the snapshot's allocator_settings", recorded.notes());
+    }
+
+    /**
+     * The baseline with a note for each environment variable the allocator would have read (e.g.
+     * {@code PYTORCH_CUDA_ALLOC_CONF}), which the advisor does not use: named, so that no one takes the figures for
+     * that setting's.
+     */
+    private Baseline withEnvironmentNotes(Baseline baseline, String allocator) {
+        List<EnvironmentConfig> fromEnvironment;
+        try {
+            fromEnvironment = asFound.get(allocator).configFromEnvironment("");
+        } catch (DevallocException | IllegalArgumentException e) {
+            // A variable the allocator refuses is still one advise does not use; the allocator's message says which.
+            return baseline.withNote("the environment sets a configuration that " + allocator + " refuses ("
+                    + e.getMessage() + "); advise does not use it");
+        }
+        Baseline b = baseline;
+        for (EnvironmentConfig e : fromEnvironment) {
+            b = b.withNote(e.variable() + "=" + e.config() + " is set in this environment; advise does not use it:"
+                    + " the baseline and every setting run exactly as named here (to try it, put '" + e.config()
+                    + "' in a --grid file; 'devalloc replay' without --config would use it)");
+        }
+        return b;
     }
 
     private TrustLine trust(AdvisorTrace trace, String allocator, Baseline baseline, RunProgress runs) {
@@ -343,6 +376,14 @@ public final class Advisor {
         try (DeviceMemory device = devices.open(CHECK_DEVICE);
              DeviceAllocator allocator = provider.create(device, config)) {
             Objects.requireNonNull(allocator, "allocator");
+            if (Caveats.expandableSegments(config) && device.virtualMemory().isEmpty()) {
+                // PyTorch's allocator (and devalloc's) warns and carries on without them: the figures would be
+                // another setting's under this one's name.
+                return "expandable_segments:True cannot run on " + device.descriptor().id() + ": the device has no"
+                        + " virtual memory, and the allocator would carry on without expandable segments (as PyTorch"
+                        + " does, with a warning), so the figures would be another setting's; advise on a device"
+                        + " with virtual memory";
+            }
             return null;
         } catch (DevallocException | IllegalArgumentException e) {
             return e.getMessage();
@@ -460,10 +501,14 @@ public final class Advisor {
         return objective == Objective.RESERVED ? s.result().peakReservedBytes() : s.minCapacityBytes();
     }
 
-    /** The line to paste: PyTorch's variable for its allocators, devalloc's for the others. */
+    /**
+     * The line to paste: PyTorch's variable for its allocators, devalloc's for the others, and for a PyTorch
+     * allocator's setting that uses a key of devalloc's own ({@link Caveats#devallocKeys}), which PyTorch refuses.
+     */
     static String envLine(String allocator, String config) {
-        return (allocator.equals("caching") || allocator.equals("caching-host") ? "PYTORCH_CUDA_ALLOC_CONF="
-                : "DEVALLOC_CONFIG=") + config;
+        boolean pytorch = (allocator.equals("caching") || allocator.equals("caching-host"))
+                && Caveats.devallocKeys(allocator, config).isEmpty();
+        return (pytorch ? "PYTORCH_CUDA_ALLOC_CONF=" : "DEVALLOC_CONFIG=") + config;
     }
 
     private static List<String> whatIfNotes(AdvisorTrace trace) {
@@ -503,7 +548,7 @@ public final class Advisor {
             case PYTORCH_PICKLE -> "PyTorch snapshot pickle";
             case PYTORCH_CSV -> "PyTorch CSV";
             case RMM_CSV -> "RMM replay log";
-            case VALGRIND -> "valgrind malloc trace";
+            case VALGRIND -> "valgrind malloc";
             case ANDROID_MEMORY_REPLAY -> "Android memory_replay";
         };
     }

@@ -133,7 +133,7 @@ public final class AdviceText {
                     + " mallocs, frees, segment sizes and peak the trace recorded";
             case DIFFERS -> "replayed under the recorded settings, the allocator did not do what the trace recorded;"
                     + " first difference: " + t.firstDifference() + ". Figures below are less trustworthy";
-            case NOT_COMPARABLE -> "not comparable: " + t.firstDifference();
+            case NOT_COMPARABLE -> t.firstDifference();
             case FAILED -> "the recorded settings could not be replayed: " + t.firstDifference();
         };
     }
