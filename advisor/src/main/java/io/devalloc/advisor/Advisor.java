@@ -20,7 +20,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
@@ -425,7 +424,7 @@ public final class Advisor {
      * recorded setting, then the smaller figure, then the grid's order. Settings that did not run come last.
      */
     static List<SettingResult> rank(List<SettingResult> results, Objective objective) {
-        Map<SettingResult, Integer> order = new IdentityHashMap<>();
+        IdentityHashMap<SettingResult, Integer> order = new IdentityHashMap<>();
         List<SettingResult> fit = new ArrayList<>();
         List<SettingResult> rest = new ArrayList<>();
         for (SettingResult s : results) {
