@@ -78,7 +78,8 @@ class AdvisorSettingsTest {
         assertTrue(plain.trust().notes().stream().noneMatch(n -> n.contains("environment")),
                 plain.trust().notes().toString());
         String note = "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:20 is set in this environment; advise does not use it";
-        assertTrue(advice.trust().notes().stream().anyMatch(n -> n.startsWith(note)), advice.trust().notes().toString());
+        assertTrue(advice.trust().notes().stream().anyMatch(n -> n.startsWith(note)),
+                advice.trust().notes().toString());
         assertTrue(text(advice).contains("PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:20 is set in this environment"),
                 text(advice));
         assertTrue(AdviceHtml.render(advice).contains(note), "the page names it too");
