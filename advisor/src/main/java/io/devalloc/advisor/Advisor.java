@@ -176,7 +176,8 @@ public final class Advisor {
         }
 
         List<SettingResult> ranked = rank(results, options.objective());
-        Recommendation recommendation = recommend(options.allocator(), ranked, options.objective());
+        Recommendation recommendation =
+                recommend(options.allocator(), ranked, options.objective(), trust.baselineName());
         List<String> notes = new ArrayList<>(whatIfNotes(trace));
         String above = aboveReserved(ranked);
         if (above != null) {
@@ -218,7 +219,7 @@ public final class Advisor {
             notes.add("the recorded settings '" + recorded.config() + "' are refused here: " + refusal);
             return new Baseline("", "the defaults: the snapshot's allocator_settings cannot be replayed", notes);
         }
-        return new Baseline(recorded.config(), "the snapshot's allocator_settings", recorded.notes());
+        return new Baseline(recorded.config(), TrustLine.FROM_SNAPSHOT, recorded.notes());
     }
 
     /**
@@ -453,7 +454,8 @@ public final class Advisor {
         return sorted;
     }
 
-    private static Recommendation recommend(String allocator, List<SettingResult> ranked, Objective objective) {
+    private static Recommendation recommend(String allocator, List<SettingResult> ranked, Objective objective,
+            String baselineName) {
         if (ranked.isEmpty() || !ranked.getFirst().fits()) {
             return null;
         }
@@ -483,11 +485,11 @@ public final class Advisor {
         };
         String reason;
         if (best.recorded()) {
-            reason = "the recorded setting is already best: no setting of the grid beats it on " + what
+            reason = baselineName + " is already best: no setting of the grid beats it on " + what
                     + " (figures within " + ByteSize.format(GRANULARITY) + " are ties, broken by "
                     + objective.tieBreak() + ")";
         } else if (base != null && base.fits() && tied(base, best, objective)) {
-            reason = "as good as the recorded setting for " + what + " (within " + ByteSize.format(GRANULARITY)
+            reason = "as good as " + baselineName + " for " + what + " (within " + ByteSize.format(GRANULARITY)
                     + "), with " + objective.tieBreak();
         } else {
             reason = "of the " + ranked.size() + " settings, this one has " + what;

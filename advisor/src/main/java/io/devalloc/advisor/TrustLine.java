@@ -42,6 +42,18 @@ public record TrustLine(String config, String configSource, Verdict verdict, Str
         notes = List.copyOf(notes);
     }
 
+    /** {@link #configSource()} of a baseline read from a PyTorch snapshot's {@code allocator_settings}. */
+    public static final String FROM_SNAPSHOT = "the snapshot's allocator_settings";
+
+    /**
+     * How reports name the baseline: "the recorded setting" only when the trace recorded it (a snapshot's
+     * {@code allocator_settings}); otherwise it is only the defaults, and calling it recorded would claim what the
+     * trace does not say.
+     */
+    public String baselineName() {
+        return FROM_SNAPSHOT.equals(configSource) ? "the recorded setting" : "the baseline (the defaults)";
+    }
+
     /** {@code MATCH}, {@code DIFFERS}, {@code NOT COMPARABLE} or {@code FAILED}, as reports show it. */
     public String word() {
         return verdict.name().replace('_', ' ');

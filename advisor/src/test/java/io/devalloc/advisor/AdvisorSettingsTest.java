@@ -115,6 +115,22 @@ class AdvisorSettingsTest {
     }
 
     @Test
+    void defaultsTheTraceDidNotRecordAreNeverCalledRecorded() {
+        // A CSV records no allocator settings: its baseline is only the defaults, in every sentence of every output.
+        assertEquals("the baseline (the defaults)", plain.trust().baselineName());
+        String out = text(plain);
+        for (String report : List.of(out, AdviceHtml.render(plain))) {
+            assertFalse(report.contains("recorded setting"), report);
+            assertTrue(report.contains("the baseline (the defaults)")
+                    || report.contains("The baseline (the defaults)"), report);
+        }
+        assertTrue(out.contains("Trust: MATCH - replayed under the defaults ("), out);
+        TrustLine fromSnapshot = new TrustLine("", TrustLine.FROM_SNAPSHOT, TrustLine.Verdict.MATCH, null, null,
+                List.of());
+        assertEquals("the recorded setting", fromSnapshot.baselineName());
+    }
+
+    @Test
     void aTraceWithoutAllocatorDecisionsHasNoGroundTruth() throws IOException {
         Path valgrind = Files.write(dir.resolve("tiny.trace"), List.of("Alloc(552),", "Alloc(120),", "Free(0),",
                 "Alloc(4096),", "Free(1),", "Free(2),"));

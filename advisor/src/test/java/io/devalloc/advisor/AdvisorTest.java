@@ -184,7 +184,7 @@ class AdvisorTest {
         AdviceText.print(new PrintWriter(text), calls);
         String out = text.toString();
         int saved = out.indexOf("device calls (mallocs and frees): " + rec.setting().deviceCalls()
-                + ", the recorded setting " + base.deviceCalls());
+                + ", the baseline (the defaults) " + base.deviceCalls());
         assertTrue(saved > 0 && saved < out.indexOf("smallest capacity that runs: "), out);
         assertTrue(AdviceHtml.render(calls).contains("Device calls (mallocs and frees): <b>"
                 + rec.setting().deviceCalls() + "</b>"), "the page shows the calls saved");

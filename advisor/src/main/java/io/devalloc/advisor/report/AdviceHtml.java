@@ -99,7 +99,8 @@ public final class AdviceHtml {
         for (AdviceText.Saving saving : AdviceText.savings(advice)) {
             out.append(" ").append(escape(capitalised(saving.measure()))).append(": <b>")
                     .append(escape(saving.recommended())).append("</b> against ").append(escape(saving.recorded()))
-                    .append(" for the recorded setting: ").append(escape(saving.verb())).append(' ')
+                    .append(" for ").append(escape(advice.trust().baselineName())).append(": ")
+                    .append(escape(saving.verb())).append(' ')
                     .append(escape(saving.amount())).append(" (").append(escape(saving.percent())).append(").");
         }
         out.append("</p>\n");
@@ -208,10 +209,12 @@ public final class AdviceHtml {
             }
         }
         if (base == null || !base.ran()) {
-            out.append("<p class=\"note\">The recorded setting did not run.</p>\n</section>\n");
+            out.append("<p class=\"note\">").append(escape(capitalised(advice.trust().baselineName())))
+                    .append(" did not run.</p>\n</section>\n");
             return;
         }
-        out.append("<p class=\"note\">The recorded setting against <select id=\"chart-choice\">\n");
+        out.append("<p class=\"note\">").append(escape(capitalised(advice.trust().baselineName())))
+                .append(" against <select id=\"chart-choice\">\n");
         if (others.isEmpty()) {
             out.append("<option value=\"0\">nothing else</option>\n");
         }

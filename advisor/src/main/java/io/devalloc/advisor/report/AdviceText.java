@@ -48,15 +48,15 @@ public final class AdviceText {
         } else {
             SettingResult best = rec.setting();
             out.println("Recommendation: " + (best.config().isEmpty() ? "(defaults)" : best.config())
-                    + (rec.alreadyBest() ? " (the recorded setting)" : ""));
+                    + (rec.alreadyBest() ? " (" + advice.trust().baselineName() + ")" : ""));
             out.println();
             out.println("  " + rec.env());
             out.println();
             TextWrap.print(out, "  ", "  ", rec.reason() + ".");
             for (Saving saving : savings(advice)) {
-                TextWrap.print(out, "  ", "  ", saving.measure() + ": " + saving.recommended() + ", the recorded"
-                        + " setting " + saving.recorded() + ": " + saving.verb() + " " + saving.amount() + " ("
-                        + saving.percent() + ").");
+                TextWrap.print(out, "  ", "  ", saving.measure() + ": " + saving.recommended() + ", "
+                        + advice.trust().baselineName() + " " + saving.recorded() + ": " + saving.verb() + " "
+                        + saving.amount() + " (" + saving.percent() + ").");
             }
             for (String caveat : rec.caveats()) {
                 TextWrap.print(out, "  caveat: ", "    ", caveat);
@@ -95,7 +95,8 @@ public final class AdviceText {
             table.row(withCapacity ? cells : java.util.Arrays.copyOf(cells, 8));
         }
         table.print(out, "  ");
-        out.println("  * the recorded setting (the baseline)");
+        out.println("  * " + (advice.trust().baselineName().equals("the recorded setting")
+                ? "the recorded setting (the baseline)" : "the baseline (the defaults)"));
         if (withCapacity) {
             for (SettingResult s : advice.settings()) {
                 String where = firstOom(s.atCapacity());
@@ -127,14 +128,15 @@ public final class AdviceText {
 
     /** The trust line's sentence after its verdict. */
     static String trustSentence(TrustLine t) {
+        String settings = TrustLine.FROM_SNAPSHOT.equals(t.configSource()) ? "the recorded settings" : "the defaults";
         return switch (t.verdict()) {
-            case MATCH -> "replayed under the recorded settings (warm, with empty_cache() where the program called"
+            case MATCH -> "replayed under " + settings + " (warm, with empty_cache() where the program called"
                     + " it, as 'devalloc replay --warm --empty-cache-at-segment-free'), the allocator made the device"
                     + " mallocs, frees, segment sizes and peak the trace recorded";
-            case DIFFERS -> "replayed under the recorded settings, the allocator did not do what the trace recorded;"
+            case DIFFERS -> "replayed under " + settings + ", the allocator did not do what the trace recorded;"
                     + " first difference: " + t.firstDifference() + ". Figures below are less trustworthy";
             case NOT_COMPARABLE -> t.firstDifference();
-            case FAILED -> "the recorded settings could not be replayed: " + t.firstDifference();
+            case FAILED -> settings + " could not be replayed: " + t.firstDifference();
         };
     }
 
