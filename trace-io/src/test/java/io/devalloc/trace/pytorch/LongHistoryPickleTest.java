@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  *
  * <p>Also the tool that makes the large pickle of {@code docs/benchmarks.md} ("cold replay speed"): with
  * {@code -Ddevalloc.longHistory.entries=1000000} it records about that many trace entries and keeps the pickle as
- * {@code trace-io/target/long-history.pickle} (not committed; about 90 MB). By default it records a small one in a
+ * {@code trace-io/target/long-history.pickle} (not committed; about 174 MB). By default it records a small one in a
  * temporary file.
  */
 class LongHistoryPickleTest {
