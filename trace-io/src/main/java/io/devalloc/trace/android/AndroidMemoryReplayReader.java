@@ -4,6 +4,7 @@ import io.devalloc.trace.TraceEvent;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.TraceReader;
+import io.devalloc.trace.text.SwarDigits;
 import io.devalloc.trace.text.TextLines;
 import io.devalloc.trace.TraceEvent.Kind;
 import java.io.IOException;
@@ -49,7 +50,6 @@ public final class AndroidMemoryReplayReader implements TraceReader {
     private final ZipFile zip;
     private final int[] starts = new int[8];
     private final int[] ends = new int[8];
-    private TraceEvent pending;
     private long skipped;
 
     /** Opens a text file, or a zip file that holds one text file. */
@@ -132,145 +132,381 @@ public final class AndroidMemoryReplayReader implements TraceReader {
 
     @Override
     public TraceEvent next() throws IOException {
-        if (pending != null) {
-            TraceEvent e = pending;
-            pending = null;
-            return e;
+        if (pendingAlloc) {
+            pendingAlloc = false;
+            return new TraceEvent(Kind.ALLOC, pendingPtr, pendingSize, 0, pendingTid, pendingRow);
         }
-        String line;
-        while ((line = nextLine()) != null) {
-            TraceEvent e = parse(line);
-            if (e != null) {
-                return e;
-            }
-        }
-        return null;
-    }
-
-    private String nextLine() throws IOException {
         try {
-            return lines.next();
+            while (true) {
+                int kind = fusedLine();
+                if (kind == NONE) {
+                    // Anything fusedLine does not take (thread_done, other spacing, pointers without 0x, the last
+                    // lines, errors) is read token by token, with the messages.
+                    if (!lines.nextLine()) {
+                        return null;
+                    }
+                    kind = parse();
+                }
+                if (kind != SKIPPED) {
+                    return new TraceEvent(kind == ALLOC ? Kind.ALLOC : Kind.FREE, eventPtr, eventSize, 0, eventTid,
+                            lines.lineNumber());
+                }
+            }
         } catch (ZipException e) {
             throw new TraceFormatException(lines.file(), lines.lineNumber() + 1, "corrupt zip data: " + e.getMessage());
         }
     }
 
-    /** The line's first event (a realloc's second waits in {@link #pending}), or null when it gives none. */
-    private TraceEvent parse(String line) throws IOException {
-        int n = tokens(line);
-        if (n == 0) {
-            return null;
+    // What a line gives, in the event* fields: an allocation, a free, or nothing (a skipped line: thread_done,
+    // free(NULL), a failed allocation; or a blank line).
+    private static final int NONE = 0;
+    private static final int ALLOC = 1;
+    private static final int FREE = 2;
+    private static final int SKIPPED = 3;
+
+    private long eventTid;
+    private long eventPtr;
+    private long eventSize;
+    /** A realloc's allocation, which follows its free. */
+    private boolean pendingAlloc;
+    private long pendingTid;
+    private long pendingPtr;
+    private long pendingSize;
+    private long pendingRow;
+
+    /** Sets the event* fields to an allocation of {@code ptr} (nothing when it failed: ptr 0). */
+    private int allocation(long tid, long ptr, long size) {
+        if (ptr == 0) {
+            skipped++;
+            return SKIPPED;
         }
-        int colon = ends[0] - 1;
-        if (ends[0] - starts[0] < 2 || line.charAt(colon) != ':') {
-            throw lines.error("expected '<tid>: <verb> ...', got '" + line.strip() + "'");
+        eventTid = tid;
+        eventPtr = ptr;
+        eventSize = size;
+        return ALLOC;
+    }
+
+    /** Sets the event* fields to a free of {@code ptr} (nothing for free(NULL)). */
+    private int free(long tid, long ptr) {
+        if (ptr == 0) {
+            skipped++;
+            return SKIPPED;
         }
-        long tid = lines.unsignedDecimal(line, starts[0], colon, "thread id");
-        if (n < 2) {
-            throw lines.error("expected a verb (" + VERBS + ") after the thread id");
+        eventTid = tid;
+        eventPtr = ptr;
+        eventSize = 0;
+        return FREE;
+    }
+
+    /**
+     * A realloc: the free of {@code oldPtr} now and the allocation of {@code newPtr} after it ({@link #pendingAlloc}),
+     * each when its pointer is not 0.
+     */
+    private int realloc(long tid, long newPtr, long oldPtr, long size, long row) {
+        if (oldPtr == 0) {
+            return allocation(tid, newPtr, size);
         }
-        String verb = line.substring(starts[1], ends[1]);
-        long row = lines.lineNumber();
-        return switch (verb) {
-            case "malloc" -> {
-                arguments(line, n, 2, verb, "ptr size");
-                yield allocation(tid, hex(line, 2, "ptr"), size(line, 3, "size"), row);
+        if (newPtr != 0) {
+            pendingAlloc = true;
+            pendingTid = tid;
+            pendingPtr = newPtr;
+            pendingSize = size;
+            pendingRow = row;
+        }
+        eventTid = tid;
+        eventPtr = oldPtr;
+        eventSize = 0;
+        return FREE;
+    }
+
+    // ------------------------------------------------------------------------------------------------ fused path
+    // The common line, as malloc debug writes it, parsed while its end is looked for:
+    // "<tid>: <verb> 0x<hex> ..." with single spaces, malloc, free, calloc, memalign or realloc, every pointer with
+    // 0x, every decimal 1 to 18 digits, optionally the two timestamps, ended by \n or \r\n. The longest such line
+    // is 123 bytes, and a number read looks 24 bytes ahead: within TextLines.FUSED_SLACK.
+
+    /** {@code "malloc "} (low seven bytes), {@code "free "} (low five), {@code "realloc "}, {@code "calloc "} (low
+     * seven), {@code "memalign"}: little-endian words. */
+    private static final long MALLOC_SPACE = 0x20636F6C6C616DL;
+    private static final long FREE_SPACE = 0x2065657266L;
+    private static final long REALLOC_SPACE = 0x20636F6C6C616572L;
+    private static final long CALLOC_SPACE = 0x20636F6C6C6163L;
+    private static final long MEMALIGN = 0x6E67696C616D656DL;
+    private static final long LOW7 = 0xFFFFFFFFFFFFFFL;
+    private static final long LOW5 = 0xFFFFFFFFFFL;
+
+    private final SwarDigits digits = new SwarDigits();
+    /** The number {@link #hex(byte[], int)} read last. */
+    private long hexValue;
+
+    /**
+     * Parses the next line if it has the common shape, moves past it and says what it gave (the event* fields);
+     * {@link #NONE} (nothing read, nothing moved) for any other line, which {@link #parse()} then reads with its
+     * messages. Where both accept a line, both give the same events.
+     */
+    private int fusedLine() throws IOException {
+        int p = lines.peek(TextLines.FUSED_SLACK);
+        if (p < 0) {
+            return NONE;
+        }
+        byte[] b = lines.buffer();
+        SwarDigits digits = this.digits;
+        int i = digits.read(b, p);
+        if (i < 0 || b[i] != ':' || b[i + 1] != ' ') {
+            return NONE;
+        }
+        long tid = digits.value();
+        i += 2;
+        long word = SwarDigits.word(b, i);
+        int verb;
+        if ((word & LOW7) == MALLOC_SPACE) {
+            verb = 0;
+            i += 7;
+        } else if ((word & LOW5) == FREE_SPACE) {
+            verb = 1;
+            i += 5;
+        } else if (word == REALLOC_SPACE) {
+            verb = 2;
+            i += 8;
+        } else if ((word & LOW7) == CALLOC_SPACE) {
+            verb = 3;
+            i += 7;
+        } else if (word == MEMALIGN && b[i + 8] == ' ') {
+            verb = 4;
+            i += 9;
+        } else {
+            return NONE;
+        }
+        i = hex(b, i);
+        if (i < 0) {
+            return NONE;
+        }
+        long ptr = hexValue;
+        long oldPtr = 0;
+        long size = 0;
+        switch (verb) {
+            case 0 -> { // malloc ptr size
+                i = number(b, i);
+                size = digits.value();
             }
-            case "calloc" -> {
-                arguments(line, n, 3, verb, "ptr nmemb size");
-                long ptr = hex(line, 2, "ptr");
-                long nmemb = size(line, 3, "nmemb");
-                long size = size(line, 4, "size");
-                long bytes;
-                try {
-                    bytes = Math.multiplyExact(nmemb, size);
-                } catch (ArithmeticException overflow) {
-                    throw lines.error("calloc: nmemb × size overflows 2^63 (" + nmemb + " × " + size + ")");
+            case 2 -> { // realloc new_ptr old_ptr size
+                if (b[i] != ' ') {
+                    return NONE;
                 }
-                yield allocation(tid, ptr, bytes, row);
+                i = hex(b, i + 1);
+                oldPtr = hexValue;
+                if (i >= 0) {
+                    i = number(b, i);
+                    size = digits.value();
+                }
             }
-            case "memalign" -> {
-                arguments(line, n, 3, verb, "ptr alignment size");
-                long ptr = hex(line, 2, "ptr");
-                size(line, 3, "alignment");
-                yield allocation(tid, ptr, size(line, 4, "size"), row);
-            }
-            case "realloc" -> {
-                arguments(line, n, 3, verb, "new_ptr old_ptr size");
-                long newPtr = hex(line, 2, "new_ptr");
-                long oldPtr = hex(line, 3, "old_ptr");
-                long size = size(line, 4, "size");
-                TraceEvent alloc = newPtr == 0 ? null : new TraceEvent(Kind.ALLOC, newPtr, size, 0, tid, row);
-                if (oldPtr == 0) {
-                    if (alloc == null) {
-                        skipped++;
+            case 3 -> { // calloc ptr nmemb size
+                i = number(b, i);
+                long nmemb = digits.value();
+                if (i >= 0) {
+                    i = number(b, i);
+                    size = digits.value();
+                    // An overflow is the general path's error.
+                    if (Math.multiplyHigh(nmemb, size) != 0 || nmemb * size < 0) {
+                        return NONE;
                     }
-                    yield alloc;
+                    size = nmemb * size;
                 }
-                pending = alloc;
-                yield new TraceEvent(Kind.FREE, oldPtr, 0, 0, tid, row);
             }
-            case "free" -> {
-                arguments(line, n, 1, verb, "ptr");
-                long ptr = hex(line, 2, "ptr");
-                if (ptr == 0) {
-                    skipped++;
-                    yield null;
+            case 4 -> { // memalign ptr alignment size
+                i = number(b, i);
+                if (i >= 0) {
+                    i = number(b, i);
+                    size = digits.value();
                 }
-                yield new TraceEvent(Kind.FREE, ptr, 0, 0, tid, row);
             }
-            case "thread_done" -> {
-                if (n != 3 && n != 4) {
-                    throw lines.error("thread_done: expected '<tid>: thread_done 0x0' (and optionally the end time),"
-                            + " got " + (n - 2) + " arguments");
-                }
-                hex(line, 2, "thread_done's argument");
-                if (n == 4) {
-                    size(line, 3, "end time");
-                }
-                skipped++;
-                yield null;
+            default -> { // free ptr
             }
-            default -> throw lines.error("unknown verb '" + verb + "': expected " + VERBS);
+        }
+        if (i < 0) {
+            return NONE;
+        }
+        // The start and end times, or none.
+        if (b[i] == ' ') {
+            i = SwarDigits.skip(b, i + 1);
+            if (i < 0 || b[i] != ' ') {
+                return NONE;
+            }
+            i = SwarDigits.skip(b, i + 1);
+            if (i < 0) {
+                return NONE;
+            }
+        }
+        if (!lines.endLineAt(i)) {
+            return NONE;
+        }
+        return switch (verb) {
+            case 0, 3, 4 -> allocation(tid, ptr, size);
+            case 1 -> free(tid, ptr);
+            default -> realloc(tid, ptr, oldPtr, size, lines.lineNumber());
         };
     }
 
+    /** A space and 1 to 18 decimal digits at {@code i} into {@code digits}: where they end, or -1. */
+    private int number(byte[] b, int i) {
+        if (i < 0 || b[i] != ' ') {
+            return -1;
+        }
+        return digits.read(b, i + 1);
+    }
+
+    /** {@code 0x} and 1 to 16 hexadecimal digits at {@code from} into {@link #hexValue}: where they end, or -1. */
+    private int hex(byte[] b, int from) {
+        if (b[from] != '0' || b[from + 1] != 'x') {
+            return -1;
+        }
+        from += 2;
+        long v = 0;
+        int i = from;
+        while (i - from < 17) {
+            int d = HEX_DIGITS[b[i] & 0xff];
+            if (d < 0) {
+                break;
+            }
+            v = v << 4 | d;
+            i++;
+        }
+        if (i == from || i - from > 16) {
+            return -1;
+        }
+        hexValue = v;
+        return i;
+    }
+
+    /** Byte → its value as a hexadecimal digit, or -1. */
+    private static final byte[] HEX_DIGITS = new byte[256];
+
+    static {
+        java.util.Arrays.fill(HEX_DIGITS, (byte) -1);
+        for (int c = '0'; c <= '9'; c++) {
+            HEX_DIGITS[c] = (byte) (c - '0');
+        }
+        for (int c = 'a'; c <= 'f'; c++) {
+            HEX_DIGITS[c] = (byte) (c - 'a' + 10);
+            HEX_DIGITS[c - 'a' + 'A'] = (byte) (c - 'a' + 10);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- general path
+
+    /** The current line's events (the event* fields; a realloc's second waits in the pending* fields). */
+    private int parse() throws IOException {
+        int n = tokens();
+        if (n == 0) {
+            return SKIPPED; // a blank line: not counted
+        }
+        byte[] b = lines.buffer();
+        int colon = ends[0] - 1;
+        if (ends[0] - starts[0] < 2 || b[colon] != ':') {
+            throw lines.error("expected '<tid>: <verb> ...', got '" + lines.text(lines.start(), lines.end()).strip()
+                    + "'");
+        }
+        long tid = lines.unsignedDecimal(starts[0], colon, "thread id");
+        if (n < 2) {
+            throw lines.error("expected a verb (" + VERBS + ") after the thread id");
+        }
+        if (verbIs("malloc")) {
+            arguments(n, 2, "malloc", "ptr size");
+            return allocation(tid, hex(2, "ptr"), size(3, "size"));
+        }
+        if (verbIs("calloc")) {
+            arguments(n, 3, "calloc", "ptr nmemb size");
+            long ptr = hex(2, "ptr");
+            long nmemb = size(3, "nmemb");
+            long size = size(4, "size");
+            long bytes;
+            try {
+                bytes = Math.multiplyExact(nmemb, size);
+            } catch (ArithmeticException overflow) {
+                throw lines.error("calloc: nmemb × size overflows 2^63 (" + nmemb + " × " + size + ")");
+            }
+            return allocation(tid, ptr, bytes);
+        }
+        if (verbIs("memalign")) {
+            arguments(n, 3, "memalign", "ptr alignment size");
+            long ptr = hex(2, "ptr");
+            size(3, "alignment");
+            return allocation(tid, ptr, size(4, "size"));
+        }
+        if (verbIs("realloc")) {
+            arguments(n, 3, "realloc", "new_ptr old_ptr size");
+            long newPtr = hex(2, "new_ptr");
+            long oldPtr = hex(3, "old_ptr");
+            long size = size(4, "size");
+            return realloc(tid, newPtr, oldPtr, size, lines.lineNumber());
+        }
+        if (verbIs("free")) {
+            arguments(n, 1, "free", "ptr");
+            return free(tid, hex(2, "ptr"));
+        }
+        if (verbIs("thread_done")) {
+            if (n != 3 && n != 4) {
+                throw lines.error("thread_done: expected '<tid>: thread_done 0x0' (and optionally the end time),"
+                        + " got " + (n - 2) + " arguments");
+            }
+            hex(2, "thread_done's argument");
+            if (n == 4) {
+                size(3, "end time");
+            }
+            skipped++;
+            return SKIPPED;
+        }
+        throw lines.error("unknown verb '" + lines.text(starts[1], ends[1]) + "': expected " + VERBS);
+    }
+
+    /** Whether the second token is {@code verb} (ASCII). */
+    private boolean verbIs(String verb) {
+        int from = starts[1];
+        int length = verb.length();
+        if (ends[1] - from != length) {
+            return false;
+        }
+        byte[] b = lines.buffer();
+        for (int k = 0; k < length; k++) {
+            if (b[from + k] != verb.charAt(k)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Checks the argument count: exactly {@code count}, or that plus the two timestamps. */
-    private void arguments(String line, int tokens, int count, String verb, String names)
-            throws TraceFormatException {
+    private void arguments(int tokens, int count, String verb, String names) throws TraceFormatException {
         int given = tokens - 2;
         if (given != count && given != count + 2) {
             throw lines.error(verb + ": expected '<tid>: " + verb + " " + names + "' (and optionally the start and"
                     + " end times), got " + given + " arguments");
         }
         if (given == count + 2) {
-            size(line, tokens - 2, "start time");
-            size(line, tokens - 1, "end time");
+            size(tokens - 2, "start time");
+            size(tokens - 1, "end time");
         }
     }
 
-    private TraceEvent allocation(long tid, long ptr, long size, long row) {
-        if (ptr == 0) {
-            skipped++;
-            return null;
-        }
-        return new TraceEvent(Kind.ALLOC, ptr, size, 0, tid, row);
-    }
-
-    /** Splits on spaces and tabs; returns the count (at most {@code starts.length} are kept, the count goes on). */
-    private int tokens(String line) {
+    /**
+     * Splits the current line on spaces and tabs; returns the count (at most {@code starts.length} are kept, the
+     * count goes on). Positions are indexes in the line's buffer; a UTF-8 character other than ASCII never holds a
+     * space or a tab byte, so the tokens are those of the line's text.
+     */
+    private int tokens() {
+        byte[] b = lines.buffer();
         int n = 0;
-        int i = 0;
-        int len = line.length();
+        int i = lines.start();
+        int len = lines.end();
         while (true) {
-            while (i < len && (line.charAt(i) == ' ' || line.charAt(i) == '\t')) {
+            while (i < len && (b[i] == ' ' || b[i] == '\t')) {
                 i++;
             }
             if (i >= len) {
                 return n;
             }
             int start = i;
-            while (i < len && line.charAt(i) != ' ' && line.charAt(i) != '\t') {
+            while (i < len && b[i] != ' ' && b[i] != '\t') {
                 i++;
             }
             if (n < starts.length) {
@@ -281,12 +517,12 @@ public final class AndroidMemoryReplayReader implements TraceReader {
         }
     }
 
-    private long hex(String line, int token, String what) throws TraceFormatException {
-        return lines.hex(line, starts[token], ends[token], what);
+    private long hex(int token, String what) throws TraceFormatException {
+        return lines.hex(starts[token], ends[token], what);
     }
 
-    private long size(String line, int token, String what) throws TraceFormatException {
-        return lines.size(line, starts[token], ends[token], what);
+    private long size(int token, String what) throws TraceFormatException {
+        return lines.size(starts[token], ends[token], what);
     }
 
     @Override

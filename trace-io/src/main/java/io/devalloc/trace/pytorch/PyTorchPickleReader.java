@@ -74,8 +74,13 @@ import net.razorvine.pickle.PickleException;
  * <p><b>Memory.</b> Unlike the other readers this one is not streaming: a pickle is a single object graph that has
  * to be loaded whole, so the file's bytes, then the snapshot (every trace entry with its stack frames, every
  * segment) are in memory, and the warm-start rows are worked out from them before the first event. Trace entries are
- * released as they are read. Convert a large snapshot to CSV once ({@code pickle_to_csv.py}) to replay it in
- * constant memory.
+ * released as they are read. Why not streaming: the first events (the warm-start rows) depend on the last entry of
+ * the trace and on the segments, and a pickle's memo lets any later object refer to any earlier one, so an entry
+ * cannot be dropped before the end of the file without an unpickler of its own. Measured (docs/benchmarks.md, "cold
+ * replay speed"): a pickle of a million trace entries written by devalloc (174 MB) needs a heap of about 1.5 GB
+ * (it fails at 800 MB) and loads in 20 to 60 s on a shared 2-core machine. {@code devalloc replay} and
+ * {@code compare} load a pickle once per run (into {@code CompactTrace} columns, not once per pass). Convert a large
+ * snapshot to CSV once ({@code pickle_to_csv.py}) to replay it in constant memory.
  *
  * <p><b>Safety.</b> The pickle is read by Pyrolite restricted to plain data (see {@link RestrictedUnpickler}): a
  * pickle that names a class or function, or constructs anything, is refused with a {@link TraceFormatException}

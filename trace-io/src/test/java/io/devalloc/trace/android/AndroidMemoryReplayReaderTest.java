@@ -153,13 +153,57 @@ class AndroidMemoryReplayReaderTest {
                 + "| end time: expected a non-negative decimal integer, got '1e3'",
     })
     void malformedLinesGiveFileLineAndWhatWasExpected(String what, String line, String expected) throws IOException {
-        try (AndroidMemoryReplayReader reader = new AndroidMemoryReplayReader(
-                new StringReader("1: malloc 0x20 8\n" + line + "\n"), "a.txt")) {
-            reader.next();
-            TraceFormatException e = assertThrows(TraceFormatException.class, reader::next);
-            assertEquals("a.txt", e.file());
-            assertEquals(2, e.line());
-            assertTrue(e.getMessage().contains(expected), () -> "expected '" + expected + "' in: " + e.getMessage());
+        // At the end of the file, and followed by more lines (where the reader's fast path sees it first).
+        for (String after : List.of("", "1: free 0x20\n".repeat(40))) {
+            try (AndroidMemoryReplayReader reader = new AndroidMemoryReplayReader(
+                    new StringReader("1: malloc 0x20 8\n" + line + "\n" + after), "a.txt")) {
+                reader.next();
+                TraceFormatException e = assertThrows(TraceFormatException.class, reader::next);
+                assertEquals("a.txt", e.file());
+                assertEquals(2, e.line());
+                assertTrue(e.getMessage().contains(expected),
+                        () -> "expected '" + expected + "' in: " + e.getMessage());
+            }
+        }
+    }
+
+    /** {@link #EVENTS} of the {@code copy}-th (0-based) copy of {@link #TRACE} in a file of copies. */
+    private static List<TraceEvent> eventsOfCopy(int copy) {
+        long lines = TRACE.lines().count();
+        return EVENTS.stream().map(e -> new TraceEvent(e.kind(), e.key(), e.size(), e.stream(), e.thread(),
+                e.line() + copy * lines)).toList();
+    }
+
+    @Test
+    void aLongTraceReadsLineByLineAsAShortOne() throws IOException {
+        // Long enough for the fast path to read most lines; the same events, line numbers and skipped count.
+        int copies = 50;
+        List<TraceEvent> expected = new java.util.ArrayList<>();
+        for (int c = 0; c < copies; c++) {
+            expected.addAll(eventsOfCopy(c));
+        }
+        for (String newline : List.of("\n", "\r\n")) {
+            String text = TRACE.repeat(copies).replace("\n", newline);
+            AndroidMemoryReplayReader reader = new AndroidMemoryReplayReader(new StringReader(text), "a.txt");
+            assertEquals(expected, Events.readAll(reader), newline.length() + "-byte line ends");
+            assertEquals(4L * copies, reader.skipped());
+        }
+    }
+
+    @Test
+    void otherSpacingPrefixesAndLongNumbersReadAsTheCommonForm() throws IOException {
+        String common = "7: malloc 0x10 8\n7: realloc 0x20 0x10 16\n7: free 0x20\n";
+        String other = "7:\tmalloc  10 8\n7: realloc 0X20 0x0010 0000000000000000000016 \n 7: free 0x20\n";
+        List<TraceEvent> events = List.of(
+                new TraceEvent(Kind.ALLOC, 0x10, 8, 0, 7, 1),
+                new TraceEvent(Kind.FREE, 0x10, 0, 0, 7, 2),
+                new TraceEvent(Kind.ALLOC, 0x20, 16, 0, 7, 2),
+                new TraceEvent(Kind.FREE, 0x20, 0, 0, 7, 3));
+        String padding = "8: free 0x0\n".repeat(40);
+        for (String text : List.of(common, other)) {
+            List<TraceEvent> read = Events.readAll(
+                    new AndroidMemoryReplayReader(new StringReader(text + padding), "a.txt"));
+            assertEquals(events, read, text);
         }
     }
 }

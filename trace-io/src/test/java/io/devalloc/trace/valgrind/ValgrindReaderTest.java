@@ -63,12 +63,33 @@ class ValgrindReaderTest {
         "other text       | Realloc(3),    | expected Alloc(<size>), or Free(<index>), got 'Realloc(3),'",
     })
     void malformedLinesGiveFileLineAndWhatWasExpected(String what, String line, String expected) throws IOException {
-        try (ValgrindReader reader = new ValgrindReader(new StringReader("Alloc(8),\n\n" + line + "\n"), "v.trace")) {
-            reader.next();
-            TraceFormatException e = assertThrows(TraceFormatException.class, reader::next);
-            assertEquals("v.trace", e.file());
-            assertEquals(3, e.line());
-            assertTrue(e.getMessage().contains(expected), () -> "expected '" + expected + "' in: " + e.getMessage());
+        // At the end of the file, and followed by more lines (where the reader's fast path sees it first).
+        for (String after : List.of("", "Free(0),\n".repeat(40))) {
+            try (ValgrindReader reader = new ValgrindReader(new StringReader("Alloc(8),\n\n" + line + "\n" + after),
+                    "v.trace")) {
+                reader.next();
+                TraceFormatException e = assertThrows(TraceFormatException.class, reader::next);
+                assertEquals("v.trace", e.file());
+                assertEquals(3, e.line());
+                assertTrue(e.getMessage().contains(expected),
+                        () -> "expected '" + expected + "' in: " + e.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void spacesCommasLineEndsAndOtherWhiteSpaceReadAsTheCommonForm() throws IOException {
+        List<TraceEvent> expected = List.of(
+                new TraceEvent(Kind.ALLOC, 0, 552, 0, 0, 1),
+                new TraceEvent(Kind.ALLOC, 1, 120, 0, 0, 2),
+                new TraceEvent(Kind.FREE, 0, 0, 0, 0, 3),
+                new TraceEvent(Kind.FREE, 1, 0, 0, 0, 5));
+        String padding = "Free(9),\n".repeat(40);
+        for (String text : List.of("Alloc(552),\nAlloc(120)\nFree(0),\n\nFree(1),\n",
+                "Alloc(552),\r\n  Alloc(120) ,\r\n\tFree(0),\r\n \r\nFree(00000000000000000001)\u3000,\n")) {
+            List<TraceEvent> read = Events.readAll(new ValgrindReader(new StringReader(text + padding), "v.trace"));
+            assertEquals(expected, read.subList(0, 4), text);
+            assertEquals(44, read.size());
         }
     }
 }
