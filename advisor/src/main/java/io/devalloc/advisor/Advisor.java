@@ -342,7 +342,7 @@ public final class Advisor {
     /** The bisection steps between a failing and a running capacity. */
     private static long searchLength(long fails, long runs) {
         long steps = Math.max(1, (runs - fails) / GRANULARITY);
-        return 64 - Long.numberOfLeadingZeros(steps - 1);
+        return 64L - Long.numberOfLeadingZeros(steps - 1);
     }
 
     private boolean fitsOn(AdvisorTrace trace, ReplayOptions probe, long capacity, RunProgress runs) {

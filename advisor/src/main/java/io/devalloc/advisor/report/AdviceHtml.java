@@ -145,7 +145,7 @@ public final class AdviceHtml {
         int rank = 0;
         Recommendation rec = advice.recommendation();
         for (SettingResult s : advice.settings()) {
-            boolean best = rec != null && rec.setting() == s;
+            boolean best = rec != null && same(rec.setting(), s);
             out.append("<tr").append(best ? " class=\"best-row\"" : "").append("><td class=\"num\">")
                     .append(s.fits() ? Integer.toString(++rank) : "-").append("</td><td class=\"conf\"><code>")
                     .append(escape(label(s))).append("</code>").append(s.recorded() ? " <span class=\"dim\">recorded"
@@ -204,7 +204,7 @@ public final class AdviceHtml {
         SettingResult best = advice.recommendation() == null ? null : advice.recommendation().setting();
         List<SettingResult> others = new ArrayList<>();
         for (SettingResult s : advice.settings()) {
-            if (s.ran() && s != base) {
+            if (s.ran() && !same(s, base)) {
                 others.add(s);
             }
         }
@@ -221,7 +221,7 @@ public final class AdviceHtml {
         int selected = Math.max(0, others.indexOf(best));
         for (int i = 0; i < others.size(); i++) {
             out.append("<option value=\"").append(i).append('"').append(i == selected ? " selected=\"selected\"" : "")
-                    .append('>').append(escape(label(others.get(i)))).append(others.get(i) == best
+                    .append('>').append(escape(label(others.get(i)))).append(same(others.get(i), best)
                             ? " (recommended)" : "").append("</option>\n");
         }
         out.append("</select>, replayed on ").append(escape(Advisor.UNLIMITED_DEVICE)).append(".</p>\n");
@@ -245,7 +245,7 @@ public final class AdviceHtml {
         if (base != null && base.ran() && base.result().peakSnapshot() != null) {
             shown.add(base);
         }
-        if (best != null && best != base && best.result().peakSnapshot() != null) {
+        if (best != null && !same(best, base) && best.result().peakSnapshot() != null) {
             shown.add(best);
         }
         if (shown.isEmpty()) {
@@ -278,7 +278,7 @@ public final class AdviceHtml {
         if (base != null && base.ran()) {
             shown.add(base);
         }
-        if (best != null && best != base) {
+        if (best != null && !same(best, base)) {
             shown.add(best);
         }
         List<Map<String, Object>> wastes = new ArrayList<>();
@@ -338,4 +338,13 @@ public final class AdviceHtml {
               });
             })();
             """;
+
+    /**
+     * Whether two entries are the same row of the advice. Identity, not equality: two settings of a grid may have
+     * equal figures (a record's equals), and the page must still mark only the one that is the baseline or the best.
+     */
+    @SuppressWarnings("ReferenceEquality")
+    private static boolean same(SettingResult a, SettingResult b) {
+        return a == b;
+    }
 }

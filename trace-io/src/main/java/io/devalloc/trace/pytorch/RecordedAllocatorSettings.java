@@ -142,7 +142,12 @@ public record RecordedAllocatorSettings(Map<String, Object> values, String confi
         return keys;
     }
 
-    /** One {@code key:value} entry, or null at the default or when the value cannot be carried over (noted). */
+    /**
+     * One {@code key:value} entry, or null at the default or when the value cannot be carried over (noted).
+     * Error Prone's RefactorSwitch would turn the cases into one switch expression; each case validates, notes and
+     * returns in several steps, which reads better as statements.
+     */
+    @SuppressWarnings("RefactorSwitch")
     private static String entry(String dictKey, String option, Object value, List<String> notes) {
         switch (dictKey) {
             case "max_split_size", "max_round_threshold", "max_cached_size" -> {
