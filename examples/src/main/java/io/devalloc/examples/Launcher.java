@@ -73,6 +73,7 @@ public final class Launcher implements Callable<Integer> {
     private static final String LOG_LEVEL_PROPERTY = "org.slf4j.simpleLogger.defaultLogLevel";
     private static final String LOG_NAME_PROPERTY = "org.slf4j.simpleLogger.showLogName";
     private static final String LOG_THREAD_PROPERTY = "org.slf4j.simpleLogger.showThreadName";
+    private static final String BFC_LOG_LEVEL_PROPERTY = "org.slf4j.simpleLogger.log.io.devalloc.bfc.BfcArena";
     /** The option {@code --config} had before it was renamed; a hidden alias where it existed. */
     private static final String OLD_CONFIG_OPTION = "--conf";
 
@@ -129,7 +130,7 @@ public final class Launcher implements Callable<Integer> {
         cmd.setParameterExceptionHandler(Launcher::handleUsageError);
         cmd.setExecutionExceptionHandler((ex, c, parseResult) -> handleFailure(ex, c, parseResult, settings));
         cmd.setExecutionStrategy(parseResult -> {
-            configureLogging(isVerbose(parseResult));
+            configureLogging(isVerbose(parseResult), lastCommandName(parseResult));
             checkConfigGivenOnce(parseResult);
             return new CommandLine.RunLast().execute(parseResult);
         });
@@ -239,6 +240,15 @@ public final class Launcher implements Callable<Integer> {
         return c;
     }
 
+    /** The name of the innermost command given ({@code advise} in {@code devalloc advise ...}). */
+    static String lastCommandName(ParseResult parseResult) {
+        ParseResult p = parseResult;
+        while (p.subcommand() != null) {
+            p = p.subcommand();
+        }
+        return p.commandSpec().name();
+    }
+
     /** Whether {@code --verbose} was given at any level of the command line. */
     static boolean isVerbose(ParseResult parseResult) {
         for (ParseResult p = parseResult; p != null; p = p.subcommand()) {
@@ -254,8 +264,14 @@ public final class Launcher implements Callable<Integer> {
      * candidate, and warnings without the logger's class name and thread ({@code WARN Overriding allow_growth...}).
      * Takes effect only before the first logger is created, and never overrides a setting the user made.
      */
-    private static void configureLogging(boolean verbose) {
+    private static void configureLogging(boolean verbose, String command) {
         setIfAbsent(LOG_LEVEL_PROPERTY, verbose ? "info" : "warn");
+        if (!verbose && command.equals("advise")) {
+            // The capacity search runs each setting out of memory on purpose, a step below its smallest capacity;
+            // BFC logs every such failure at WARN with its chunk map, as TensorFlow does: twenty expected failures
+            // would bury the advice. --verbose shows them.
+            setIfAbsent(BFC_LOG_LEVEL_PROPERTY, "error");
+        }
         setIfAbsent(LOG_NAME_PROPERTY, Boolean.toString(verbose));
         setIfAbsent(LOG_THREAD_PROPERTY, Boolean.toString(verbose));
     }

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The launcher on the module path, as {@code ./devalloc} runs it: every devalloc module is a named module
@@ -66,6 +67,21 @@ class ModulePathLauncherTest {
         assertEquals(0, r.exitCode(), r.out());
         assertTrue(r.out().contains("allocator closed: true"), r.out());
         assertFalse(r.out().contains("WARNING"), "no native-access warning:\n" + r.out());
+    }
+
+    @Test
+    void adviseKeepsTheCapacitySearchsExpectedOutOfMemoryWarningsForVerbose(@TempDir Path dir) throws Exception {
+        // Every setting's search replays one step below its smallest capacity, where BFC logs its out-of-memory
+        // warning with a chunk map; a child JVM, so that the logger is configured as on a user's command line.
+        Path trace = Files.write(dir.resolve("steps.trace"), List.of("Alloc(30000000),", "Alloc(30000000),",
+                "Free(0),", "Alloc(50000000),", "Free(1),", "Free(2),"));
+        Run quiet = launch("advise", trace.toString(), "--allocator", "bfc", "--threads", "1");
+        assertEquals(0, quiet.exitCode(), quiet.out());
+        assertTrue(quiet.out().contains("Recommendation: "), quiet.out());
+        assertFalse(quiet.out().contains("ran out of memory"), quiet.out());
+        Run verbose = launch("advise", trace.toString(), "--allocator", "bfc", "--threads", "1", "--verbose");
+        assertEquals(0, verbose.exitCode(), verbose.out());
+        assertTrue(verbose.out().contains("ran out of memory"), "--verbose shows them:\n" + verbose.out());
     }
 
     @Test
