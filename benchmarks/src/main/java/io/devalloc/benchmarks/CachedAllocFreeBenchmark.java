@@ -30,8 +30,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *       {@code cudaMalloc} (tens of microseconds on a real GPU);</li>
  *   <li>{@code netty-pooled}, {@code netty-adaptive}: Netty's pooled and adaptive allocators, direct buffers
  *       ({@link NettyPairAllocator});</li>
- *   <li>{@code ffm-confined}: a confined FFM arena per pair: malloc, zeroing and free ({@link FfmConfinedPairAllocator}).
- *   </li>
+ *   <li>{@code ffm-confined}: a confined FFM arena per pair: malloc, zeroing and free
+ *       ({@link FfmConfinedPairAllocator}).</li>
  * </ul>
  * Setup makes one pair so that the size is cached before measuring. The issue's targets for devalloc: at most
  * 100 ns per pair, and 0 B of Java heap per pair ({@code -prof gc}, {@code gc.alloc.rate.norm}).

@@ -8,10 +8,11 @@ import java.lang.foreign.MemorySegment;
  * ({@link Arena#ofConfined()}), allocates one segment of the size in it ({@link Arena#allocate(long)}: the native
  * allocator's {@code malloc} through {@code Unsafe.allocateMemory}, then zeroing the whole segment, as
  * {@code Arena.allocate} always does) and closes the arena (the native {@code free}). So it measures a Java arena
- * object and its session, {@code malloc}, a memset of the size and {@code free}; for large sizes glibc's
- * {@code malloc} maps fresh pages on each call ({@code mmap}/{@code munmap} above its threshold) and the memset
- * faults every page in. Nothing is shared between threads but the native allocator: each thread opens its own arena
- * for each pair.
+ * object and its session (which escape analysis may remove), {@code malloc}, a memset of the whole size and
+ * {@code free}: the cost of native memory with no pool in front of it. For large sizes the memset dominates, and
+ * whether glibc serves the block from fresh pages ({@code mmap}) or its heap depends on its mmap threshold (128 KiB
+ * at first, raised when such a block is freed). Nothing is shared between threads but the native allocator: each
+ * thread opens its own arena for each pair.
  */
 final class FfmConfinedPairAllocator implements PairAllocator {
 

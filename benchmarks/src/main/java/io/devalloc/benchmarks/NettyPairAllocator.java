@@ -4,19 +4,29 @@ import io.netty.buffer.AdaptiveByteBufAllocator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.util.internal.PlatformDependent;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * A peer: Netty's pooled ({@code netty-pooled}, {@link PooledByteBufAllocator} as {@code PooledByteBufAllocator.DEFAULT}
- * is configured, a new instance per trial) or adaptive ({@code netty-adaptive}, {@link AdaptiveByteBufAllocator}
- * with its defaults) allocator, always for direct buffers: a pair is {@link ByteBufAllocator#directBuffer(int)} and
- * {@link ByteBuf#release()}. Netty's defaults decide the rest; the ones that matter here are printed by
- * {@link #describe()} (for example whether threads that are not Netty's own get a thread-local cache).
+ * A peer: Netty's pooled ({@code netty-pooled}, {@link PooledByteBufAllocator} configured as
+ * {@code PooledByteBufAllocator.DEFAULT} is, a new instance per trial) or adaptive ({@code netty-adaptive},
+ * {@link AdaptiveByteBufAllocator} with its defaults) allocator, always for direct buffers: a pair is
+ * {@link ByteBufAllocator#directBuffer(int)} and
+ * {@link ByteBuf#release()}. Netty's defaults decide the rest; the ones that matter here are logged when the
+ * allocator is created ({@link #describe()}). Netty 4.2's defaults give threads that are not Netty's own (JMH's
+ * threads, here) no thread-local cache in the pooled allocator ({@code io.netty.allocator.useCacheForAllThreads},
+ * false) and shared rather than per-thread magazines in the adaptive one
+ * ({@code io.netty.allocator.useCachedMagazinesForNonEventLoopThreads}, false); set them with
+ * {@code -jvmArgsAppend -D...=true} to measure Netty as its event-loop threads see it.
  *
  * <p>Netty's leak detector is meant to be turned off for measuring ({@code -Dio.netty.leakDetection.level=disabled},
  * what the benchmarks' forks pass, as Netty's own microbenchmarks do): at its default level it wraps one buffer in
  * 128 in a tracking wrapper.
  */
 final class NettyPairAllocator implements PairAllocator {
+
+    private static final Logger LOG = LoggerFactory.getLogger(NettyPairAllocator.class);
 
     private final ByteBufAllocator allocator;
 
@@ -27,6 +37,7 @@ final class NettyPairAllocator implements PairAllocator {
             default -> throw new IllegalArgumentException("not a Netty allocator: '" + name
                     + "' (netty-pooled, netty-adaptive)");
         };
+        LOG.info("{}: {}", name, describe());
     }
 
     /** The settings of Netty's that the figures depend on, for the record of a run. */
@@ -35,9 +46,10 @@ final class NettyPairAllocator implements PairAllocator {
                 + ", directArenas=" + PooledByteBufAllocator.defaultNumDirectArena()
                 + ", pageSize=" + PooledByteBufAllocator.defaultPageSize()
                 + ", maxOrder=" + PooledByteBufAllocator.defaultMaxOrder()
+                + "; adaptive: useCachedMagazinesForNonEventLoopThreads="
+                + System.getProperty("io.netty.allocator.useCachedMagazinesForNonEventLoopThreads", "false (default)")
                 + "; io.netty.leakDetection.level=" + System.getProperty("io.netty.leakDetection.level", "(default)")
-                + "; hasUnsafe=" + io.netty.util.internal.PlatformDependent.hasUnsafe()
-                + ", directBufferPreferred=" + io.netty.util.internal.PlatformDependent.directBufferPreferred();
+                + "; hasUnsafe=" + PlatformDependent.hasUnsafe();
     }
 
     @Override

@@ -54,14 +54,14 @@ class BenchmarksSmokeTest {
         shared.setUp();
         CachedAllocFreeTwoThreadsBenchmark b = new CachedAllocFreeTwoThreadsBenchmark();
         java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
-        java.util.concurrent.ConcurrentLinkedQueue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        java.util.Queue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
         long[] pairs = new long[2];
         Thread[] threads = new Thread[2];
         for (int t = 0; t < 2; t++) {
             int index = t;
             threads[t] = new Thread(() -> {
                 try {
-                    CachedAllocFreeTwoThreadsBenchmark.PerThread mine = new CachedAllocFreeTwoThreadsBenchmark.PerThread();
+                    var mine = new CachedAllocFreeTwoThreadsBenchmark.PerThread();
                     start.await();
                     mine.open(shared, index);
                     for (int i = 0; i < 20_000; i++) {
