@@ -154,6 +154,19 @@ class BenchmarksSmokeTest {
         s.tearDown();
     }
 
+    /** The N = 100,000 benchmark replays one whole sequence of 100,000 allocations and frees (bfc, max 64 MiB). */
+    @org.junit.jupiter.api.Test
+    void randomAllocationsAtN100000MakesThatManyAllocations() {
+        RandomAllocationsBenchmark.N100000 s = new RandomAllocationsBenchmark.N100000();
+        s.allocator = "bfc";
+        s.maxMiB = 64;
+        s.setUp();
+        assertNotEquals(0L, new RandomAllocationsBenchmark().n100000(s));
+        assertEquals(0, s.alloc.stats().activeAllocations());
+        assertEquals(1 + 100_000, s.alloc.stats().allocationCount(), "setup's warm-up and the sequence");
+        s.tearDown();
+    }
+
     /**
      * The end-to-end replay's workloads, small: the repeated OPT trace's first repetition is the OPT trace itself
      * (with its leftovers freed), so the caching allocator matches PyTorch's ground truth on it; every file has
