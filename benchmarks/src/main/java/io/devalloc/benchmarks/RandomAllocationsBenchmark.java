@@ -26,12 +26,14 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@code [1, maxMiB MiB]}, then free whatever is left. See {@link RandomAllocationsPlan} for the exact rules. The
  * sequence is drawn once per trial in setup (seed {@value #SEED}), so the measured loop only calls the allocator.
  *
- * <p>Benchmark {@code n1000} is {@code N = 1000} and {@code n10000} is {@code N = 10000} (JMH's
- * {@link OperationsPerInvocation} must be a constant, hence one method per {@code N}). One invocation replays one
+ * <p>Benchmarks {@code n1000}, {@code n10000} and {@code n100000} are {@code N = 1000}, {@code 10000} and
+ * {@code 100000}, RMM's largest {@code num_allocations} (JMH's {@link OperationsPerInvocation} must be a constant,
+ * hence one method per {@code N}). One invocation replays one
  * whole sequence, which makes exactly {@code N} allocations and {@code N} frees for every parameter combination
  * (setup checks it): {@code 2N} operations. The score is therefore <b>nanoseconds per operation</b> (one malloc or
  * one free), and {@code gc.alloc.rate.norm} is bytes of Java heap per operation. RMM reports milliseconds per
- * sequence: multiply the score by {@code 2N / 10^6} (by 0.002 for {@code n1000}, by 0.02 for {@code n10000}).
+ * sequence: multiply the score by {@code 2N / 10^6} (by 0.002 for {@code n1000}, by 0.02 for {@code n10000}, by
+ * 0.2 for {@code n100000}).
  *
  * <pre>java -jar benchmarks/target/benchmarks.jar RandomAllocations -prof gc</pre>
  */
@@ -112,6 +114,15 @@ public class RandomAllocationsBenchmark {
         }
     }
 
+    /** {@code N = 100000}. */
+    @State(Scope.Thread)
+    public static class N100000 extends Sequence {
+        @Override
+        int n() {
+            return 100_000;
+        }
+    }
+
     /** One sequence of 1,000 allocations and 1,000 frees; score per operation. */
     @Benchmark
     @OperationsPerInvocation(2 * 1000)
@@ -123,6 +134,13 @@ public class RandomAllocationsBenchmark {
     @Benchmark
     @OperationsPerInvocation(2 * 10000)
     public long n10000(N10000 sequence) {
+        return sequence.replay();
+    }
+
+    /** One sequence of 100,000 allocations and 100,000 frees; score per operation. */
+    @Benchmark
+    @OperationsPerInvocation(2 * 100_000)
+    public long n100000(N100000 sequence) {
         return sequence.replay();
     }
 }

@@ -21,10 +21,17 @@ class BenchmarkListTest {
             assertTrue(in != null, "no META-INF/BenchmarkList: JMH's annotation processor did not run");
             list = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
-        for (String benchmark : new String[] {"CachedAllocFreeBenchmark", "PoolScaleBenchmark",
-                "RandomAllocationsBenchmark", "ReplayCompactTraceBenchmark", "ReplayEndToEndBenchmark",
+        for (String benchmark : new String[] {"CachedAllocFreeBenchmark",
+                "CachedAllocFreeTwoThreadsBenchmark", "PoolScaleBenchmark", "RandomAllocationsBenchmark",
+                "ReplayCompactTraceBenchmark", "ReplayEndToEndBenchmark",
                 "TraceReplayBenchmark"}) {
             assertTrue(list.contains("io.devalloc.benchmarks." + benchmark), benchmark + " is not in the list");
+        }
+        // A line per benchmark method: its class, then its method name.
+        for (String[] method : new String[][] {{"RandomAllocationsBenchmark", "n100000"},
+                {"CachedAllocFreeBenchmark", "allocateFree"}, {"CachedAllocFreeTwoThreadsBenchmark", "allocateFree"}}) {
+            assertTrue(list.lines().anyMatch(line -> line.contains("io.devalloc.benchmarks." + method[0] + " ")
+                    && line.contains(" " + method[1] + " ")), method[0] + "." + method[1] + " is not in the list");
         }
     }
 }

@@ -12,17 +12,93 @@ import org.junit.jupiter.params.provider.ValueSource;
 /** Runs each benchmark body a few times outside JMH: the build checks they work, never how fast. */
 class BenchmarksSmokeTest {
 
+    /** Every allocator of the cached benchmark, devalloc's and the peers', makes pairs at every size it is run at. */
     @ParameterizedTest
-    @ValueSource(strings = {"bfc", "caching", "direct"})
-    void cachedAllocFreeLeavesNothingLive(String allocator) {
+    @CsvSource({"bfc,256", "bfc,4194304", "caching,256", "caching,4194304", "direct,4194304",
+            "netty-pooled,256", "netty-pooled,65536", "netty-pooled,4194304",
+            "netty-adaptive,256", "netty-adaptive,65536", "netty-adaptive,4194304",
+            "ffm-confined,256", "ffm-confined,4194304"})
+    void cachedAllocFreeLeavesNothingLive(String allocator, long size) {
         CachedAllocFreeBenchmark b = new CachedAllocFreeBenchmark();
         b.allocator = allocator;
-        b.size = 4 * ByteSize.MiB;
+        b.size = size;
         b.setUp();
         for (int i = 0; i < 100; i++) {
             assertNotEquals(0L, b.allocateFree());
         }
+        if (b.alloc instanceof DevallocPairAllocator devalloc) {
+            assertEquals(0, devalloc.allocator().stats().activeAllocations());
+            assertEquals(101, devalloc.allocator().stats().allocationCount(), "setup's pair and 100 measured");
+        }
         b.tearDown();
+    }
+
+    @org.junit.jupiter.api.Test
+    void anUnknownAllocatorIsRefusedWithTheKnownNames() {
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> PairAllocator.open("jemalloc"));
+        assertTrue(e.getMessage().contains("netty-adaptive"), e.getMessage());
+    }
+
+    /**
+     * The two-thread variant's states, run on two real threads at once for a moment: each thread makes pairs of its
+     * own size (and, for devalloc's allocators, on its own stream) from the one shared allocator, and the shared
+     * teardown finds nothing live.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bfc", "caching", "direct", "netty-pooled", "netty-adaptive", "ffm-confined"})
+    void twoThreadsShareOneAllocator(String allocator) throws InterruptedException {
+        CachedAllocFreeTwoThreadsBenchmark.Shared shared = new CachedAllocFreeTwoThreadsBenchmark.Shared();
+        shared.allocator = allocator;
+        shared.size = 65536;
+        shared.setUp();
+        CachedAllocFreeTwoThreadsBenchmark b = new CachedAllocFreeTwoThreadsBenchmark();
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+        java.util.Queue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        long[] pairs = new long[2];
+        Thread[] threads = new Thread[2];
+        for (int t = 0; t < 2; t++) {
+            int index = t;
+            threads[t] = new Thread(() -> {
+                try {
+                    var mine = new CachedAllocFreeTwoThreadsBenchmark.PerThread();
+                    start.await();
+                    mine.open(shared, index);
+                    for (int i = 0; i < 20_000; i++) {
+                        assertNotEquals(0L, b.allocateFree(mine));
+                        pairs[index]++;
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            }, "pairs-" + t);
+            threads[t].start();
+        }
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        assertTrue(failures.isEmpty(), failures.toString());
+        assertEquals(20_000, pairs[0]);
+        assertEquals(20_000, pairs[1]);
+        if (shared.alloc instanceof DevallocPairAllocator devalloc) {
+            var stats = devalloc.allocator().stats();
+            assertEquals(0, stats.activeAllocations());
+            assertEquals(2 * 20_001, stats.allocationCount(), "each thread's setup pair and 20,000 measured");
+            if (allocator.equals("caching")) {
+                // Two streams, two sizes: each thread's block stays cached in its own stream's pool.
+                long streams = devalloc.allocator().snapshot().segments().stream()
+                        .map(io.devalloc.api.snapshot.SegmentSnapshot::stream).distinct().count();
+                assertEquals(2, streams, devalloc.allocator().snapshot().segments().toString());
+            }
+        }
+        shared.tearDown();
+    }
+
+    @org.junit.jupiter.api.Test
+    void theSecondThreadAllocatesAnotherSize() {
+        assertEquals(256, CachedAllocFreeTwoThreadsBenchmark.sizeOf(256, 0));
+        assertEquals(384, CachedAllocFreeTwoThreadsBenchmark.sizeOf(256, 1));
+        assertEquals(6 * ByteSize.MiB, CachedAllocFreeTwoThreadsBenchmark.sizeOf(4 * ByteSize.MiB, 1));
     }
 
     /** The pool-scale setup leaves the probe cached: every pair gets the same block back, and teardown frees all. */
@@ -45,7 +121,8 @@ class BenchmarksSmokeTest {
     }
 
     @ParameterizedTest
-    @CsvSource({"1000,1", "1000,4", "1000,64", "10000,1", "10000,4", "10000,64"})
+    @CsvSource({"1000,1", "1000,4", "1000,64", "10000,1", "10000,4", "10000,64", "100000,1", "100000,4",
+            "100000,64"})
     void everySequenceMakesExactlyNAllocations(int n, int maxMiB) {
         RandomAllocationsPlan plan = RandomAllocationsPlan.generate(n, maxMiB, RandomAllocationsBenchmark.SEED);
         assertEquals(n, plan.allocations);
@@ -74,6 +151,19 @@ class BenchmarksSmokeTest {
         // Back to the start state (a caching allocator keeps its segments otherwise).
         s.alloc.releaseCachedMemory();
         assertEquals(first, b.n1000(s), "the same sequence on the same start state gives the same addresses");
+        s.tearDown();
+    }
+
+    /** The N = 100,000 benchmark replays one whole sequence of 100,000 allocations and frees (bfc, max 64 MiB). */
+    @org.junit.jupiter.api.Test
+    void randomAllocationsAtN100000MakesThatManyAllocations() {
+        RandomAllocationsBenchmark.N100000 s = new RandomAllocationsBenchmark.N100000();
+        s.allocator = "bfc";
+        s.maxMiB = 64;
+        s.setUp();
+        assertNotEquals(0L, new RandomAllocationsBenchmark().n100000(s));
+        assertEquals(0, s.alloc.stats().activeAllocations());
+        assertEquals(1 + 100_000, s.alloc.stats().allocationCount(), "setup's warm-up and the sequence");
         s.tearDown();
     }
 
