@@ -252,8 +252,8 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
     }
 
     private void notifyFreed() {
-        freeGeneration.incrementAndGet();
         if (waiters.get() > 0) {
+            freeGeneration.incrementAndGet();
             retryLock.lock();
             try {
                 freed.signalAll();
@@ -350,7 +350,8 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
                 if (pad < 0 || size[h] - pad < rounded) {
                     continue;
                 }
-                bins.remove(h);
+                // By the node in hand: no second search of the bin.
+                bins.removeAt(b, i);
                 // Splits may grow the chunk table, so read its columns afresh from here on.
                 if (pad > 0) {
                     // The bytes before the aligned start stay a free chunk (TensorFlow's current behaviour).
