@@ -251,9 +251,17 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
         }
     }
 
+    /**
+     * Wakes the threads waiting to retry, if any. With none (the common case) it is one volatile read: no atomic
+     * update on every free. That is safe because {@link #retry} counts itself in {@link #waiters} before it reads
+     * the generation and makes its next attempt under the lock: a free that read no waiter released the lock
+     * before that count (volatile accesses are totally ordered), so the waiter's attempt sees the freed memory; a
+     * free that read a waiter bumps the generation and signals, which the waiter checks under the retry lock before
+     * it sleeps.
+     */
     private void notifyFreed() {
-        freeGeneration.incrementAndGet();
         if (waiters.get() > 0) {
+            freeGeneration.incrementAndGet();
             retryLock.lock();
             try {
                 freed.signalAll();
@@ -350,7 +358,8 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
                 if (pad < 0 || size[h] - pad < rounded) {
                     continue;
                 }
-                bins.remove(h);
+                // By the node in hand: no second search of the bin.
+                bins.removeAt(b, i);
                 // Splits may grow the chunk table, so read its columns afresh from here on.
                 if (pad > 0) {
                     // The bytes before the aligned start stay a free chunk (TensorFlow's current behaviour).

@@ -105,6 +105,20 @@ final class Bins {
         chunks.bin[h] = ChunkTable.NONE;
     }
 
+    /**
+     * Removes the chunk at {@code node} of bin {@code b}: what {@link #remove} does, without searching the bin again
+     * for a node the caller is standing on (the best-fit walk).
+     */
+    void removeAt(int b, int node) {
+        OrderedHandleSet bin = bins[b];
+        int h = bin.handle(node);
+        bin.remove(node);
+        if (bin.isEmpty()) {
+            nonEmpty &= ~(1 << b);
+        }
+        chunks.bin[h] = ChunkTable.NONE;
+    }
+
     /** The largest free chunk: the last of the highest non-empty bin (TensorFlow's current rule), or -1. */
     int largest() {
         if (nonEmpty == 0) {

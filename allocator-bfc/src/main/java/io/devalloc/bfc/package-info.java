@@ -25,7 +25,13 @@
  *       like {@code GpuVirtualMemAllocator}; each extension is mapped as one piece, one {@code cuMemCreate} handle on
  *       CUDA as upstream, and only whole regions are ever unmapped).</li>
  *   <li><b>Threads.</b> One lock guards the arena and the device calls run under it, as upstream. Retry waits
- *       happen outside it on a separate condition that every free and every frontier advance signals.</li>
+ *       happen outside it on a separate condition that every free and every frontier advance signals while a
+ *       thread waits to retry. With nobody waiting, a free touches nothing but the arena's lock (no atomic counter
+ *       of its own): a thread that starts to wait announces itself before its next attempt takes the lock, so a
+ *       free that saw nobody waiting has already released the lock, and that attempt sees the freed memory.</li>
+ *   <li><b>The cached pair's hot path</b> (2026-11-26, issue 13): an allocate+free of a cached size takes the lock
+ *       twice and makes no other atomic operation, and the best-fit walk removes the chunk it chose by the tree
+ *       node it stands on instead of searching its bin again. Both keep every figure, message and snapshot.</li>
  *   <li><b>Where things are.</b> {@code BfcArena} is the algorithm. What every allocator repeats (argument checks,
  *       the null allocation of size 0, the check that it is open, the lock, and a close that returns every region
  *       past device failures, closes an owned device last and throws the first failure with the others
