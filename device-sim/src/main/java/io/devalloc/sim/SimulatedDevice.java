@@ -43,7 +43,7 @@ import java.util.TreeSet;
  * creation, event recording, waits) can be made to fail, in one way per kind: {@link #failCall} (the n-th call of
  * that kind, counted from the device's creation) and {@link #failNextCalls} (the next n) make it run out of memory
  * ("no memory" for malloc, reserve and map; a {@link DeviceException} saying "out of memory" for the others), and
- * {@link #failNextCallWith} makes the next call throw the given device error. A fault armed for one kind fires only
+ * {@link #failNextCallWith} and {@link #failCallWith} make the next or the n-th call throw the given device error. A fault armed for one kind fires only
  * on a call of that kind, and only after the call's arguments were checked (a refused argument is no call and
  * leaves the fault armed). A failed call changes nothing on the device, except a failed unmap, which leaves its
  * range unmapped as {@link VirtualMemory#unmap} says. {@link #calls} counts the calls of each kind;
@@ -89,8 +89,8 @@ public final class SimulatedDevice implements DeviceMemory {
     private final List<DeviceOperation> history = new ArrayList<>();
     /** Per kind of call: the call numbers that run out of memory. */
     private final EnumMap<DeviceCall, TreeSet<Long>> runOutCalls = new EnumMap<>(DeviceCall.class);
-    /** Per kind of call: the error the next call throws. */
-    private final EnumMap<DeviceCall, RuntimeException> nextErrors = new EnumMap<>(DeviceCall.class);
+    /** Per kind of call: call number → the error that call throws. */
+    private final EnumMap<DeviceCall, TreeMap<Long, RuntimeException>> errorCalls = new EnumMap<>(DeviceCall.class);
     /** Per kind of call: calls so far (those whose arguments were accepted). */
     private final long[] callCounts = new long[DeviceCall.values().length];
     private long limit = Long.MAX_VALUE;
@@ -324,6 +324,12 @@ public final class SimulatedDevice implements DeviceMemory {
     }
 
     @Override
+    public synchronized boolean hasStream(DeviceStream stream) {
+        ensureOpen();
+        return streamProgress.containsKey(stream.handle());
+    }
+
+    @Override
     public synchronized DeviceEvent createEvent() {
         ensureOpen();
         throwIfRunsOut(DeviceCall.CREATE_EVENT);
@@ -485,13 +491,29 @@ public final class SimulatedDevice implements DeviceMemory {
      * before the error is thrown, as {@link VirtualMemory#unmap} says.
      */
     public synchronized void failNextCallWith(DeviceCall kind, RuntimeException error) {
-        nextErrors.put(Objects.requireNonNull(kind, "kind"), Objects.requireNonNull(error, "error"));
+        failCallWith(kind, callCounts[kind.ordinal()] + 1, error);
     }
 
-    /** Disarms every fault armed with {@link #failCall}, {@link #failNextCalls} and {@link #failNextCallWith}. */
+    /**
+     * Makes the {@code n}-th call of {@code kind}, counted from the device's creation and starting at 1, throw
+     * {@code error}, as {@link #failNextCallWith} says. Calls already made cannot fail.
+     *
+     * @throws IllegalArgumentException if that call already happened
+     */
+    public synchronized void failCallWith(DeviceCall kind, long n, RuntimeException error) {
+        Objects.requireNonNull(error, "error");
+        long made = callCounts[kind.ordinal()];
+        if (n <= made) {
+            throw new IllegalArgumentException(kind.name().toLowerCase(java.util.Locale.ROOT) + " call " + n
+                    + " already happened (" + made + " so far)");
+        }
+        errorCalls.computeIfAbsent(kind, k -> new TreeMap<>()).put(n, error);
+    }
+
+    /** Disarms every fault armed with {@link #failCall}, {@link #failNextCalls} and the {@code ...With} methods. */
     public synchronized void clearFaults() {
         runOutCalls.clear();
-        nextErrors.clear();
+        errorCalls.clear();
     }
 
     /** Calls of {@code kind} so far whose arguments were accepted (failed ones included). */
@@ -505,7 +527,8 @@ public final class SimulatedDevice implements DeviceMemory {
      */
     private boolean fault(DeviceCall kind) {
         long n = ++callCounts[kind.ordinal()];
-        RuntimeException error = nextErrors.remove(kind);
+        TreeMap<Long, RuntimeException> errors = errorCalls.get(kind);
+        RuntimeException error = errors == null ? null : errors.remove(n);
         if (error != null) {
             throw error;
         }
