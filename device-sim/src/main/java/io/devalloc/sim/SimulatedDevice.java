@@ -43,11 +43,11 @@ import java.util.TreeSet;
  * creation, event recording, waits) can be made to fail, in one way per kind: {@link #failCall} (the n-th call of
  * that kind, counted from the device's creation) and {@link #failNextCalls} (the next n) make it run out of memory
  * ("no memory" for malloc, reserve and map; a {@link DeviceException} saying "out of memory" for the others), and
- * {@link #failNextCallWith} and {@link #failCallWith} make the next or the n-th call throw the given device error. A fault armed for one kind fires only
- * on a call of that kind, and only after the call's arguments were checked (a refused argument is no call and
- * leaves the fault armed). A failed call changes nothing on the device, except a failed unmap, which leaves its
- * range unmapped as {@link VirtualMemory#unmap} says. {@link #calls} counts the calls of each kind;
- * {@link #clearFaults} disarms everything.
+ * {@link #failNextCallWith} and {@link #failCallWith} make the next or the n-th call throw the given device error. A
+ * fault armed for one kind fires only on a call of that kind, and only after the call's arguments were checked (a
+ * refused argument is no call and leaves the fault armed). A failed call changes nothing on the device, except a
+ * failed unmap, which leaves its range unmapped as {@link VirtualMemory#unmap} says. {@link #calls} counts the calls
+ * of each kind; {@link #clearFaults} disarms everything.
  *
  * <p><b>Streams and events.</b> Emulated. Each record of an event on a stream queues it behind the stream's earlier
  * work. With {@link EventCompletion#IMMEDIATE} it completes at once; with {@link EventCompletion#MANUAL} it stays
@@ -448,7 +448,9 @@ public final class SimulatedDevice implements DeviceMemory {
         failCall(DeviceCall.MALLOC, n);
     }
 
-    /** Makes the next {@code count} malloc calls return "no memory": {@code failNextCalls(DeviceCall.MALLOC, count)}. */
+    /**
+     * Makes the next {@code count} malloc calls return "no memory": {@code failNextCalls(DeviceCall.MALLOC, count)}.
+     */
     public synchronized void failNextMallocs(int count) {
         failNextCalls(DeviceCall.MALLOC, count);
     }
@@ -559,8 +561,8 @@ public final class SimulatedDevice implements DeviceMemory {
 
     /** The counters now. */
     public synchronized DeviceCounters counters() {
-        return new DeviceCounters(callCounts[DeviceCall.MALLOC.ordinal()], mallocs, failedMallocs, frees, maps, unmaps, bytesInUse, peakBytesInUse,
-                bytesMalloced);
+        return new DeviceCounters(callCounts[DeviceCall.MALLOC.ordinal()], mallocs, failedMallocs, frees, maps, unmaps,
+                bytesInUse, peakBytesInUse, bytesMalloced);
     }
 
     /** The operations so far, oldest first (empty unless the builder turned history on). */
