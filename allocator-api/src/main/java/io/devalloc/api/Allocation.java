@@ -91,6 +91,9 @@ public final class Allocation implements AutoCloseable {
     /**
      * Records that the allocation is used on {@code other} (PyTorch's {@code Tensor.record_stream}): its memory is
      * not reused until the work queued on {@code other} when it is freed has completed.
+     *
+     * @throws io.devalloc.api.error.UnknownStreamException if {@code other} is not a live stream of the device (see
+     *                                                      {@link DeviceAllocator#recordStream})
      */
     public void recordStream(DeviceStream other) {
         if (isFreed()) {

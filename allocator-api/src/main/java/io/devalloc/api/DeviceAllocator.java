@@ -19,7 +19,18 @@ import io.devalloc.api.stats.AllocatorStats;
  * never serve, up to {@link Long#MAX_VALUE}, is an {@link io.devalloc.api.error.OutOfMemoryException} with reason
  * {@code REQUEST_TOO_LARGE} or {@code LIMIT_REACHED}; rounding never overflows.
  *
- * <p><b>Errors change nothing.</b> A refused call leaves the allocator exactly as it was and usable.
+ * <p><b>What a refusal changes.</b> A refused call leaves the allocator usable and never changes what callers
+ * hold: the live allocations, their addresses and sizes, and the figures about them (live, allocated and requested
+ * bytes and counts, their peaks, the allocation and free counts, the largest allocation) stay exactly as they were.
+ * Refusals of frees, of {@code recordStream}, of bad sizes and of settings change nothing at all. A refused
+ * allocation ({@link io.devalloc.api.error.OutOfMemoryException}) may, before giving up, work on the cache as the
+ * upstream allocators do: return cached, unused memory to the device (PyTorch's retry ladder releases oversize
+ * cached blocks, then waits for pending events and empties the cache; BFC's garbage collection frees unused
+ * regions), which lowers the reserved bytes and counts device frees; with PyTorch's expandable segments the pages
+ * mapped on the way stay mapped and cached, as upstream (reserved bytes and their peak may grow, counting device
+ * maps); and it counts itself (out-of-memory errors, retries, and each allocator's own counters of syncs and
+ * rejections). A device failure ({@link io.devalloc.api.error.DeviceException}) is reported as it comes, with the
+ * allocator's books still equal to the device's state.
  *
  * <p><b>Threads.</b> Every implementation is safe for concurrent use by any number of threads.
  *
@@ -107,7 +118,18 @@ public interface DeviceAllocator extends AutoCloseable {
      * allocated on (PyTorch's {@code recordStream}). Allocators that reuse freed memory wait for that stream's
      * work before reusing it. Address 0 (a zero-byte allocation) is accepted and ignored.
      *
+     * <p><b>Streams that die.</b> {@code stream} must be a live stream of this allocator's device
+     * ({@link DeviceMemory#hasStream}); any other (another device's, a made-up handle, one already destroyed) is
+     * refused here, since no event could ever be recorded on it. A stream destroyed later, after this call or after
+     * an allocation on it, never makes the allocation unfreeable: where the free would record an event on it, the
+     * allocator synchronises the device instead (once per free), which waits for whatever work the stream queued
+     * before it was destroyed (CUDA finishes that work after {@code cudaStreamDestroy} returns, so treating the
+     * stream as complete would not be safe). PyTorch records the events on the stream at free time and leaves a
+     * destroyed stream to the driver's error; upstream's pool streams are never destroyed.
+     *
      * @throws InvalidFreeException with {@code UNKNOWN_ADDRESS} if it is not a live allocation
+     * @throws io.devalloc.api.error.UnknownStreamException if {@code stream} is not a live stream of the device
+     *                                                      (nothing changes)
      */
     void recordStream(long address, DeviceStream stream);
 

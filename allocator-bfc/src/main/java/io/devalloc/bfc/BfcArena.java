@@ -7,6 +7,7 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.error.UnknownStreamException;
 import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.spi.AbstractDeviceAllocator;
@@ -595,6 +596,9 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
             if (h < 0 || !chunks.inUse(h)) {
                 throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
             }
+            if (!device().hasStream(stream)) {
+                throw new UnknownStreamException(stream, toString());
+            }
             if (!options.timestamped() || stream.handle() == chunks.stream[h]) {
                 // Outside timestamped mode every free is immediate and reuse is ordered by the device: nothing to do.
                 return;
@@ -622,19 +626,32 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
 
     /**
      * Records one event per stream that used the chunk, all or nothing: if the device refuses one, the events
-     * already recorded for this free go back to the pool and the error propagates with nothing changed.
+     * already recorded for this free go back to the pool and the error propagates with nothing changed. A stream
+     * the device no longer has (destroyed since the allocation or its {@code recordStream}) gets no event: the
+     * device is synchronised instead, once, which waits for whatever work it had queued (see the package
+     * documentation).
      */
     private void recordFreeEvents(int h, long count) {
         long[] others = crossStreams.get(h);
         int recorded = 0;
+        boolean waitForDevice = false;
         try {
-            recordEventFor(count, chunks.stream[h]);
-            recorded++;
+            if (recordEventFor(count, chunks.stream[h])) {
+                recorded++;
+            } else {
+                waitForDevice = true;
+            }
             if (others != null) {
                 for (long s : others) {
-                    recordEventFor(count, s);
-                    recorded++;
+                    if (recordEventFor(count, s)) {
+                        recorded++;
+                    } else {
+                        waitForDevice = true;
+                    }
                 }
+            }
+            if (waitForDevice) {
+                device().synchronize();
             }
         } catch (RuntimeException e) {
             for (int i = 0; i < recorded; i++) {
@@ -645,15 +662,23 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
         crossStreams.remove(h);
     }
 
-    private void recordEventFor(long count, long stream) {
+    /**
+     * Records an event for free {@code count} on {@code stream}. Returns false, with nothing recorded, when the
+     * recording failed because the device no longer has the stream; any other failure propagates.
+     */
+    private boolean recordEventFor(long count, long stream) {
         DeviceEvent e = eventPool.isEmpty() ? device().createEvent() : eventPool.pollFirst();
         try {
             device().recordEvent(e, new DeviceStream(stream));
         } catch (RuntimeException ex) {
             eventPool.addLast(e);
+            if (!device().hasStream(new DeviceStream(stream))) {
+                return false;
+            }
             throw ex;
         }
         pendingFrees.addLast(new PendingFree(count, e));
+        return true;
     }
 
     private void enqueueTimestamped(int h, long count) {
@@ -797,8 +822,17 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
         }
         for (int i = regionCount - 1; i >= 0; i--) {
             if (regionIsFree(i)) {
-                // The device call first: if it fails, the region is still whole and the arena consistent.
-                source.free(regionBase[i], regionSize[i]);
+                // The device call first: if it fails, the region is still whole and the arena consistent, unless the
+                // failure took the region away all the same (a failed unmap): then it is forgotten and reported.
+                RuntimeException failure = null;
+                try {
+                    source.free(regionBase[i], regionSize[i]);
+                } catch (RuntimeException e) {
+                    if (!source.goneAfter(e)) {
+                        throw e;
+                    }
+                    failure = e;
+                }
                 int h = (int) handles.get(regionBase[i], -1);
                 bins.remove(h);
                 handles.remove(regionBase[i], -1);
@@ -806,6 +840,9 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
                 poolBytes -= regionSize[i];
                 deviceFrees++;
                 removeRegion(i);
+                if (failure != null) {
+                    throw failure;
+                }
             }
         }
         return true;

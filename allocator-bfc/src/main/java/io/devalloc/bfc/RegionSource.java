@@ -23,6 +23,13 @@ sealed interface RegionSource permits RegionSource.Malloc, RegionSource.Virtual 
     /** Returns a region obtained by {@link #alloc}. */
     void free(long base, long bytes);
 
+    /**
+     * Whether a region whose {@link #free} failed with {@code failure} is gone from the device all the same, so
+     * that the arena must forget it (true for a failed unmap, as the virtual-memory port says; false for a failed
+     * device free, which changes nothing).
+     */
+    boolean goneAfter(RuntimeException failure);
+
     /** Whether consecutive regions are contiguous and may be coalesced. */
     boolean supportsCoalescing();
 
@@ -56,6 +63,11 @@ sealed interface RegionSource permits RegionSource.Malloc, RegionSource.Virtual 
         @Override
         public void free(long base, long bytes) {
             device.free(base);
+        }
+
+        @Override
+        public boolean goneAfter(RuntimeException failure) {
+            return false;
         }
 
         @Override
@@ -130,11 +142,28 @@ sealed interface RegionSource permits RegionSource.Malloc, RegionSource.Virtual 
 
         @Override
         public void free(long regionBase, long bytes) {
-            vm.unmap(regionBase, bytes);
+            try {
+                vm.unmap(regionBase, bytes);
+            } catch (IllegalArgumentException refused) {
+                throw refused;
+            } catch (RuntimeException failed) {
+                // The port's rule: after a failed unmap the range is unmapped (its memory may be lost).
+                forget(regionBase, bytes);
+                throw failed;
+            }
+            forget(regionBase, bytes);
+        }
+
+        private void forget(long regionBase, long bytes) {
             if (regionBase + bytes == mappedEnd) {
                 // The last region went back: later extensions reuse its address range.
                 mappedEnd = regionBase;
             }
+        }
+
+        @Override
+        public boolean goneAfter(RuntimeException failure) {
+            return !(failure instanceof IllegalArgumentException);
         }
 
         @Override

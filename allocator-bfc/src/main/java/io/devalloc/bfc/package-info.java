@@ -57,7 +57,11 @@
  *       freed on a stream is reused at once by that same stream (its work is ordered), and by other streams only
  *       past the frontier. Where TensorFlow force-merges chunks a stream may still read (a caller with
  *       {@code freed_before == 0}), devalloc waits for the pending frees' events instead, as PyTorch does: it never
- *       hands out memory that queued work may still touch. Garbage collection skips regions with pending frees.</li>
+ *       hands out memory that queued work may still touch. Garbage collection skips regions with pending frees.
+ *       {@code recordStream} refuses a stream the device does not have
+ *       ({@link io.devalloc.api.error.UnknownStreamException}, in every mode); a stream destroyed after the
+ *       allocation or its {@code recordStream} gets no event at the free, which synchronises the device instead
+ *       (the free's count then becomes safe with the next count whose events complete).</li>
  *   <li>Back-pedalling and alignment follow current XLA, not classic TensorFlow: back-pedal on every failing
  *       extension and step down by 256 B when rounding undoes the 10% (so it always terminates); alignments above
  *       256 B are honoured by splitting off an aligned prefix.</li>

@@ -12,9 +12,9 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
-import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.error.UnknownStreamException;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.spi.AbstractDeviceAllocator;
 import io.devalloc.api.spi.LiveBytes;
@@ -719,6 +719,9 @@ final class CachingArena extends AbstractDeviceAllocator
             if (h < 0) {
                 throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
             }
+            if (!device().hasStream(stream)) {
+                throw new UnknownStreamException(stream, toString());
+            }
             long s = stream.handle();
             if (s == blocks.stream[h]) {
                 return;
@@ -742,18 +745,37 @@ final class CachingArena extends AbstractDeviceAllocator
         }
     }
 
-    /** PyTorch's {@code insert_events}: one event per stream that used the block. */
+    /**
+     * PyTorch's {@code insert_events}: one event per stream that used the block. A stream the device no longer has
+     * (destroyed since {@code recordStream}) gets no event, which could never be recorded on it: the device is
+     * synchronised instead, once, which waits for the work it had queued (see the package documentation).
+     */
     private void insertEvents(int h) {
         long[] uses = streamUses.get(h);
         // Record every event first: if the device refuses one, the events go back to the pool and the caller's
         // free fails with nothing changed.
         DeviceEvent[] recorded = new DeviceEvent[uses.length];
+        long[] recordedOn = new long[uses.length];
         int n = 0;
+        boolean waitForDevice = false;
         try {
             for (long s : uses) {
                 DeviceEvent e = eventPool.isEmpty() ? device().createEvent() : eventPool.pollFirst();
-                recorded[n++] = e;
-                device().recordEvent(e, new DeviceStream(s));
+                recorded[n] = e;
+                recordedOn[n++] = s;
+                DeviceStream stream = new DeviceStream(s);
+                try {
+                    device().recordEvent(e, stream);
+                } catch (RuntimeException ex) {
+                    if (device().hasStream(stream)) {
+                        throw ex;
+                    }
+                    eventPool.addLast(recorded[--n]);
+                    waitForDevice = true;
+                }
+            }
+            if (waitForDevice) {
+                device().synchronize();
             }
         } catch (RuntimeException ex) {
             for (int i = 0; i < n; i++) {
@@ -763,9 +785,10 @@ final class CachingArena extends AbstractDeviceAllocator
         }
         streamUses.remove(h);
         blocks.hasStreamUses[h] = false;
-        for (int i = 0; i < uses.length; i++) {
+        for (int i = 0; i < n; i++) {
             blocks.eventCount[h]++;
-            pendingEvents.computeIfAbsent(uses[i], k -> new ArrayDeque<>()).addLast(new PendingEvent(recorded[i], h));
+            pendingEvents.computeIfAbsent(recordedOn[i], k -> new ArrayDeque<>())
+                    .addLast(new PendingEvent(recorded[i], h));
         }
     }
 
@@ -971,20 +994,20 @@ final class CachingArena extends AbstractDeviceAllocator
         if (unmappedSize == 0) {
             return;
         }
+        // The wait first: if it fails, nothing was unmapped, so nothing changes and the failure is reported.
+        es.synchronizeStream();
         RuntimeException failure = null;
         try {
-            es.synchronizeStream();
-            try {
-                es.unmap(unmappedStart, unmappedSize);
-            } catch (DeviceException e) {
-                // The port says the range is unmapped after a failure: account it so, then report it.
-                failure = e;
-            }
-            deviceReleases++;
-        } catch (DeviceException e) {
-            // The wait failed: handled as a failed unmap.
+            es.unmap(unmappedStart, unmappedSize);
+        } catch (IllegalArgumentException refused) {
+            // Refused arguments change nothing (the port's rule).
+            throw refused;
+        } catch (RuntimeException e) {
+            // Any other failure leaves the range unmapped (the port's rule: its memory may be lost): account it so,
+            // so that the books keep equalling the device and the pages are never handed out unmapped, then report it.
             failure = e;
         }
+        deviceReleases++;
         BlockPool pool = poolOf(h);
         pool.remove(h);
         long beforeSize = unmappedStart - blocks.ptr[h];
@@ -1019,8 +1042,9 @@ final class CachingArena extends AbstractDeviceAllocator
     /** PyTorch's {@code release_expandable_segment}: the whole range is unmapped again; give it back. */
     private void releaseExpandableSegment(int h) {
         ExpandableSegment es = segment(blocks.expandable[h]);
-        poolOf(h).removeUnmapped(h);
+        // The device call first: if it fails, the segment stays as it was (whole and unmapped) for a later release.
         device().virtualMemory().orElseThrow().release(es.base);
+        poolOf(h).removeUnmapped(h);
         expandableSegments.remove(es);
         blocks.delete(h);
     }
@@ -1833,10 +1857,19 @@ final class CachingArena extends AbstractDeviceAllocator
         }
         VirtualMemory vm = device().virtualMemory().orElse(null);
         for (ExpandableSegment es : expandableSegments) {
-            try {
-                for (int page = es.unmapNextRun(vm, 0); page >= 0; page = es.unmapNextRun(vm, page)) {
-                    deviceReleases++;
+            int page = 0;
+            while (page >= 0) {
+                try {
+                    page = es.unmapNextRun(vm, page);
+                    if (page >= 0) {
+                        deviceReleases++;
+                    }
+                } catch (RuntimeException e) {
+                    // The run counts as unmapped (the port's rule); carry on with the next one.
+                    failures.add(e);
                 }
+            }
+            try {
                 vm.release(es.base);
             } catch (RuntimeException e) {
                 failures.add(e);

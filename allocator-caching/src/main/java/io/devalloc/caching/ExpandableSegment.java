@@ -82,29 +82,53 @@ final class ExpandableSegment {
 
     /**
      * The first half of PyTorch's {@code ExpandableSegment::unmap}: waits for the segment's stream, since queued
-     * work may still use the pages. A failure changes nothing.
+     * work may still use the pages. When the device no longer has the stream (destroyed since the segment was
+     * made), it waits for the whole device instead, as upstream does for a segment without a stream
+     * ({@code cudaDeviceSynchronize}): work the stream queued before its destruction still finishes. A failure
+     * changes nothing, and the event made for the wait is destroyed whatever happens.
      */
     void synchronizeStream() {
+        DeviceStream s = new DeviceStream(stream);
+        if (!device.hasStream(s)) {
+            device.synchronize();
+            return;
+        }
         DeviceEvent e = device.createEvent();
+        RuntimeException failure = null;
         try {
-            device.recordEvent(e, new DeviceStream(stream));
+            device.recordEvent(e, s);
             device.synchronizeEvent(e);
-        } finally {
+        } catch (RuntimeException ex) {
+            failure = ex;
+        }
+        try {
             device.destroyEvent(e);
+        } catch (RuntimeException ex) {
+            if (failure == null) {
+                failure = ex;
+            } else {
+                failure.addSuppressed(ex);
+            }
+        }
+        if (failure != null) {
+            throw failure;
         }
     }
 
     /**
      * The second half of PyTorch's {@code ExpandableSegment::unmap}: unmaps the pages {@link #pagesInside} found, in
-     * one device call. A {@link DeviceException} still leaves the pages unmapped here, as the port says they are
-     * afterwards (their memory may be lost), and is rethrown; any other failure changes nothing.
+     * one device call. A failure other than refused arguments ({@link IllegalArgumentException}, which changes
+     * nothing) still leaves the pages unmapped here, as the port says they are afterwards (their memory may be lost;
+     * a {@link DeviceException} from a conforming device, or whatever a failing device throws), and is rethrown.
      */
     void unmap(long start, long bytes) {
         int begin = (int) ((start - base) / pageSize);
         int end = (int) ((start + bytes - base) / pageSize);
         try {
             device.virtualMemory().orElseThrow().unmap(start, bytes);
-        } catch (DeviceException failed) {
+        } catch (IllegalArgumentException refused) {
+            throw refused;
+        } catch (RuntimeException failed) {
             Arrays.fill(pages, begin, end, false);
             throw failed;
         }
@@ -116,6 +140,8 @@ final class ExpandableSegment {
      * unmaps each run of handles in turn; the arena calls this until it returns -1, at close).
      *
      * @return the page after the run, where the next call starts, or -1 when no page from {@code from} on is mapped
+     * @throws RuntimeException what the unmap threw; the run counts as unmapped all the same (at close nothing is
+     *                          tried twice), so that calling again from {@code from} goes on with the next run
      */
     int unmapNextRun(VirtualMemory vm, int from) {
         int i = from;
@@ -129,8 +155,11 @@ final class ExpandableSegment {
         while (j < pages.length && pages[j]) {
             j++;
         }
-        vm.unmap(base + i * pageSize, (j - i) * pageSize);
-        Arrays.fill(pages, i, j, false);
+        try {
+            vm.unmap(base + i * pageSize, (j - i) * pageSize);
+        } finally {
+            Arrays.fill(pages, i, j, false);
+        }
         return j;
     }
 }

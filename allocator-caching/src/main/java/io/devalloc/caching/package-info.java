@@ -79,6 +79,13 @@
  *       device allocator to hand the work to.</li>
  *   <li>Bad frees throw {@link io.devalloc.api.error.InvalidFreeException} ({@code invalid device pointer} in
  *       PyTorch) and change nothing.</li>
+ *   <li>Streams that die: {@code recordStream} refuses a stream the device does not have with an
+ *       {@link io.devalloc.api.error.UnknownStreamException} (upstream inserts any stream and lets
+ *       {@code cudaEventRecord} fail at the free, which then throws every time). A stream destroyed after
+ *       {@code recordStream} gets no event at the free: the device is synchronised instead, once, since CUDA still
+ *       runs the work a destroyed stream had queued; an expandable segment whose stream was destroyed waits for the
+ *       whole device before an unmap, as upstream's {@code unmapHandles} does for a segment without a stream.
+ *       Upstream never meets the case with its own pool streams, which live as long as the process.</li>
  *   <li>Warm traces can be seeded with {@code restoreSegment}, {@code restoreExpandableSegment} and
  *       {@code restoreExpandableRange} (the mapped ranges of an expandable segment, at their recorded offsets from
  *       its base), and {@code restoreAllocation} (a live block, in either kind of segment), which PyTorch has no

@@ -13,7 +13,11 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.error.UnknownStreamException;
+import io.devalloc.api.snapshot.BlockSnapshot;
+import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
+import io.devalloc.api.snapshot.SegmentSnapshot;
 import io.devalloc.api.stats.AllocatorStats;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -239,6 +243,129 @@ public abstract class DeviceAllocatorContract {
             allocator.releaseCachedMemory();
             device.destroyStream(s);
         }
+    }
+
+    /**
+     * Issue 15, defect 11: what a refused allocation may change and what it never changes
+     * ({@link DeviceAllocator}'s "What a refusal changes"). With cached memory around, an allocation the device can
+     * never serve (more than it has free even after the cache went back) is refused; the live allocations, their
+     * addresses and sizes, and every figure about them stay as they were; the cache may shrink (or, with
+     * expandable segments, hold pages mapped on the way), and the refusal counts itself.
+     */
+    @Test
+    void aRefusedAllocationMayReleaseTheCacheButNeverTouchesLiveAllocations() {
+        LiveSet live = new LiveSet();
+        List<Long> cached = new ArrayList<>();
+        long total = device.descriptor().totalBytes();
+        // Sizes in proportion to the device (devices of a few MiB included): 36 units of 1/128 of it in all.
+        long unit = Math.max(4096, total / 128 & -4096);
+        for (int i = 0; i < 8; i++) {
+            long size = unit * (1 + i);
+            long a = allocator.malloc(size);
+            if (i % 2 == 0) {
+                cached.add(a);
+            } else {
+                live.add(a, size);
+            }
+        }
+        for (long a : cached) {
+            allocator.free(a);
+        }
+        AllocatorStats before = allocator.stats();
+        List<BlockSnapshot> liveBefore = liveBlocks(allocator.snapshot());
+        // Never servable: with the live bytes held, the device cannot have this much free, cache released or not.
+        long request = total - before.allocatedBytes() / 2;
+        OutOfMemoryException e = assertThrows(OutOfMemoryException.class, () -> allocator.malloc(request));
+        assertEquals(request, e.requestedBytes());
+        AllocatorStats after = allocator.stats();
+        for (String never : new String[] {"allocation_count", "free_count", "active_allocations",
+                "peak_active_allocations", "allocated_bytes", "peak_allocated_bytes", "requested_bytes",
+                "peak_requested_bytes", "largest_allocation", "limit_bytes"}) {
+            assertEquals(before.asMap().get(never), after.asMap().get(never), never + " never changes on a refusal");
+        }
+        assertEquals(before.outOfMemoryErrors() + 1, after.outOfMemoryErrors(), "the refusal counts itself");
+        assertEquals(liveBefore, liveBlocks(allocator.snapshot()), "the live blocks, addresses and sizes stay");
+        assertTrue(after.reservedBytes() >= after.allocatedBytes(), "the cache is what may change");
+        AllocatorInvariants.check(allocator, live);
+        long again = allocator.malloc(unit);
+        live.add(again, unit);
+        AllocatorInvariants.check(allocator, live);
+        for (long a : live.asMap().keySet()) {
+            allocator.free(a);
+        }
+        AllocatorInvariants.check(allocator, new LiveSet());
+    }
+
+    private static List<BlockSnapshot> liveBlocks(MemorySnapshot snapshot) {
+        List<BlockSnapshot> blocks = new ArrayList<>();
+        for (SegmentSnapshot s : snapshot.segments()) {
+            for (BlockSnapshot b : s.blocks()) {
+                if (b.state() == BlockState.ALLOCATED) {
+                    blocks.add(b);
+                }
+            }
+        }
+        blocks.sort(java.util.Comparator.comparingLong(BlockSnapshot::address));
+        return blocks;
+    }
+
+    /**
+     * Issue 15, defect 2: {@code recordStream} refuses, with a typed error and changing nothing, a stream the device
+     * never created and one it destroyed; the allocation stays freeable.
+     */
+    @Test
+    void recordStreamRefusesAStreamTheDeviceDoesNotHave() {
+        long a = allocator.malloc(1 << 16);
+        DeviceStream dead = device.createStream();
+        device.destroyStream(dead);
+        AllocatorStats before = allocator.stats();
+        MemorySnapshot snapBefore = allocator.snapshot();
+        DeviceStream madeUp = new DeviceStream(0x7A11_0000_0000_0001L);
+        UnknownStreamException foreign = assertThrows(UnknownStreamException.class,
+                () -> allocator.recordStream(a, madeUp));
+        assertEquals(madeUp, foreign.stream());
+        assertTrue(foreign.getMessage().contains(madeUp.toString()), foreign.getMessage());
+        assertThrows(UnknownStreamException.class, () -> allocator.recordStream(a, dead));
+        assertThrows(InvalidFreeException.class, () -> allocator.recordStream(a + 512, madeUp),
+                "an unknown address is reported first");
+        allocator.recordStream(0, madeUp);
+        assertEquals(before, allocator.stats());
+        assertEquals(snapBefore.segments(), allocator.snapshot().segments());
+        allocator.recordStream(a, DeviceStream.DEFAULT);
+        allocator.free(a);
+        assertEquals(0, allocator.stats().activeAllocations());
+        AllocatorInvariants.check(allocator, new LiveSet());
+    }
+
+    /**
+     * Issue 15, defect 2 (and 3 for expandable segments): a stream destroyed after {@code recordStream}, or after an
+     * allocation on it, never makes an allocation unfreeable nor poisons the cache release; the frees wait for the
+     * device instead of recording an event on the dead stream.
+     */
+    @Test
+    void aStreamDestroyedAfterUseNeverStrandsMemory() {
+        DeviceStream s = device.createStream();
+        long used = allocator.malloc(1 << 16);
+        long onS = allocator.malloc(3 << 20, s);
+        long small = allocator.malloc(4096, s);
+        allocator.recordStream(used, s);
+        device.destroyStream(s);
+        allocator.free(used);
+        allocator.free(onS);
+        allocator.free(small);
+        AllocatorStats after = allocator.stats();
+        assertEquals(0, after.activeAllocations());
+        assertEquals(0, after.requestedBytes());
+        allocator.releaseCachedMemory();
+        allocator.releaseCachedMemory();
+        if (releasesEverythingWhenIdle()) {
+            assertEquals(0, allocator.stats().reservedBytes(), "the dead stream's cached memory went back too");
+        }
+        long again = allocator.malloc(3 << 20);
+        LiveSet live = new LiveSet();
+        live.add(again, 3 << 20);
+        AllocatorInvariants.check(allocator, live);
+        allocator.free(again);
     }
 
     @Test

@@ -167,9 +167,14 @@ public abstract class DeviceMemoryContract {
         device.destroyEvent(e);
         assertThrows(IllegalArgumentException.class, () -> device.isEventComplete(e), "destroyed event");
         assertThrows(IllegalArgumentException.class, () -> device.destroyStream(DeviceStream.DEFAULT));
+        assertTrue(device.hasStream(DeviceStream.DEFAULT), "the default stream is always live");
+        assertTrue(device.hasStream(s));
         device.destroyStream(s);
+        assertFalse(device.hasStream(s), "a destroyed stream is no longer the device's");
+        assertTrue(device.hasStream(t));
         device.destroyStream(t);
         assertThrows(IllegalArgumentException.class, () -> device.destroyStream(s), "destroyed twice");
+        assertFalse(device.hasStream(new DeviceStream(0x7A11_0000_0000_0001L)), "a handle it never made");
     }
 
     @Test

@@ -358,6 +358,15 @@ public final class CudaDeviceMemory implements DeviceMemory {
     }
 
     @Override
+    public boolean hasStream(DeviceStream stream) {
+        Objects.requireNonNull(stream, "stream");
+        // The table answers without CUDA: every stream this device created and has not destroyed is in it.
+        try (Entered _ = enter()) {
+            return stream.isDefault() || streams.contains(stream.handle());
+        }
+    }
+
+    @Override
     public DeviceEvent createEvent() {
         // Written out, as createStream.
         try (Entered _ = enter()) {

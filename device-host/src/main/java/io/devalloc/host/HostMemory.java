@@ -263,6 +263,18 @@ final class HostMemory implements DeviceMemory {
     }
 
     @Override
+    public boolean hasStream(DeviceStream stream) {
+        Objects.requireNonNull(stream, "stream");
+        lock.lock();
+        try {
+            ensureOpen();
+            return stream.isDefault() || streams.containsKey(stream.handle());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
     public DeviceEvent createEvent() {
         lock.lock();
         try {

@@ -9,11 +9,13 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
+import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.units.ByteSize;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -35,7 +37,17 @@ import java.util.TreeSet;
  *
  * <p><b>Capacity.</b> malloc and virtual-memory maps return "no memory" when bytes in use would exceed the
  * capacity, or the injected limit ({@link #setLimitBytes}), or when a failure was injected for that call
- * ({@link #failMallocCall}). Frees give the bytes back.
+ * ({@link #failCall}). Frees give the bytes back.
+ *
+ * <p><b>Faults.</b> Every kind of call in {@link DeviceCall} (malloc, free, reserve, map, unmap, release, event
+ * creation, event recording, waits) can be made to fail, in one way per kind: {@link #failCall} (the n-th call of
+ * that kind, counted from the device's creation) and {@link #failNextCalls} (the next n) make it run out of memory
+ * ("no memory" for malloc, reserve and map; a {@link DeviceException} saying "out of memory" for the others), and
+ * {@link #failNextCallWith} and {@link #failCallWith} make the next or the n-th call throw the given device error. A
+ * fault armed for one kind fires only on a call of that kind, and only after the call's arguments were checked (a
+ * refused argument is no call and leaves the fault armed). A failed call changes nothing on the device, except a
+ * failed unmap, which leaves its range unmapped as {@link VirtualMemory#unmap} says. {@link #calls} counts the calls
+ * of each kind; {@link #clearFaults} disarms everything.
  *
  * <p><b>Streams and events.</b> Emulated. Each record of an event on a stream queues it behind the stream's earlier
  * work. With {@link EventCompletion#IMMEDIATE} it completes at once; with {@link EventCompletion#MANUAL} it stays
@@ -75,11 +87,14 @@ public final class SimulatedDevice implements DeviceMemory {
     /** Live malloc'd ranges: address → rounded size. */
     private final LongLongHashMap live = new LongLongHashMap(256);
     private final List<DeviceOperation> history = new ArrayList<>();
-    private final TreeSet<Long> failingCalls = new TreeSet<>();
-    private RuntimeException nextMallocError;
+    /** Per kind of call: the call numbers that run out of memory. */
+    private final EnumMap<DeviceCall, TreeSet<Long>> runOutCalls = new EnumMap<>(DeviceCall.class);
+    /** Per kind of call: call number → the error that call throws. */
+    private final EnumMap<DeviceCall, TreeMap<Long, RuntimeException>> errorCalls = new EnumMap<>(DeviceCall.class);
+    /** Per kind of call: calls so far (those whose arguments were accepted). */
+    private final long[] callCounts = new long[DeviceCall.values().length];
     private long limit = Long.MAX_VALUE;
 
-    private long mallocCalls;
     private long mallocs;
     private long failedMallocs;
     private long frees;
@@ -142,13 +157,7 @@ public final class SimulatedDevice implements DeviceMemory {
         }
         long rounded = ByteSize.roundUp(bytes, granularity);
         checkScripted(rounded, granularity);
-        mallocCalls++;
-        if (nextMallocError != null) {
-            RuntimeException e = nextMallocError;
-            nextMallocError = null;
-            throw e;
-        }
-        if (failingCalls.remove(mallocCalls) || rounded < 0 || !fits(rounded)) {
+        if (fault(DeviceCall.MALLOC) || rounded < 0 || !fits(rounded)) {
             failedMallocs++;
             return NULL;
         }
@@ -167,10 +176,11 @@ public final class SimulatedDevice implements DeviceMemory {
     @Override
     public synchronized void free(long address) {
         ensureOpen();
-        long size = live.remove(address, -1);
-        if (size < 0) {
+        if (!live.containsKey(address)) {
             throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
         }
+        throwIfRunsOut(DeviceCall.FREE);
+        long size = live.remove(address, -1);
         returnRange(address, size);
         frees++;
         bytesInUse -= size;
@@ -314,8 +324,15 @@ public final class SimulatedDevice implements DeviceMemory {
     }
 
     @Override
+    public synchronized boolean hasStream(DeviceStream stream) {
+        ensureOpen();
+        return streamProgress.containsKey(stream.handle());
+    }
+
+    @Override
     public synchronized DeviceEvent createEvent() {
         ensureOpen();
+        throwIfRunsOut(DeviceCall.CREATE_EVENT);
         long handle = 0xE000_0000L + nextHandle++;
         events.put(handle, null);
         return new DeviceEvent(handle);
@@ -326,6 +343,7 @@ public final class SimulatedDevice implements DeviceMemory {
         ensureOpen();
         requireEvent(event);
         long[] progress = progress(stream);
+        throwIfRunsOut(DeviceCall.RECORD_EVENT);
         long seq = ++progress[0];
         events.put(event.handle(), new long[] {stream.handle(), seq});
         if (eventCompletion == EventCompletion.IMMEDIATE) {
@@ -349,6 +367,7 @@ public final class SimulatedDevice implements DeviceMemory {
     public synchronized void synchronizeEvent(DeviceEvent event) {
         ensureOpen();
         requireEvent(event);
+        throwIfRunsOut(DeviceCall.SYNCHRONIZE);
         long[] rec = events.get(event.handle());
         if (rec != null) {
             long[] progress = streamProgress.get(rec[0]);
@@ -368,6 +387,7 @@ public final class SimulatedDevice implements DeviceMemory {
     @Override
     public synchronized void synchronize() {
         ensureOpen();
+        throwIfRunsOut(DeviceCall.SYNCHRONIZE);
         completeAll();
     }
 
@@ -422,25 +442,108 @@ public final class SimulatedDevice implements DeviceMemory {
 
     /**
      * Makes the {@code n}-th malloc call, counted from the device's creation and starting at 1, return "no
-     * memory". Calls already made cannot fail.
+     * memory". Calls already made cannot fail. The same as {@code failCall(DeviceCall.MALLOC, n)}.
      */
     public synchronized void failMallocCall(long n) {
-        if (n <= mallocCalls) {
-            throw new IllegalArgumentException("malloc call " + n + " already happened (" + mallocCalls + " so far)");
-        }
-        failingCalls.add(n);
+        failCall(DeviceCall.MALLOC, n);
     }
 
-    /** Makes the next {@code count} malloc calls return "no memory". */
+    /**
+     * Makes the next {@code count} malloc calls return "no memory": {@code failNextCalls(DeviceCall.MALLOC, count)}.
+     */
     public synchronized void failNextMallocs(int count) {
+        failNextCalls(DeviceCall.MALLOC, count);
+    }
+
+    /**
+     * Makes the next malloc call throw {@code error} (a device error other than out-of-memory):
+     * {@code failNextCallWith(DeviceCall.MALLOC, error)}.
+     */
+    public synchronized void failNextMallocWith(RuntimeException error) {
+        failNextCallWith(DeviceCall.MALLOC, error);
+    }
+
+    /**
+     * Makes the {@code n}-th call of {@code kind}, counted from the device's creation and starting at 1, run out of
+     * memory: "no memory" from malloc, reserve and map, a {@link DeviceException} saying so from the other kinds
+     * ({@link DeviceCall#reportsRunningOut()}). Calls already made cannot fail.
+     *
+     * @throws IllegalArgumentException if that call already happened
+     */
+    public synchronized void failCall(DeviceCall kind, long n) {
+        long made = callCounts[kind.ordinal()];
+        if (n <= made) {
+            throw new IllegalArgumentException(kind.name().toLowerCase(java.util.Locale.ROOT) + " call " + n
+                    + " already happened (" + made + " so far)");
+        }
+        runOutCalls.computeIfAbsent(kind, k -> new TreeSet<>()).add(n);
+    }
+
+    /** Makes the next {@code count} calls of {@code kind} run out of memory, as {@link #failCall} says. */
+    public synchronized void failNextCalls(DeviceCall kind, int count) {
+        long made = callCounts[kind.ordinal()];
         for (int i = 1; i <= count; i++) {
-            failingCalls.add(mallocCalls + i);
+            runOutCalls.computeIfAbsent(kind, k -> new TreeSet<>()).add(made + i);
         }
     }
 
-    /** Makes the next malloc call throw {@code error} (a device error other than out-of-memory). */
-    public synchronized void failNextMallocWith(RuntimeException error) {
-        this.nextMallocError = Objects.requireNonNull(error, "error");
+    /**
+     * Makes the next call of {@code kind} throw {@code error} (a device error other than running out, typically a
+     * {@link DeviceException}). Nothing changes on the device, except for an unmap, whose range is unmapped
+     * before the error is thrown, as {@link VirtualMemory#unmap} says.
+     */
+    public synchronized void failNextCallWith(DeviceCall kind, RuntimeException error) {
+        failCallWith(kind, callCounts[kind.ordinal()] + 1, error);
+    }
+
+    /**
+     * Makes the {@code n}-th call of {@code kind}, counted from the device's creation and starting at 1, throw
+     * {@code error}, as {@link #failNextCallWith} says. Calls already made cannot fail.
+     *
+     * @throws IllegalArgumentException if that call already happened
+     */
+    public synchronized void failCallWith(DeviceCall kind, long n, RuntimeException error) {
+        Objects.requireNonNull(error, "error");
+        long made = callCounts[kind.ordinal()];
+        if (n <= made) {
+            throw new IllegalArgumentException(kind.name().toLowerCase(java.util.Locale.ROOT) + " call " + n
+                    + " already happened (" + made + " so far)");
+        }
+        errorCalls.computeIfAbsent(kind, k -> new TreeMap<>()).put(n, error);
+    }
+
+    /** Disarms every fault armed with {@link #failCall}, {@link #failNextCalls} and the {@code ...With} methods. */
+    public synchronized void clearFaults() {
+        runOutCalls.clear();
+        errorCalls.clear();
+    }
+
+    /** Calls of {@code kind} so far whose arguments were accepted (failed ones included). */
+    public synchronized long calls(DeviceCall kind) {
+        return callCounts[kind.ordinal()];
+    }
+
+    /**
+     * Counts one call of {@code kind} and applies the fault armed for it: throws the armed error, or returns whether
+     * the call runs out of memory.
+     */
+    private boolean fault(DeviceCall kind) {
+        long n = ++callCounts[kind.ordinal()];
+        TreeMap<Long, RuntimeException> errors = errorCalls.get(kind);
+        RuntimeException error = errors == null ? null : errors.remove(n);
+        if (error != null) {
+            throw error;
+        }
+        TreeSet<Long> runOut = runOutCalls.get(kind);
+        return runOut != null && runOut.remove(n);
+    }
+
+    /** {@link #fault} for a call without a "no memory" result: running out is a {@link DeviceException}. */
+    private void throwIfRunsOut(DeviceCall kind) {
+        if (fault(kind)) {
+            throw new DeviceException(kind.name().toLowerCase(java.util.Locale.ROOT) + " call "
+                    + callCounts[kind.ordinal()] + " on " + this + " failed: out of memory (injected)");
+        }
     }
 
     /**
@@ -458,13 +561,35 @@ public final class SimulatedDevice implements DeviceMemory {
 
     /** The counters now. */
     public synchronized DeviceCounters counters() {
-        return new DeviceCounters(mallocCalls, mallocs, failedMallocs, frees, maps, unmaps, bytesInUse, peakBytesInUse,
-                bytesMalloced);
+        return new DeviceCounters(callCounts[DeviceCall.MALLOC.ordinal()], mallocs, failedMallocs, frees, maps, unmaps,
+                bytesInUse, peakBytesInUse, bytesMalloced);
     }
 
     /** The operations so far, oldest first (empty unless the builder turned history on). */
     public synchronized List<DeviceOperation> history() {
         return List.copyOf(history);
+    }
+
+    /** Number of events created and not destroyed: what an allocator that leaks none holds in its pools. */
+    public synchronized int liveEvents() {
+        return events.size();
+    }
+
+    /**
+     * Whether every granule of {@code [address, address + bytes)} is mapped (false when any part lies outside a
+     * reservation): what a test compares an allocator's books with.
+     */
+    public synchronized boolean isMapped(long address, long bytes) {
+        if (virtualMemory == null || bytes <= 0) {
+            return false;
+        }
+        Map.Entry<Long, SimVirtualMemory.Reservation> e = virtualMemory.reservations.floorEntry(address);
+        if (e == null || address + bytes > e.getKey() + e.getValue().size()) {
+            return false;
+        }
+        int from = (int) ((address - e.getKey()) / VM_GRANULARITY);
+        int to = (int) ((address + bytes - e.getKey() + VM_GRANULARITY - 1) / VM_GRANULARITY);
+        return e.getValue().mapped().nextClearBit(from) >= to;
     }
 
     /** Number of live malloc'd ranges. */
@@ -531,6 +656,9 @@ public final class SimulatedDevice implements DeviceMemory {
                 ensureOpen();
                 requireGranules(bytes);
                 checkScripted(bytes, VM_GRANULARITY);
+                if (fault(DeviceCall.RESERVE)) {
+                    return NULL;
+                }
                 long base = takeRange(bytes, VM_GRANULARITY);
                 if (base == NULL) {
                     return NULL;
@@ -554,6 +682,7 @@ public final class SimulatedDevice implements DeviceMemory {
                     throw new IllegalArgumentException("reservation " + ByteSize.hex(base) + " still has "
                             + r.mapped().cardinality() + " mapped granules; unmap them first");
                 }
+                throwIfRunsOut(DeviceCall.RELEASE);
                 reservations.remove(base);
                 returnRange(base, r.size());
                 record(DeviceOperation.Kind.RELEASE, base, r.size());
@@ -578,7 +707,7 @@ public final class SimulatedDevice implements DeviceMemory {
                     throw new IllegalArgumentException("granule at " + ByteSize.hex(base + already * VM_GRANULARITY)
                             + " is already mapped");
                 }
-                if (!fits(bytes)) {
+                if (fault(DeviceCall.MAP) || !fits(bytes)) {
                     return false;
                 }
                 r.mapped().set(from, to);
@@ -617,11 +746,21 @@ public final class SimulatedDevice implements DeviceMemory {
                             + (pieceEnd - pieceStart) * VM_GRANULARITY + " bytes) mapped as one on "
                             + SimulatedDevice.this + "; unmap whole pieces");
                 }
+                RuntimeException failure = null;
+                try {
+                    throwIfRunsOut(DeviceCall.UNMAP);
+                } catch (RuntimeException e) {
+                    // The port's rule: after a failed unmap the range is unmapped (its memory may be lost).
+                    failure = e;
+                }
                 r.mapped().clear(from, to);
                 r.pieceStarts().clear(from, to);
                 unmaps++;
                 bytesInUse -= bytes;
                 record(DeviceOperation.Kind.UNMAP, address, bytes);
+                if (failure != null) {
+                    throw failure;
+                }
             }
         }
 

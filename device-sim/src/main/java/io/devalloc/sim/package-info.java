@@ -11,7 +11,10 @@
  *       traces (best-fit ties go to the lowest address, so placement decides which block is reused), or bottom-up,
  *       or at addresses a test scripts.</li>
  *   <li>Capacity accounting only: bytes in use against the capacity and an optional injected limit.</li>
- *   <li>Fault injection: fail the n-th malloc call, fail the next n, throw a device error, cap the bytes.</li>
+ *   <li>Fault injection per kind of call ({@link io.devalloc.sim.DeviceCall}: malloc, free, reserve, map, unmap,
+ *       release, event creation and recording, waits): fail the n-th call of a kind, fail the next n, throw a device
+ *       error; an armed fault fires only on its own kind; a failed call changes nothing but a failed unmap, whose
+ *       range is unmapped afterwards (the port's rule). Also a cap on the bytes.</li>
  *   <li>Streams and events are sequence numbers per stream; events complete immediately or when the test (or a
  *       synchronize) says so.</li>
  *   <li>Virtual memory: reservations from the same address space, 2 MiB granules tracked in a bit set per

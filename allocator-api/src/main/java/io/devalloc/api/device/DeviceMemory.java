@@ -58,6 +58,20 @@ public interface DeviceMemory extends AutoCloseable {
     /** Destroys a stream created by {@link #createStream()}. The default stream cannot be destroyed. */
     void destroyStream(DeviceStream stream);
 
+    /**
+     * Whether {@code stream} is a live stream of this device: its default stream, or one it created and has not
+     * destroyed. Allocators ask it when {@code recordStream} is called (they refuse other streams with an
+     * {@link io.devalloc.api.error.UnknownStreamException}) and when recording an event on a stream fails at a free
+     * (a stream destroyed since is waited for by synchronising the device instead). Cheap, and never fails on an
+     * open device.
+     *
+     * <p>The default answers true for every stream: an adapter that cannot tell lets the device's own calls
+     * decide (recording on a stream it does not know then fails, and the free that needed it with it).
+     */
+    default boolean hasStream(DeviceStream stream) {
+        return true;
+    }
+
     /** Creates an event (with timing disabled, the cheap kind allocators use). */
     DeviceEvent createEvent();
 

@@ -4,6 +4,7 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.error.UnknownStreamException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.snapshot.BlockSnapshot;
@@ -189,6 +190,9 @@ final class DirectAllocator extends AbstractDeviceAllocator implements LiveBytes
             ensureOpen();
             if (!live.containsKey(address)) {
                 throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
+            }
+            if (!device().hasStream(stream)) {
+                throw new UnknownStreamException(stream, toString());
             }
         } finally {
             lock.unlock();

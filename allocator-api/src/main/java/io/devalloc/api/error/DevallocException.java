@@ -6,7 +6,7 @@ package io.devalloc.api.error;
  */
 public abstract sealed class DevallocException extends RuntimeException
         permits OutOfMemoryException, InvalidFreeException, InvalidConfigurationException,
-                DeviceUnavailableException, DeviceException {
+                DeviceUnavailableException, DeviceException, UnknownStreamException {
 
     private static final long serialVersionUID = 1L;
 

@@ -67,6 +67,11 @@ public abstract class ForwardingDeviceMemory implements DeviceMemory {
     }
 
     @Override
+    public boolean hasStream(DeviceStream stream) {
+        return delegate.hasStream(stream);
+    }
+
+    @Override
     public DeviceEvent createEvent() {
         return delegate.createEvent();
     }

@@ -65,6 +65,8 @@ public interface HostCachingAllocator extends DeviceAllocator {
      *
      * @return true if {@code address} is a live allocation of this allocator (the stream was recorded, or already
      *         was), false otherwise (address 0, an interior or unknown address, or a block already freed)
+     * @throws io.devalloc.api.error.UnknownStreamException if {@code address} is a live allocation but
+     *                               {@code stream} is not a live stream of the device (nothing is recorded)
      * @throws IllegalStateException if the allocator is closed
      */
     boolean recordEvent(long address, DeviceStream stream);

@@ -9,6 +9,7 @@ import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.error.UnknownStreamException;
 import io.devalloc.api.snapshot.BlockSnapshot;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
@@ -552,6 +553,9 @@ final class HostCachingArena extends AbstractDeviceAllocator
             Block b = address == 0 ? null : liveBlock(address);
             if (b == null) {
                 return false;
+            }
+            if (!device().hasStream(stream)) {
+                throw new UnknownStreamException(stream, toString());
             }
             b.addStream(stream.handle());
             return true;

@@ -10,6 +10,7 @@ import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.error.UnknownStreamException;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.snapshot.SegmentSnapshot;
@@ -499,7 +500,12 @@ class UpstreamHostTest {
         assertEquals(0, allocator.hostMemoryStats().get("allocations.allocated"));
 
         long a = allocator.malloc(1000);
-        assertTrue(allocator.recordEvent(a, new DeviceStream(0x7777)), "the allocator does not check streams");
+        // Issue 15, defect 2: a stream the device never created is refused when recorded (it was accepted before);
+        // one destroyed after it was recorded makes the device refuse the event record at the free.
+        assertThrows(UnknownStreamException.class, () -> allocator.recordEvent(a, new DeviceStream(0x7777)));
+        DeviceStream doomed = device.createStream();
+        assertTrue(allocator.recordEvent(a, doomed));
+        device.destroyStream(doomed);
         // The device refuses the event record: the free synchronizes the device instead, so the block is reusable
         // at once and never stranded.
         allocator.free(a);

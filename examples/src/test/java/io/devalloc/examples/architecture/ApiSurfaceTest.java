@@ -43,7 +43,7 @@ class ApiSurfaceTest {
             "io.devalloc.api.error.DevallocException", "io.devalloc.api.error.DeviceException",
             "io.devalloc.api.error.DeviceUnavailableException",
             "io.devalloc.api.error.InvalidConfigurationException", "io.devalloc.api.error.InvalidFreeException",
-            "io.devalloc.api.error.OutOfMemoryException",
+            "io.devalloc.api.error.OutOfMemoryException", "io.devalloc.api.error.UnknownStreamException",
             "io.devalloc.api.snapshot.BlockSnapshot", "io.devalloc.api.snapshot.BlockState",
             "io.devalloc.api.snapshot.MemorySnapshot", "io.devalloc.api.snapshot.PythonTuple",
             "io.devalloc.api.snapshot.SegmentSnapshot",
