@@ -894,8 +894,8 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
      * timestamped mode; in it, chunks whose frees are still pending are skipped.
      */
     private long largestReusableLocked() {
-        if (!options.timestamped()) {
-            return largestFreeLocked();
+        if (!options.timestamped() || isClosed()) {
+            return largestFreeLocked();   // 0 once closed: the bins are not emptied at close, the regions are gone
         }
         for (int b = Bins.NUM_BINS - 1; b >= 0; b--) {
             for (int i = bins.last(b); i != Bins.NO_NODE; i = bins.prev(b, i)) {

@@ -1852,6 +1852,13 @@ final class CachingArena extends AbstractDeviceAllocator
         }
         eventPool.clear();
         allocatedBlocks.clear();
+        // The books describe what is held, which is now nothing: stats() and snapshots after close say so (as bfc,
+        // direct and caching-host do), keeping peaks and cumulative figures.
+        smallPool.clear();
+        largePool.clear();
+        streamUses.clear();
+        blocks.clear();
+        stats.releasedAll();
         totalAllocatedMemory = 0;
         requestedAllocated = 0;
     }

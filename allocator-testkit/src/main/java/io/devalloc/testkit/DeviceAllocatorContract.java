@@ -406,6 +406,44 @@ public abstract class DeviceAllocatorContract {
         assertTrue(handle.isFreed());
     }
 
+    /**
+     * After {@code close()} returned everything, stats describe what the allocator holds: nothing live, nothing
+     * reserved, nothing cached. Peaks and the cumulative counts of calls made stay (issue 15, defect 4: {@code caching}
+     * went on reporting the live and reserved bytes of before the close).
+     */
+    @Test
+    void statsAfterCloseDescribeNothingHeld() {
+        DeviceAllocator fresh = createAllocator(device);
+        Allocation handle = fresh.allocate(1 << 20);
+        fresh.malloc(5 << 20);
+        fresh.malloc(700);
+        fresh.free(fresh.malloc(3000));   // something cached, where the allocator caches
+        AllocatorStats open = fresh.stats();
+        assertTrue(open.reservedBytes() > 0 && open.activeAllocations() == 3, open::toString);
+        fresh.close();
+        AllocatorStats closed = fresh.stats();
+        assertEquals(0, closed.activeAllocations(), closed::toString);
+        assertEquals(0, closed.allocatedBytes(), closed::toString);
+        assertEquals(0, closed.requestedBytes(), closed::toString);
+        assertEquals(0, closed.reservedBytes(), closed::toString);
+        assertEquals(0, closed.cachedBytes(), closed::toString);
+        assertEquals(0, closed.largestFreeBlock(), closed::toString);
+        assertEquals(open.peakActiveAllocations(), closed.peakActiveAllocations(), "peaks stay");
+        assertEquals(open.peakAllocatedBytes(), closed.peakAllocatedBytes(), "peaks stay");
+        assertEquals(open.peakRequestedBytes(), closed.peakRequestedBytes(), "peaks stay");
+        assertEquals(open.peakReservedBytes(), closed.peakReservedBytes(), "peaks stay");
+        assertEquals(open.allocationCount(), closed.allocationCount(), "counts of calls made stay");
+        assertEquals(open.largestAllocation(), closed.largestAllocation());
+        assertEquals(open.deviceMallocs(), closed.deviceMallocs());
+        assertTrue(closed.deviceFrees() > open.deviceFrees(), "close gave memory back to the device");
+        assertTrue(closed.freeCount() >= open.freeCount());
+        MemorySnapshot snapshot = fresh.snapshot();
+        assertTrue(snapshot.segments().isEmpty(), () -> "segments after close: " + snapshot.segments());
+        assertEquals(closed, snapshot.stats(), "the snapshot's stats are the stats");
+        handle.close();
+        assertEquals(closed, fresh.stats(), "closing a handle after its allocator closed changes nothing");
+    }
+
     private static void assertSameIgnoringOomCounters(AllocatorStats a, AllocatorStats b) {
         Map<String, Long> x = new HashMap<>(a.asMap());
         Map<String, Long> y = new HashMap<>(b.asMap());
