@@ -147,7 +147,8 @@ final class CachingArena extends AbstractDeviceAllocator
         this.options = options;
         this.sizes = new SizeRules(options);
         if (options.backend() != CachingOptions.Backend.NATIVE) {
-            throw new IllegalArgumentException("backend:" + options.backend().configName()
+            throw new io.devalloc.api.error.InvalidConfigurationException("backend", options.backend().configName(),
+                    "backend:" + options.backend().configName()
                     + " is not offered by devalloc; use backend:native (the caching allocator) or the 'direct'"
                     + " allocator");
         }

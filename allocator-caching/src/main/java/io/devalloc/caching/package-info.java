@@ -79,8 +79,9 @@
  *   <li>Left out: CUDA graphs' private pools and {@code MemPool} (and with them {@code use_on_oom} and capture
  *       deferrals), IPC, {@code release_lock_on_cudamalloc} (parsed, but the device call always runs under the
  *       lock), and Python/C++ stack frames in the history (entries carry empty {@code frames}).</li>
- *   <li>{@code backend:cudaMallocAsync} is parsed and refused with a message: devalloc has no stream-ordered
- *       device allocator to hand the work to.</li>
+ *   <li>{@code backend:cudaMallocAsync} is parsed and refused at creation with an
+ *       {@link io.devalloc.api.error.InvalidConfigurationException} saying what to use instead: devalloc has no
+ *       stream-ordered device allocator to hand the work to.</li>
  *   <li>Bad frees throw {@link io.devalloc.api.error.InvalidFreeException} ({@code invalid device pointer} in
  *       PyTorch) and change nothing.</li>
  *   <li>Warm traces can be seeded with {@code restoreSegment}, {@code restoreExpandableSegment} and

@@ -61,7 +61,8 @@ class HistoryLimitTest {
             assertTrue(h.get(k).timeUs() >= h.get(k - 1).timeUs(), "oldest first at " + k);
         }
         // 2 + 3 * 2000 entries were written (SEGMENT_ALLOC, ALLOC, then ALLOC, FREE_REQUESTED, FREE_COMPLETED per
-        // round); the oldest kept is entry 6002 - 1000 = 5002, the third of round 1666: a FREE_COMPLETED of 1000 + 1666.
+        // round); the oldest kept is entry 6002 - 1000 = 5002, the third of round 1666: a FREE_COMPLETED of
+        // 1000 + 1666.
         TraceAction expectedFirst = TraceAction.FREE_COMPLETED;
         assertEquals(1000 + 1_666, h.getFirst().size());
         assertEquals(expectedFirst, h.getFirst().action());
