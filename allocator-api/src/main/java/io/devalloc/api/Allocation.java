@@ -16,7 +16,10 @@ import java.lang.invoke.VarHandle;
  * Closing twice is an {@link InvalidFreeException} with reason {@code DOUBLE_FREE}; it changes nothing. A handle
  * whose memory was already freed through its raw address also gets {@code DOUBLE_FREE}, even if the address now
  * holds a newer allocation: the handle frees by allocation id, never somebody else's memory.
- * After the allocator itself was closed, closing a handle does nothing (its memory went back with the allocator).
+ * After the allocator itself was closed, closing a handle does nothing (its memory went back with the allocator);
+ * the same holds when the allocator's close races the handle's: the handle's close never throws because the
+ * allocator closed, whichever gets there first, and each allocation is freed exactly once (by the handle or by the
+ * allocator's close).
  *
  * <p>A zero-byte allocation has address 0, as in PyTorch: it holds no memory and its close frees nothing.
  *
@@ -116,6 +119,12 @@ public final class Allocation implements AutoCloseable {
         try {
             owner.free(address, allocationId);
         } catch (RuntimeException e) {
+            if (owner.isClosed()) {
+                // The allocator closed between the check above and the free, so it refused the free: the memory goes
+                // back with the allocator's close, as for any handle closed after it (exactly one free). The handle
+                // stays freed and nothing is thrown.
+                return;
+            }
             // The allocator refused (e.g. the raw address was already freed): the handle stays as it was.
             FREED.setVolatile(this, 0);
             throw e;

@@ -36,7 +36,9 @@ import io.devalloc.api.stats.AllocatorStats;
  *
  * <p><b>Lifecycle.</b> {@link #close()} returns all memory, cached or live, to the device; later allocations,
  * frees and cache operations throw {@link IllegalStateException}, while {@link #name()}, {@link #device()},
- * {@link #stats()}, {@link #snapshot()} and {@link #isClosed()} keep answering (for final reports). If the
+ * {@link #stats()}, {@link #snapshot()} and {@link #isClosed()} keep answering (for final reports) and describe
+ * what the allocator then holds: nothing (no live allocation, no reserved, allocated or cached byte, no segment),
+ * with the peaks and the counts of the calls made kept. If the
  * allocator was opened through {@link io.devalloc.api.DeviceAllocators} it owns its device and closes it
  * too.
  */

@@ -55,6 +55,24 @@ class AllocationTest {
         assertTrue(a.isFreed());
     }
 
+    /**
+     * Issue 15, defect 5: the allocator closes after the handle saw it open and before its free ran (the free is
+     * refused because the allocator is closed). Before the fix the handle's close threw that
+     * {@link IllegalStateException}; now, as for any close after the allocator's, it does nothing.
+     */
+    @Test
+    void anAllocatorClosingDuringTheHandlesCloseIsNoError() {
+        DeviceAllocator owner = mock(DeviceAllocator.class);
+        when(owner.isClosed()).thenReturn(false, true);
+        doThrow(new IllegalStateException("allocator is closed")).when(owner).free(0x4000, 7);
+        Allocation a = new Allocation(owner, 0x4000, 100, DeviceStream.DEFAULT, 7);
+        a.close();
+        assertTrue(a.isFreed(), "its memory went back with the allocator");
+        verify(owner, times(1)).free(0x4000, 7);
+        InvalidFreeException twice = assertThrows(InvalidFreeException.class, a::close);
+        assertEquals(InvalidFreeException.Reason.DOUBLE_FREE, twice.reason());
+    }
+
     @Test
     void recordStreamAfterFreeIsRefused() {
         DeviceAllocator owner = mock(DeviceAllocator.class);

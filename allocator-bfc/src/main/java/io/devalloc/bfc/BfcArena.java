@@ -5,6 +5,7 @@ import static io.devalloc.bfc.ChunkTable.NONE;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
+import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.error.UnknownStreamException;
@@ -134,16 +135,20 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
             case AUTO -> device.virtualMemory().isPresent() && memoryLimit >= granule;
         };
         if (useVm && device.virtualMemory().isEmpty()) {
-            throw new IllegalArgumentException("virtual_memory:true, but " + device.descriptor().id()
-                    + " has no virtual memory; use virtual_memory:auto or false");
+            throw new InvalidConfigurationException("virtual_memory", "true", "virtual_memory:true, but "
+                    + device.descriptor().id() + " has no virtual memory; use virtual_memory:auto or false");
         }
         if (useVm && memoryLimit < granule) {
-            throw new IllegalArgumentException("virtual_memory:true needs a memory limit of at least one "
-                    + ByteSize.format(granule) + " granule, got " + ByteSize.format(memoryLimit)
+            throw new InvalidConfigurationException("memory_limit_mb", limitText(memoryLimit),
+                    "virtual_memory:true needs a memory limit of at least one " + ByteSize.format(granule)
+                    + " granule, got " + ByteSize.format(memoryLimit)
                     + "; raise memory_limit_mb or use virtual_memory:false");
         }
-        this.source = useVm ? new RegionSource.Virtual(device.virtualMemory().orElseThrow(), memoryLimit)
-                : new RegionSource.Malloc(device);
+        if (useVm) {
+            this.source = reserveAddressSpace(device, options, memoryLimit);
+        } else {
+            this.source = new RegionSource.Malloc(device);
+        }
         Map<String, Object> settings = new LinkedHashMap<>();
         settings.put("allow_growth", options.allowGrowth());
         settings.put("garbage_collection", options.garbageCollection());
@@ -159,6 +164,33 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
         });
         settings.put("uses_virtual_memory", useVm);
         this.snapshotSettings = Collections.unmodifiableMap(settings);
+    }
+
+    /**
+     * The virtual-memory region source, with its whole reservation made now: as TensorFlow's
+     * {@code GpuVirtualMemAllocator::Create} reserves its address range when the allocator is created, so a limit
+     * larger than the address space the device can reserve is refused here, as a configuration error, rather than
+     * accepted and then blamed on the device at every allocation. (Reserving what can be reserved instead would
+     * silently run with a lower limit than the one asked for.)
+     */
+    private static RegionSource.Virtual reserveAddressSpace(DeviceMemory device, BfcOptions options, long limit) {
+        RegionSource.Virtual virtual = new RegionSource.Virtual(device.virtualMemory().orElseThrow(), limit);
+        if (!virtual.reserve()) {
+            boolean limitGiven = options.memoryLimitBytes() != 0;
+            throw new InvalidConfigurationException(limitGiven ? "memory_limit_mb" : "virtual_memory",
+                    limitGiven ? limitText(limit) : options.virtualMemory().name().toLowerCase(java.util.Locale.ROOT),
+                    "virtual memory for bfc needs its whole memory limit as one reserved address range, and "
+                    + device.descriptor().id() + " cannot reserve " + ByteSize.format(virtual.reservationSize())
+                    + (limitGiven ? " (memory_limit_mb:" + limitText(limit) + ")" : " (the device's total)")
+                    + "; lower memory_limit_mb (the device has " + ByteSize.format(device.descriptor().totalBytes())
+                    + ") or use virtual_memory:false");
+        }
+        return virtual;
+    }
+
+    /** A limit as {@code memory_limit_mb} spells it (whole MiB), or in bytes when it is no whole number of MiB. */
+    private static String limitText(long limit) {
+        return limit % ByteSize.MiB == 0 ? Long.toString(limit / ByteSize.MiB) : limit + " bytes";
     }
 
     /** TensorFlow's {@code RoundedBytes}: up to a multiple of 256, or -1 on overflow. */
@@ -940,8 +972,8 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
      * timestamped mode; in it, chunks whose frees are still pending are skipped.
      */
     private long largestReusableLocked() {
-        if (!options.timestamped()) {
-            return largestFreeLocked();
+        if (!options.timestamped() || isClosed()) {
+            return largestFreeLocked();   // 0 once closed: the bins are not emptied at close, the regions are gone
         }
         for (int b = Bins.NUM_BINS - 1; b >= 0; b--) {
             for (int i = bins.last(b); i != Bins.NO_NODE; i = bins.prev(b, i)) {

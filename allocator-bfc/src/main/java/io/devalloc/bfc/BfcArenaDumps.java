@@ -208,16 +208,24 @@ final class BfcArenaDumps {
         if (OOM_LOGS.getAndIncrement() >= MAX_OOM_LOGS) {
             return;
         }
-        LOG.warn("Allocator ({}) ran out of memory trying to allocate {} (rounded to {}). If the cause is memory"
+        LOG.warn("Allocator ({}) ran out of memory trying to allocate {} ({}). If the cause is memory"
                 + " fragmentation maybe the environment variable 'TF_GPU_ALLOCATOR=cuda_malloc_async' will improve the"
                 + " situation. Current allocation summary follows.", arena.name(), MemoryLogFormat.humanBytes(bytes),
-                rounded);
+                roundedText(rounded));
         if (LOG.isInfoEnabled()) {
             for (String line : memoryLog(arena, bytes)) {
                 LOG.info(line);
             }
         }
         LOG.warn(renderOccupancy(arena));
+    }
+
+    /**
+     * "rounded to N", or, for a request within 255 bytes of {@code Long.MAX_VALUE} whose rounding to a multiple of
+     * 256 overflows ({@link BfcArena#roundedBytes} is then negative), that it is too large to round.
+     */
+    static String roundedText(long rounded) {
+        return rounded < 0 ? "too large to round to a multiple of " + BfcArena.MIN + " bytes" : "rounded to " + rounded;
     }
 
     /**
@@ -264,7 +272,7 @@ final class BfcArenaDumps {
         }
         String id = arena.device().descriptor().id();
         String message = "bfc: out of memory on " + id + " trying to allocate " + bytes
-                + " bytes (" + MemoryLogFormat.humanBytes(bytes) + ", rounded to " + rounded + "): " + why
+                + " bytes (" + MemoryLogFormat.humanBytes(bytes) + ", " + roundedText(rounded) + "): " + why
                 + ". In use " + MemoryLogFormat.humanBytes(bytesInUse) + ", arena "
                 + MemoryLogFormat.humanBytes(poolBytes)
                 + " in " + arena.regionCount + " region(s), limit " + MemoryLogFormat.humanBytes(memoryLimit)

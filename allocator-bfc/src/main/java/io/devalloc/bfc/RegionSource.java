@@ -113,15 +113,32 @@ sealed interface RegionSource permits RegionSource.Malloc, RegionSource.Virtual 
             this.reservationSize = rounded < 0 ? Long.MAX_VALUE & -granularity : rounded;
         }
 
-        @Override
-        public long alloc(long bytes) {
-            long size = ByteSize.roundUp(bytes, granularity);
+        /**
+         * Reserves the whole range now, if not yet reserved (the arena does so when it is created).
+         *
+         * @return false when the device has no address range of {@link #reservationSize()} left
+         */
+        boolean reserve() {
             if (base == 0) {
                 base = vm.reserve(reservationSize);
                 if (base == 0) {
-                    return 0;
+                    return false;
                 }
                 mappedEnd = base;
+            }
+            return true;
+        }
+
+        /** The address space reserved for the regions: the limit rounded up to the granule. */
+        long reservationSize() {
+            return reservationSize;
+        }
+
+        @Override
+        public long alloc(long bytes) {
+            long size = ByteSize.roundUp(bytes, granularity);
+            if (!reserve()) {
+                return 0;
             }
             if (size < 0 || size > base + reservationSize - mappedEnd) {
                 return 0;

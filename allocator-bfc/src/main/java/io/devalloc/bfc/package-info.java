@@ -21,7 +21,10 @@
  *       {@code GpuVirtualMemAllocator} branch of {@code gpu_process_state.cc}'s {@code CreateSubAllocator} is
  *       compiled out with {@code #if 0}, "Observed OOM issues when using the virtual memory allocators") or, with
  *       {@code virtual_memory:true} (or {@code auto} on a device that offers it), the device's virtual memory (one
- *       reservation of the whole limit, mapped from its start, so new regions continue the last one and coalesce,
+ *       reservation of the whole limit, made when the arena is created as {@code GpuVirtualMemAllocator::Create}
+ *       makes it, so that a limit the device cannot reserve is an
+ *       {@link io.devalloc.api.error.InvalidConfigurationException} at creation; mapped from its start, so new
+ *       regions continue the last one and coalesce,
  *       like {@code GpuVirtualMemAllocator}; each extension is mapped as one piece, one {@code cuMemCreate} handle on
  *       CUDA as upstream, and only whole regions are ever unmapped).</li>
  *   <li><b>Threads.</b> One lock guards the arena and the device calls run under it, as upstream. Retry waits

@@ -128,7 +128,9 @@ class BfcModelBasedTest {
             arena.close();
         }
         try (SimulatedDevice device = SimulatedDevice.ofCapacity(ByteSize.GiB)) {
-            IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+            // Issue 15, defect 9: typed as a configuration error (was a plain IllegalArgumentException).
+            var e = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.devalloc.api.error.InvalidConfigurationException.class,
                     () -> new BfcAllocatorProvider(Map.of()).create(device, "memory_limit_mb:1,virtual_memory:true"));
             assertTrue(e.getMessage().contains("granule"), e.getMessage());
             BfcAllocator auto = new BfcAllocatorProvider(Map.of()).create(device, "memory_limit_mb:1");

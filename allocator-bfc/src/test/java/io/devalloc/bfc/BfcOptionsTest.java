@@ -275,7 +275,7 @@ class BfcOptionsTest {
     @Test
     void virtualMemoryTrueOnADeviceWithoutItIsRefused() {
         try (SimulatedDevice plain = SimulatedDevice.builder().capacity(ByteSize.GiB).virtualMemory(false).build()) {
-            assertThrows(IllegalArgumentException.class,
+            assertThrows(io.devalloc.api.error.InvalidConfigurationException.class,
                     () -> new BfcAllocatorProvider(Map.of()).create(plain, "virtual_memory:true"));
             // auto falls back to plain mallocs; the regions do not coalesce.
             try (BfcArena a = (BfcArena) new BfcAllocatorProvider(Map.of()).create(plain,

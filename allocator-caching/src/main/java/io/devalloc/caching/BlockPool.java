@@ -114,6 +114,12 @@ final class BlockPool {
         return n != NO_NODE && blocks.stream[unmapped.handle(n)] == stream ? n : NO_NODE;
     }
 
+    /** Forgets every block (the allocator closed and gave their memory back). */
+    void clear() {
+        free.clear();
+        unmapped.clear();
+    }
+
     void insertUnmapped(int h) {
         unmapped.insert(blocks.stream[h], blocks.ptr[h], 0, h);
     }

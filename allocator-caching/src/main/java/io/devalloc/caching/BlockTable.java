@@ -93,6 +93,13 @@ final class BlockTable {
         live--;
     }
 
+    /** Deletes every block at once (the allocator closed); the arrays are kept. */
+    void clear() {
+        used = 0;
+        freeList = NONE;
+        live = 0;
+    }
+
     boolean isSplit(int h) {
         return prev[h] != NONE || next[h] != NONE;
     }

@@ -39,7 +39,13 @@ public interface CachingAllocator extends DeviceAllocator {
 
     /**
      * {@code _record_memory_history}: keep the last {@code maxEntries} trace entries (0 turns recording off).
-     * Either way the history is cleared.
+     * Either way the history is cleared. As PyTorch's ring buffer, the history starts small and grows as entries
+     * arrive, up to {@code maxEntries}, then drops the oldest: {@code Integer.MAX_VALUE} (PyTorch's default,
+     * {@code max_entries=sys.maxsize}) means "keep everything, growing as needed" (up to
+     * {@code Integer.MAX_VALUE - 8} entries, or fewer when the Java heap cannot hold more: the history then keeps
+     * the size it reached and logs a warning).
+     *
+     * @throws IllegalArgumentException {@code maxEntries < 0}; the history is then left as it was
      */
     void recordHistory(int maxEntries);
 

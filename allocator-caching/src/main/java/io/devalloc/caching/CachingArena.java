@@ -147,7 +147,8 @@ final class CachingArena extends AbstractDeviceAllocator
         this.options = options;
         this.sizes = new SizeRules(options);
         if (options.backend() != CachingOptions.Backend.NATIVE) {
-            throw new IllegalArgumentException("backend:" + options.backend().configName()
+            throw new io.devalloc.api.error.InvalidConfigurationException("backend", options.backend().configName(),
+                    "backend:" + options.backend().configName()
                     + " is not offered by devalloc; use backend:native (the caching allocator) or the 'direct'"
                     + " allocator");
         }
@@ -1885,6 +1886,13 @@ final class CachingArena extends AbstractDeviceAllocator
         }
         eventPool.clear();
         allocatedBlocks.clear();
+        // The books describe what is held, which is now nothing: stats() and snapshots after close say so (as bfc,
+        // direct and caching-host do), keeping peaks and cumulative figures.
+        smallPool.clear();
+        largePool.clear();
+        streamUses.clear();
+        blocks.clear();
+        stats.releasedAll();
         totalAllocatedMemory = 0;
         requestedAllocated = 0;
     }

@@ -85,6 +85,19 @@ final class DeviceStats {
         a[base + FREED] += n;
     }
 
+    /**
+     * The allocator closed and holds nothing: every current figure to 0. Peaks, the allocated and freed totals and
+     * the counters stay as they were, as {@code bfc} and {@code caching-host} keep theirs: a close is no call of
+     * the caller's to count (so {@code allocated - freed} no longer equals {@code current} afterwards).
+     */
+    void releasedAll() {
+        for (int i = 0; i < stats.length; i += 4) {
+            stats[i + CURRENT] = 0;
+        }
+        oversizeAllocations[CURRENT] = 0;
+        oversizeSegments[CURRENT] = 0;
+    }
+
     /** {@code reset_peak_memory_stats}: every peak to its current value. */
     void resetPeaks() {
         for (int i = 0; i < stats.length; i += 4) {

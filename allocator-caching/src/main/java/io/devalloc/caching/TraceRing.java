@@ -1,49 +1,88 @@
 package io.devalloc.caching;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The memory history: a ring buffer of the last {@code capacity} trace entries, kept in primitive arrays so that
- * recording costs no allocation. Off (capacity 0) by default, as in PyTorch.
+ * The memory history: a ring buffer of the last {@code maxEntries} trace entries, kept in primitive arrays so that
+ * recording costs no allocation once the ring has reached its size. Off (0 entries) by default, as in PyTorch.
+ *
+ * <p>As PyTorch's {@code RingBuffer} (a {@code std::vector} that grows by {@code emplace_back} until it holds
+ * {@code max_entries}, then overwrites the oldest entry), the ring starts small and doubles as entries arrive, up to
+ * the limit; only then does it wrap. So {@code max_entries=sys.maxsize}, PyTorch's default, means "grow as needed"
+ * here too ({@code Integer.MAX_VALUE}), and setting a limit allocates almost nothing. Two limits are Java's own: an
+ * array holds at most {@link #MAX_ARRAY_LENGTH} entries, and when the heap cannot hold the doubled ring the ring
+ * keeps the size it has and wraps there (logged once), so that recording never makes an allocator call fail.
  *
  * <p>Not thread-safe: the arena's lock guards it.
  */
 final class TraceRing {
 
+    private static final Logger LOG = LoggerFactory.getLogger(TraceRing.class);
     private static final TraceAction[] ACTIONS = TraceAction.values();
+
+    /** The longest array the JVM reliably allocates (the JDK's own soft limit, {@code ArraysSupport}). */
+    static final int MAX_ARRAY_LENGTH = Integer.MAX_VALUE - 8;
+
+    /** The ring's first size; it doubles from there up to the limit. */
+    static final int INITIAL_LENGTH = 1024;
 
     private byte[] action = new byte[0];
     private long[] address = new long[0];
     private long[] size = new long[0];
     private long[] stream = new long[0];
     private long[] time = new long[0];
-    private int capacity;
+    /** The most entries kept: what {@link #configure} asked, capped at {@link #MAX_ARRAY_LENGTH}. */
+    private int limit;
     private long written;
 
-    /** Turns recording on with room for {@code entries}, or off with 0; either way clears the buffer. */
+    /**
+     * Turns recording on keeping the last {@code entries}, or off with 0; either way clears the buffer. A refused
+     * value changes nothing.
+     */
     void configure(int entries) {
         if (entries < 0) {
             throw new IllegalArgumentException("history size must be >= 0, got " + entries);
         }
-        capacity = entries;
-        action = new byte[entries];
-        address = new long[entries];
-        size = new long[entries];
-        stream = new long[entries];
-        time = new long[entries];
+        int newLimit = Math.min(entries, MAX_ARRAY_LENGTH);
+        int length = Math.min(newLimit, INITIAL_LENGTH);
+        // Allocate first, then switch: a failure leaves the ring as it was.
+        byte[] newAction = new byte[length];
+        long[] newAddress = new long[length];
+        long[] newSize = new long[length];
+        long[] newStream = new long[length];
+        long[] newTime = new long[length];
+        action = newAction;
+        address = newAddress;
+        size = newSize;
+        stream = newStream;
+        time = newTime;
+        limit = newLimit;
         written = 0;
     }
 
     boolean enabled() {
-        return capacity > 0;
+        return limit > 0;
+    }
+
+    /** The entries the ring can hold before it grows again (tests). */
+    int length() {
+        return action.length;
     }
 
     void record(TraceAction a, long addr, long bytes, long streamHandle) {
-        if (capacity == 0) {
+        if (limit == 0) {
             return;
         }
-        int i = (int) (written % capacity);
+        if (written == action.length && action.length < limit) {
+            grow();
+        }
+        // Until the ring first wraps, written < length and entries sit at 0..written-1 in order; it grows only then,
+        // so once it wraps its length is final.
+        int i = (int) (written % action.length);
         action[i] = (byte) a.ordinal();
         address[i] = addr;
         size[i] = bytes;
@@ -53,13 +92,36 @@ final class TraceRing {
         written++;
     }
 
+    /** Doubles the ring (up to the limit); if the heap cannot hold it, the ring stays as it is and wraps from now. */
+    private void grow() {
+        int length = (int) Math.min(limit, 2L * action.length);
+        try {
+            byte[] newAction = Arrays.copyOf(action, length);
+            long[] newAddress = Arrays.copyOf(address, length);
+            long[] newSize = Arrays.copyOf(size, length);
+            long[] newStream = Arrays.copyOf(stream, length);
+            long[] newTime = Arrays.copyOf(time, length);
+            action = newAction;
+            address = newAddress;
+            size = newSize;
+            stream = newStream;
+            time = newTime;
+        } catch (OutOfMemoryError heapFull) {
+            // Only the new arrays failed to allocate; the ring is untouched. Keep the entries there is room for
+            // rather than fail the malloc or free that is recording (its device memory would be lost).
+            LOG.warn("memory history: the Java heap cannot grow the history to {} entries; keeping the last {}"
+                    + " (the limit asked was {})", length, action.length, limit);
+            limit = action.length;
+        }
+    }
+
     /** The entries, oldest first. */
     List<TraceEntry> entries() {
-        int n = (int) Math.min(written, capacity);
+        int n = (int) Math.min(written, action.length);
         List<TraceEntry> out = new ArrayList<>(n);
         long start = written - n;
         for (long k = start; k < written; k++) {
-            int i = (int) (k % capacity);
+            int i = (int) (k % action.length);
             out.add(new TraceEntry(ACTIONS[action[i]], address[i], size[i], stream[i], time[i]));
         }
         return out;

@@ -47,7 +47,11 @@
  *   <li><b>Stats</b> are PyTorch's {@code DeviceStats} ({@code DeviceStats}): nine metrics by all/small/large,
  *       current/peak/allocated/freed, the oversize stats and the counters; {@code memoryStats()} flattens them with
  *       PyTorch's key names and {@code MemorySummaryFormat} renders {@code memory_summary()}.</li>
- *   <li><b>History</b> is a ring buffer of primitive arrays ({@code TraceRing}); {@code snapshotDict()} builds
+ *   <li><b>History</b> is a ring buffer of primitive arrays ({@code TraceRing}) that, as PyTorch's
+ *       {@code RingBuffer}, starts small and doubles up to {@code max_entries} before it wraps, so that
+ *       {@code recordHistory(Integer.MAX_VALUE)} (PyTorch's default {@code sys.maxsize}) means "grow as needed"
+ *       (Java's own limits: at most {@code Integer.MAX_VALUE - 8} entries, and a ring the heap cannot double stays
+ *       at its size, logged); {@code snapshotDict()} builds
  *       PyTorch's {@code _snapshot()} structure ({@code SnapshotBuilder}), as
  *       {@code torch/csrc/cuda/memory_snapshot.cpp} writes it: the history as {@code device_traces[index]} (one list
  *       per device index up to this arena's device, the others empty), {@code segment_pool_id} and each entry's
@@ -75,8 +79,9 @@
  *   <li>Left out: CUDA graphs' private pools and {@code MemPool} (and with them {@code use_on_oom} and capture
  *       deferrals), IPC, {@code release_lock_on_cudamalloc} (parsed, but the device call always runs under the
  *       lock), and Python/C++ stack frames in the history (entries carry empty {@code frames}).</li>
- *   <li>{@code backend:cudaMallocAsync} is parsed and refused with a message: devalloc has no stream-ordered
- *       device allocator to hand the work to.</li>
+ *   <li>{@code backend:cudaMallocAsync} is parsed and refused at creation with an
+ *       {@link io.devalloc.api.error.InvalidConfigurationException} saying what to use instead: devalloc has no
+ *       stream-ordered device allocator to hand the work to.</li>
  *   <li>Bad frees throw {@link io.devalloc.api.error.InvalidFreeException} ({@code invalid device pointer} in
  *       PyTorch) and change nothing.</li>
  *   <li>Streams that die: {@code recordStream} refuses a stream the device does not have with an

@@ -62,9 +62,12 @@ class CachingAllocatorProviderTest {
     @Test
     void cudaMallocAsyncIsRefusedWithWhatToDoInstead() {
         try (SimulatedDevice d = SimulatedDevice.ofCapacity(ByteSize.GiB)) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            // Issue 15, defect 9: a configuration error, typed as such (was a plain IllegalArgumentException).
+            InvalidConfigurationException e = assertThrows(InvalidConfigurationException.class,
                     () -> new CachingAllocatorProvider(Map.of()).create(d, "backend:cudaMallocAsync"));
             assertTrue(e.getMessage().contains("backend:native"), e.getMessage());
+            assertEquals("backend", e.key());
+            assertEquals("cudaMallocAsync", e.value());
         }
     }
 

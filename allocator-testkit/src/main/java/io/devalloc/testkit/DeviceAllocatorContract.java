@@ -27,6 +27,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -531,6 +533,115 @@ public abstract class DeviceAllocatorContract {
         assertThrows(IllegalStateException.class, () -> fresh.malloc(4096));
         handle.close();
         assertTrue(handle.isFreed());
+    }
+
+    /**
+     * After {@code close()} returned everything, stats describe what the allocator holds: nothing live, nothing
+     * reserved, nothing cached. Peaks and the cumulative counts of calls made stay (issue 15, defect 4: {@code caching}
+     * went on reporting the live and reserved bytes of before the close).
+     */
+    @Test
+    void statsAfterCloseDescribeNothingHeld() {
+        DeviceAllocator fresh = createAllocator(device);
+        Allocation handle = fresh.allocate(1 << 20);
+        fresh.malloc(5 << 20);
+        fresh.malloc(700);
+        fresh.free(fresh.malloc(3000));   // something cached, where the allocator caches
+        AllocatorStats open = fresh.stats();
+        assertTrue(open.reservedBytes() > 0 && open.activeAllocations() == 3, open::toString);
+        fresh.close();
+        AllocatorStats closed = fresh.stats();
+        assertEquals(0, closed.activeAllocations(), closed::toString);
+        assertEquals(0, closed.allocatedBytes(), closed::toString);
+        assertEquals(0, closed.requestedBytes(), closed::toString);
+        assertEquals(0, closed.reservedBytes(), closed::toString);
+        assertEquals(0, closed.cachedBytes(), closed::toString);
+        assertEquals(0, closed.largestFreeBlock(), closed::toString);
+        assertEquals(open.peakActiveAllocations(), closed.peakActiveAllocations(), "peaks stay");
+        assertEquals(open.peakAllocatedBytes(), closed.peakAllocatedBytes(), "peaks stay");
+        assertEquals(open.peakRequestedBytes(), closed.peakRequestedBytes(), "peaks stay");
+        assertEquals(open.peakReservedBytes(), closed.peakReservedBytes(), "peaks stay");
+        assertEquals(open.allocationCount(), closed.allocationCount(), "counts of calls made stay");
+        assertEquals(open.largestAllocation(), closed.largestAllocation());
+        assertEquals(open.deviceMallocs(), closed.deviceMallocs());
+        assertTrue(closed.deviceFrees() > open.deviceFrees(), "close gave memory back to the device");
+        assertTrue(closed.freeCount() >= open.freeCount());
+        MemorySnapshot snapshot = fresh.snapshot();
+        assertTrue(snapshot.segments().isEmpty(), () -> "segments after close: " + snapshot.segments());
+        assertEquals(closed, snapshot.stats(), "the snapshot's stats are the stats");
+        handle.close();
+        assertEquals(closed, fresh.stats(), "closing a handle after its allocator closed changes nothing");
+    }
+
+    /** Rounds of {@link #handleClosesRacingTheAllocatorsCloseNeverThrow()}, each a fresh allocator. */
+    protected int closeRaceRounds() {
+        return 300;
+    }
+
+    /**
+     * Handles closed while their allocator closes, all threads released by one barrier: no handle's close throws (the
+     * first close of a handle after its allocator closed does nothing), every byte goes back to the device exactly
+     * once, and a second close of each handle is {@code DOUBLE_FREE} (issue 15, defect 5: a handle that saw the
+     * allocator open, then reached its lock after the close, threw {@link IllegalStateException}).
+     */
+    @Test
+    void handleClosesRacingTheAllocatorsCloseNeverThrow() throws Exception {
+        int handles = 6;
+        long freeBefore = device.memoryInfo().freeBytes();
+        ExecutorService pool = Executors.newFixedThreadPool(handles + 1);
+        try {
+            for (int round = 0; round < closeRaceRounds(); round++) {
+                DeviceAllocator fresh = createAllocator(device);
+                List<Allocation> open = new ArrayList<>();
+                for (int i = 0; i < handles; i++) {
+                    open.add(fresh.allocate(Math.min(maxRequest(), 4096L << (2 * i))));   // 4 KiB to 4 MiB
+                }
+                CyclicBarrier start = new CyclicBarrier(handles + 1);
+                List<Future<?>> racers = new ArrayList<>();
+                // Each racer waits a different few spins after the barrier, so that over the rounds the handles'
+                // closes land before, during and after the allocator's.
+                Random jitter = new Random(round);
+                int closeDelay = jitter.nextInt(64);
+                racers.add(pool.submit(() -> {
+                    start.await();
+                    spin(closeDelay);
+                    fresh.close();
+                    return null;
+                }));
+                for (Allocation handle : open) {
+                    int delay = jitter.nextInt(64);
+                    racers.add(pool.submit(() -> {
+                        start.await();
+                        spin(delay);
+                        handle.close();
+                        return null;
+                    }));
+                }
+                for (Future<?> racer : racers) {
+                    try {
+                        racer.get(30, TimeUnit.SECONDS);
+                    } catch (ExecutionException e) {
+                        throw new AssertionError("round " + round + ": a close threw " + e.getCause(), e.getCause());
+                    }
+                }
+                assertTrue(fresh.isClosed());
+                for (Allocation handle : open) {
+                    assertTrue(handle.isFreed(), "round " + round);
+                    InvalidFreeException twice = assertThrows(InvalidFreeException.class, handle::close);
+                    assertEquals(InvalidFreeException.Reason.DOUBLE_FREE, twice.reason());
+                }
+                assertEquals(0, fresh.stats().activeAllocations(), "round " + round);
+                assertEquals(freeBefore, device.memoryInfo().freeBytes(), "round " + round + ": every byte went back");
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static void spin(int times) {
+        for (int i = 0; i < times; i++) {
+            Thread.onSpinWait();
+        }
     }
 
     private static void assertSameIgnoringOomCounters(AllocatorStats a, AllocatorStats b) {
