@@ -42,7 +42,8 @@ public class CpuPair {
                     r[i] = (mx.getCurrentThreadCpuTime() - t0) / (double) n;
                 }
                 Arrays.sort(r);
-                System.out.printf("%-8s %8d  min %6.1f  p25 %6.1f  median %6.1f ns/pair (cpu)%n", a, size, r[0], r[rounds / 4], r[rounds / 2]);
+                System.out.printf("%-8s %8d  min %6.1f  p25 %6.1f  median %6.1f ns/pair (cpu)%n",
+                        a, size, r[0], r[rounds / 4], r[rounds / 2]);
                 alloc.close();
                 device.close();
             }
