@@ -9,11 +9,11 @@ import java.util.Arrays;
  * object created per operation.
  *
  * <p>A B+-tree over primitive arrays, as XLA's BFC allocator moved to in 2026 ({@code absl::btree_set} where it had a
- * {@code std::set}). Every tree node has room for 32 entries, stored contiguously: entry
- * {@code s} of tree node {@code t} has its key at {@code keys[(t·capacity + s)·arity ..]}, its element (in a leaf) or
- * child (in an inner node) at {@code slots[t·capacity + s]} and, in a weighted set, its weight at
- * {@code weights[t·capacity + s]}. The elements sit in the leaves in key order, the leaves are linked both ways, and
- * an inner node's entry {@code i > 0} holds a separator: every key of child {@code i} is at or above it and every key
+ * {@code std::set}). Every tree node has room for 32 entries, stored contiguously in one {@code long[]}: entry
+ * {@code s} of tree node {@code t} is the row at {@code (t·32 + s)·width}, its key's longs, then its slot (in a leaf
+ * the element, in an inner node the child) and, in a weighted set, its weight, so that a search reads one array and
+ * moving entries is one copy. The elements sit in the leaves in key order, the leaves are linked both ways, and an
+ * inner node's entry {@code i > 0} holds a separator: every key of child {@code i} is at or above it and every key
  * of child {@code i − 1} below it (entry 0's key is not used for routing). Every node but the root is at least half
  * full; a full node splits in two halves, a node below half borrows an entry from a sibling or merges with it, and an
  * inner root left with one child gives way to that child.
@@ -49,7 +49,7 @@ public final class OrderedHandleSet {
 
     /**
      * Entries per tree node. 32 keeps a million elements four to five levels deep, and the entries a leaf shifts
-     * on insert and remove within a few cache lines (at most 31 keys of up to 24 bytes).
+     * on insert and remove within a few cache lines (at most 31 rows of up to 32 bytes).
      */
     private static final int NODE_CAPACITY = 32;
     /** Fewest entries of a tree node other than the root. A split leaves at least this many in each half. */
@@ -61,15 +61,20 @@ public final class OrderedHandleSet {
 
     private final int arity;
     private final boolean weighted;
-    /** {@code NODE_CAPACITY · arity}: longs of key per tree node. */
-    private final int nodeKeyLongs;
+    /** Longs per entry: the key's, the slot, and the weight in a weighted set. */
+    private final int width;
+    /** Where an entry's slot sits in its row (its weight follows). */
+    private final int slotAt;
+    /** {@code NODE_CAPACITY · width}: longs per tree node. */
+    private final int nodeLongs;
 
-    // Tree nodes (leaves and inner nodes alike), NODE_CAPACITY entries each.
-    private long[] keys;
-    /** Leaf entry: the element's node. Inner entry: the child tree node. */
-    private int[] slots;
-    /** Leaf entry: the element's weight. Inner entry: the largest weight below the child. Null when unweighted. */
-    private long[] weights;
+    /**
+     * The tree nodes (leaves and inner nodes alike), {@code NODE_CAPACITY} entries each, an entry a row of
+     * {@code width} longs: its key; its slot (leaf: the element's node; inner: the child tree node); in a weighted
+     * set its weight (leaf: the element's; inner: the largest below the child). One row per entry, so that moving
+     * entries is one copy and a search reads one array.
+     */
+    private long[] entries;
     private int[] entryCount;
     private int[] parent;
     /** Leaves only: the next and previous leaf in key order, or {@link #NONE}. Free tree nodes: linked by next. */
@@ -105,15 +110,15 @@ public final class OrderedHandleSet {
         }
         this.arity = arity;
         this.weighted = weighted;
-        this.nodeKeyLongs = NODE_CAPACITY * arity;
+        this.width = arity + (weighted ? 2 : 1);
+        this.slotAt = arity;
+        this.nodeLongs = NODE_CAPACITY * width;
         int elements = Math.max(8, initialCapacity + 1);
         handles = new int[elements];
         leafOf = new int[elements];
         // Half-full leaves, plus the inner nodes above them.
         int treeNodes = Math.max(2, initialCapacity / MIN_ENTRIES * 2 + 2);
-        keys = new long[treeNodes * nodeKeyLongs];
-        slots = new int[treeNodes * NODE_CAPACITY];
-        weights = weighted ? new long[treeNodes * NODE_CAPACITY] : null;
+        entries = new long[treeNodes * nodeLongs];
         entryCount = new int[treeNodes];
         parent = new int[treeNodes];
         nextLeaf = new int[treeNodes];
@@ -138,7 +143,7 @@ public final class OrderedHandleSet {
     /** Long {@code i} (0-based, below the arity) of {@code node}'s key. */
     public long key(int node, int i) {
         int leaf = leafOf[node];
-        return keys[(leaf * NODE_CAPACITY + slotIn(leaf, node)) * arity + i];
+        return entries[row(leaf, slotIn(leaf, node)) + i];
     }
 
     /** The weight of {@code node} (0 in an unweighted set). */
@@ -147,28 +152,28 @@ public final class OrderedHandleSet {
             return 0;
         }
         int leaf = leafOf[node];
-        return weights[leaf * NODE_CAPACITY + slotIn(leaf, node)];
+        return weightOf(leaf, slotIn(leaf, node));
     }
 
     // ------------------------------------------------------------------------------------------------ queries
 
-    /** Sign of (the key at {@code keys[at ..]}) − (k0, k1, k2), over the first {@code arity} longs. */
+    /** Sign of (the key at {@code entries[at ..]}) − (k0, k1, k2), over the first {@code arity} longs. */
     private int compareAt(int at, long k0, long k1, long k2) {
-        long x = keys[at];
+        long x = entries[at];
         if (x != k0) {
             return x < k0 ? -1 : 1;
         }
         if (arity == 1) {
             return 0;
         }
-        x = keys[at + 1];
+        x = entries[at + 1];
         if (x != k1) {
             return x < k1 ? -1 : 1;
         }
         if (arity == 2) {
             return 0;
         }
-        x = keys[at + 2];
+        x = entries[at + 2];
         return x == k2 ? 0 : x < k2 ? -1 : 1;
     }
 
@@ -176,16 +181,16 @@ public final class OrderedHandleSet {
     private int childFor(int t, long k0, long k1, long k2) {
         int lo = 1;
         int hi = entryCount[t];
-        int base = t * nodeKeyLongs;
+        int base = row(t, 0);
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
-            if (compareAt(base + mid * arity, k0, k1, k2) <= 0) {
+            if (compareAt(base + mid * width, k0, k1, k2) <= 0) {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
-        return slots[t * NODE_CAPACITY + lo - 1];
+        return slot(t, lo - 1);
     }
 
     /** The leaf whose keys' range holds (k0, k1, k2). */
@@ -201,10 +206,10 @@ public final class OrderedHandleSet {
     private int lowerBoundIn(int leaf, long k0, long k1, long k2) {
         int lo = 0;
         int hi = entryCount[leaf];
-        int base = leaf * nodeKeyLongs;
+        int base = row(leaf, 0);
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
-            if (compareAt(base + mid * arity, k0, k1, k2) < 0) {
+            if (compareAt(base + mid * width, k0, k1, k2) < 0) {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -215,10 +220,10 @@ public final class OrderedHandleSet {
 
     /** The entry of {@code leaf} holding element {@code node}. */
     private int slotIn(int leaf, int node) {
-        int base = leaf * NODE_CAPACITY;
+        int at = row(leaf, 0) + slotAt;
         int n = entryCount[leaf];
-        for (int s = 0; s < n; s++) {
-            if (slots[base + s] == node) {
+        for (int s = 0; s < n; s++, at += width) {
+            if (entries[at] == node) {
                 return s;
             }
         }
@@ -229,8 +234,8 @@ public final class OrderedHandleSet {
     public int find(long k0, long k1, long k2) {
         int leaf = leafFor(k0, k1, k2);
         int s = lowerBoundIn(leaf, k0, k1, k2);
-        if (s < entryCount[leaf] && compareAt((leaf * NODE_CAPACITY + s) * arity, k0, k1, k2) == 0) {
-            return slots[leaf * NODE_CAPACITY + s];
+        if (s < entryCount[leaf] && compareAt(row(leaf, s), k0, k1, k2) == 0) {
+            return slot(leaf, s);
         }
         return NO_NODE;
     }
@@ -240,11 +245,11 @@ public final class OrderedHandleSet {
         int leaf = leafFor(k0, k1, k2);
         int s = lowerBoundIn(leaf, k0, k1, k2);
         if (s < entryCount[leaf]) {
-            return slots[leaf * NODE_CAPACITY + s];
+            return slot(leaf, s);
         }
         // Every key of the next leaf is at or above the separator that kept the search out of it.
         int next = nextLeaf[leaf];
-        return next == NONE ? NO_NODE : slots[next * NODE_CAPACITY];
+        return next == NONE ? NO_NODE : slot(next, 0);
     }
 
     /** The node of the smallest key, or {@link #NO_NODE}. */
@@ -254,9 +259,9 @@ public final class OrderedHandleSet {
         }
         int t = root;
         for (int level = height; level > 0; level--) {
-            t = slots[t * NODE_CAPACITY];
+            t = slot(t, 0);
         }
-        return slots[t * NODE_CAPACITY];
+        return slot(t, 0);
     }
 
     /** The node of the largest key, or {@link #NO_NODE}. */
@@ -266,9 +271,9 @@ public final class OrderedHandleSet {
         }
         int t = root;
         for (int level = height; level > 0; level--) {
-            t = slots[t * NODE_CAPACITY + entryCount[t] - 1];
+            t = slot(t, entryCount[t] - 1);
         }
-        return slots[t * NODE_CAPACITY + entryCount[t] - 1];
+        return slot(t, entryCount[t] - 1);
     }
 
     /** The node after {@code node} in key order, or {@link #NO_NODE}. */
@@ -276,10 +281,10 @@ public final class OrderedHandleSet {
         int leaf = leafOf[node];
         int s = slotIn(leaf, node) + 1;
         if (s < entryCount[leaf]) {
-            return slots[leaf * NODE_CAPACITY + s];
+            return slot(leaf, s);
         }
         int next = nextLeaf[leaf];
-        return next == NONE ? NO_NODE : slots[next * NODE_CAPACITY];
+        return next == NONE ? NO_NODE : slot(next, 0);
     }
 
     /** The node before {@code node} in key order, or {@link #NO_NODE}. */
@@ -287,18 +292,18 @@ public final class OrderedHandleSet {
         int leaf = leafOf[node];
         int s = slotIn(leaf, node);
         if (s > 0) {
-            return slots[leaf * NODE_CAPACITY + s - 1];
+            return slot(leaf, s - 1);
         }
         int prev = prevLeaf[leaf];
-        return prev == NONE ? NO_NODE : slots[prev * NODE_CAPACITY + entryCount[prev] - 1];
+        return prev == NONE ? NO_NODE : slot(prev, entryCount[prev] - 1);
     }
 
     /** The entry of inner node {@code p} that points to child {@code t}. */
     private int childIndex(int p, int t) {
-        int base = p * NODE_CAPACITY;
+        int at = row(p, 0) + slotAt;
         int n = entryCount[p];
-        for (int i = 0; i < n; i++) {
-            if (slots[base + i] == t) {
+        for (int i = 0; i < n; i++, at += width) {
+            if (entries[at] == t) {
                 return i;
             }
         }
@@ -319,10 +324,9 @@ public final class OrderedHandleSet {
         int t = leafOf[node];
         int from = slotIn(t, node) - 1;
         for (int level = 0; ; level++) {
-            int base = t * NODE_CAPACITY;
             for (int i = from; i >= 0; i--) {
-                if (weights[base + i] >= min) {
-                    return level == 0 ? slots[base + i] : lastBelow(slots[base + i], level - 1, min);
+                if (weightOf(t, i) >= min) {
+                    return level == 0 ? slot(t, i) : lastBelow(slot(t, i), level - 1, min);
                 }
             }
             int p = parent[t];
@@ -346,11 +350,10 @@ public final class OrderedHandleSet {
         int t = leafOf[node];
         int from = slotIn(t, node) + 1;
         for (int level = 0; ; level++) {
-            int base = t * NODE_CAPACITY;
             int n = entryCount[t];
             for (int i = from; i < n; i++) {
-                if (weights[base + i] >= min) {
-                    return level == 0 ? slots[base + i] : firstBelow(slots[base + i], level - 1, min);
+                if (weightOf(t, i) >= min) {
+                    return level == 0 ? slot(t, i) : firstBelow(slot(t, i), level - 1, min);
                 }
             }
             int p = parent[t];
@@ -365,18 +368,17 @@ public final class OrderedHandleSet {
     /** The last element at or below tree node {@code t} ({@code level} levels above the leaves) weighing {@code min}. */
     private int lastBelow(int t, int level, long min) {
         while (true) {
-            int base = t * NODE_CAPACITY;
             int i = entryCount[t] - 1;
-            while (i >= 0 && weights[base + i] < min) {
+            while (i >= 0 && weightOf(t, i) < min) {
                 i--;
             }
             if (i < 0) {
                 return NO_NODE;
             }
             if (level == 0) {
-                return slots[base + i];
+                return slot(t, i);
             }
-            t = slots[base + i];
+            t = slot(t, i);
             level--;
         }
     }
@@ -384,19 +386,18 @@ public final class OrderedHandleSet {
     /** The first element at or below tree node {@code t} weighing at least {@code min}. */
     private int firstBelow(int t, int level, long min) {
         while (true) {
-            int base = t * NODE_CAPACITY;
             int n = entryCount[t];
             int i = 0;
-            while (i < n && weights[base + i] < min) {
+            while (i < n && weightOf(t, i) < min) {
                 i++;
             }
             if (i == n) {
                 return NO_NODE;
             }
             if (level == 0) {
-                return slots[base + i];
+                return slot(t, i);
             }
-            t = slots[base + i];
+            t = slot(t, i);
             level--;
         }
     }
@@ -428,10 +429,10 @@ public final class OrderedHandleSet {
     public int insert(long k0, long k1, long k2, int handle, long weight) {
         int leaf = leafFor(k0, k1, k2);
         int s = lowerBoundIn(leaf, k0, k1, k2);
-        if (s < entryCount[leaf] && compareAt((leaf * NODE_CAPACITY + s) * arity, k0, k1, k2) == 0) {
+        if (s < entryCount[leaf] && compareAt(row(leaf, s), k0, k1, k2) == 0) {
             throw new IllegalStateException("key (" + k0 + (arity > 1 ? ", " + k1 : "")
                     + (arity > 2 ? ", " + k2 : "") + ") is already in the set, with handle "
-                    + handles[slots[leaf * NODE_CAPACITY + s]]);
+                    + handles[slot(leaf, s)]);
         }
         int node = newElement();
         handles[node] = handle;
@@ -452,7 +453,7 @@ public final class OrderedHandleSet {
         requireWeighted();
         requireLive(node);
         int leaf = leafOf[node];
-        weights[leaf * NODE_CAPACITY + slotIn(leaf, node)] = weight;
+        setWeightOf(leaf, slotIn(leaf, node), weight);
         refreshUp(leaf);
     }
 
@@ -505,17 +506,17 @@ public final class OrderedHandleSet {
     private void putInLeaf(int leaf, int s, long k0, long k1, long k2, int node, long weight) {
         int n = entryCount[leaf];
         moveEntries(leaf, s, leaf, s + 1, n - s);
-        int at = (leaf * NODE_CAPACITY + s) * arity;
-        keys[at] = k0;
+        int at = row(leaf, s);
+        entries[at] = k0;
         if (arity > 1) {
-            keys[at + 1] = k1;
+            entries[at + 1] = k1;
         }
         if (arity > 2) {
-            keys[at + 2] = k2;
+            entries[at + 2] = k2;
         }
-        slots[leaf * NODE_CAPACITY + s] = node;
+        entries[at + slotAt] = node;
         if (weighted) {
-            weights[leaf * NODE_CAPACITY + s] = weight;
+            entries[at + slotAt + 1] = weight;
         }
         entryCount[leaf] = n + 1;
         leafOf[node] = leaf;
@@ -536,9 +537,8 @@ public final class OrderedHandleSet {
             entryCount[leaf] = keep;
             putInLeaf(right, s - keep, k0, k1, k2, node, weight);
         }
-        int base = right * NODE_CAPACITY;
         for (int i = entryCount[right] - 1; i >= 0; i--) {
-            leafOf[slots[base + i]] = right;
+            leafOf[slot(right, i)] = right;
         }
         int after = nextLeaf[leaf];
         nextLeaf[right] = after;
@@ -560,20 +560,20 @@ public final class OrderedHandleSet {
             int p = parent[left];
             if (p == NONE) {
                 int top = newTreeNode();
-                slots[top * NODE_CAPACITY] = left;
-                System.arraycopy(keys, left * nodeKeyLongs, keys, top * nodeKeyLongs, arity);
+                setSlot(top, 0, left);
+                copyKey(left, 0, top, 0);
                 entryCount[top] = 1;
                 parent[left] = top;
                 root = top;
                 height++;
                 if (weighted) {
-                    weights[top * NODE_CAPACITY] = maxWeight(left);
+                    setWeightOf(top, 0, maxWeight(left));
                 }
                 putChild(top, 1, right);
                 return;
             }
             if (weighted) {
-                weights[p * NODE_CAPACITY + childIndex(p, left)] = maxWeight(left);
+                setWeightOf(p, childIndex(p, left), maxWeight(left));
             }
             int at = childIndex(p, left) + 1;
             if (entryCount[p] < NODE_CAPACITY) {
@@ -597,9 +597,8 @@ public final class OrderedHandleSet {
                 putChild(q, at - keep, right);
             }
             // q's entry 0 now holds the separator between p and q, which goes up.
-            int base = q * NODE_CAPACITY;
             for (int i = entryCount[q] - 1; i >= 0; i--) {
-                parent[slots[base + i]] = q;
+                parent[slot(q, i)] = q;
             }
             left = p;
             right = q;
@@ -610,10 +609,10 @@ public final class OrderedHandleSet {
     private void putChild(int p, int at, int c) {
         int n = entryCount[p];
         moveEntries(p, at, p, at + 1, n - at);
-        System.arraycopy(keys, c * nodeKeyLongs, keys, (p * NODE_CAPACITY + at) * arity, arity);
-        slots[p * NODE_CAPACITY + at] = c;
+        copyKey(c, 0, p, at);
+        setSlot(p, at, c);
         if (weighted) {
-            weights[p * NODE_CAPACITY + at] = maxWeight(c);
+            setWeightOf(p, at, maxWeight(c));
         }
         entryCount[p] = n + 1;
         parent[c] = p;
@@ -628,13 +627,13 @@ public final class OrderedHandleSet {
         while (true) {
             int p = parent[t];
             int at = childIndex(p, t);
-            int left = at > 0 ? slots[p * NODE_CAPACITY + at - 1] : NONE;
-            int right = at + 1 < entryCount[p] ? slots[p * NODE_CAPACITY + at + 1] : NONE;
+            int left = at > 0 ? slot(p, at - 1) : NONE;
+            int right = at + 1 < entryCount[p] ? slot(p, at + 1) : NONE;
             if (left != NONE && entryCount[left] > MIN_ENTRIES) {
                 borrowFromLeft(t, left, p, at, level);
                 if (weighted) {
-                    weights[p * NODE_CAPACITY + at - 1] = maxWeight(left);
-                    weights[p * NODE_CAPACITY + at] = maxWeight(t);
+                    setWeightOf(p, at - 1, maxWeight(left));
+                    setWeightOf(p, at, maxWeight(t));
                     refreshUp(p);
                 }
                 return;
@@ -642,8 +641,8 @@ public final class OrderedHandleSet {
             if (right != NONE && entryCount[right] > MIN_ENTRIES) {
                 borrowFromRight(t, right, p, at, level);
                 if (weighted) {
-                    weights[p * NODE_CAPACITY + at] = maxWeight(t);
-                    weights[p * NODE_CAPACITY + at + 1] = maxWeight(right);
+                    setWeightOf(p, at, maxWeight(t));
+                    setWeightOf(p, at + 1, maxWeight(right));
                     refreshUp(p);
                 }
                 return;
@@ -656,7 +655,7 @@ public final class OrderedHandleSet {
             if (p == root) {
                 if (entryCount[p] == 1) {
                     // The root collapses: its only child becomes the root.
-                    root = slots[p * NODE_CAPACITY];
+                    root = slot(p, 0);
                     parent[root] = NONE;
                     height--;
                     freeTreeNode(p);
@@ -680,12 +679,12 @@ public final class OrderedHandleSet {
         moveEntries(t, 0, t, 1, entryCount[t]);
         if (level > 0) {
             // t's old first child gets its separator from the parent; the borrowed child's goes up instead.
-            System.arraycopy(keys, (p * NODE_CAPACITY + at) * arity, keys, (t * NODE_CAPACITY + 1) * arity, arity);
+            copyKey(p, at, t, 1);
         }
         moveEntries(left, last, t, 0, 1);
         entryCount[left] = last;
         entryCount[t]++;
-        System.arraycopy(keys, t * nodeKeyLongs, keys, (p * NODE_CAPACITY + at) * arity, arity);
+        copyKey(t, 0, p, at);
         adopt(t, 0, level);
     }
 
@@ -695,14 +694,13 @@ public final class OrderedHandleSet {
         moveEntries(right, 0, t, n, 1);
         if (level > 0) {
             // The borrowed child's separator is right's separator in the parent.
-            System.arraycopy(keys, (p * NODE_CAPACITY + at + 1) * arity, keys, (t * NODE_CAPACITY + n) * arity,
-                    arity);
+            copyKey(p, at + 1, t, n);
         }
         moveEntries(right, 1, right, 0, entryCount[right] - 1);
         entryCount[right]--;
         entryCount[t] = n + 1;
         // right's new entry 0 is its new lower bound (a real key in a leaf, its old first separator above).
-        System.arraycopy(keys, right * nodeKeyLongs, keys, (p * NODE_CAPACITY + at + 1) * arity, arity);
+        copyKey(right, 0, p, at + 1);
         adopt(t, n, level);
     }
 
@@ -712,7 +710,7 @@ public final class OrderedHandleSet {
         int m = entryCount[right];
         moveEntries(right, 0, left, n, m);
         if (level > 0) {
-            System.arraycopy(keys, (p * NODE_CAPACITY + at) * arity, keys, (left * NODE_CAPACITY + n) * arity, arity);
+            copyKey(p, at, left, n);
         } else {
             int after = nextLeaf[right];
             nextLeaf[left] = after;
@@ -727,14 +725,14 @@ public final class OrderedHandleSet {
         moveEntries(p, at + 1, p, at, entryCount[p] - at - 1);
         entryCount[p]--;
         if (weighted) {
-            weights[p * NODE_CAPACITY + at - 1] = maxWeight(left);
+            setWeightOf(p, at - 1, maxWeight(left));
         }
         freeTreeNode(right);
     }
 
     /** Records that entry {@code i} of {@code t} now lives in {@code t}: its element's leaf or its child's parent. */
     private void adopt(int t, int i, int level) {
-        int s = slots[t * NODE_CAPACITY + i];
+        int s = slot(t, i);
         if (level == 0) {
             leafOf[s] = t;
         } else {
@@ -742,25 +740,45 @@ public final class OrderedHandleSet {
         }
     }
 
-    /** Copies {@code n} entries (keys, slots, weights); overlapping ranges of one node are fine. */
+    /** Copies {@code n} entries; overlapping ranges of one node are fine. */
     private void moveEntries(int from, int fromEntry, int to, int toEntry, int n) {
-        if (n <= 0) {
-            return;
+        if (n > 0) {
+            System.arraycopy(entries, row(from, fromEntry), entries, row(to, toEntry), n * width);
         }
-        System.arraycopy(keys, (from * NODE_CAPACITY + fromEntry) * arity, keys,
-                (to * NODE_CAPACITY + toEntry) * arity, n * arity);
-        System.arraycopy(slots, from * NODE_CAPACITY + fromEntry, slots, to * NODE_CAPACITY + toEntry, n);
-        if (weighted) {
-            System.arraycopy(weights, from * NODE_CAPACITY + fromEntry, weights, to * NODE_CAPACITY + toEntry, n);
-        }
+    }
+
+    /** Where entry {@code s} of tree node {@code t} starts in {@link #entries}: its key. */
+    private int row(int t, int s) {
+        return (t * NODE_CAPACITY + s) * width;
+    }
+
+    /** The slot of entry {@code s} of tree node {@code t}: an element's node in a leaf, a child above. */
+    private int slot(int t, int s) {
+        return (int) entries[row(t, s) + slotAt];
+    }
+
+    private void setSlot(int t, int s, int value) {
+        entries[row(t, s) + slotAt] = value;
+    }
+
+    private long weightOf(int t, int s) {
+        return entries[row(t, s) + slotAt + 1];
+    }
+
+    private void setWeightOf(int t, int s, long weight) {
+        entries[row(t, s) + slotAt + 1] = weight;
+    }
+
+    /** Copies the key of entry {@code s} of {@code t} to entry {@code ds} of {@code dt}. */
+    private void copyKey(int t, int s, int dt, int ds) {
+        System.arraycopy(entries, row(t, s), entries, row(dt, ds), arity);
     }
 
     /** The largest weight of {@code t}'s entries, {@link Long#MIN_VALUE} when it has none. */
     private long maxWeight(int t) {
         long m = Long.MIN_VALUE;
-        int base = t * NODE_CAPACITY;
         for (int i = entryCount[t] - 1; i >= 0; i--) {
-            m = Math.max(m, weights[base + i]);
+            m = Math.max(m, weightOf(t, i));
         }
         return m;
     }
@@ -768,23 +786,23 @@ public final class OrderedHandleSet {
     /** After an entry of {@code t} gained {@code weight}: raises the maxima above it that are lower. */
     private void raiseUp(int t, long weight) {
         for (int p = parent[t]; p != NONE; t = p, p = parent[p]) {
-            int at = p * NODE_CAPACITY + childIndex(p, t);
-            if (weights[at] >= weight) {
+            int at = row(p, childIndex(p, t)) + slotAt + 1;
+            if (entries[at] >= weight) {
                 return;
             }
-            weights[at] = weight;
+            entries[at] = weight;
         }
     }
 
     /** After {@code t}'s entries changed: recomputes the maxima above it until one stays the same. */
     private void refreshUp(int t) {
         for (int p = parent[t]; p != NONE; t = p, p = parent[p]) {
-            int at = p * NODE_CAPACITY + childIndex(p, t);
+            int at = row(p, childIndex(p, t)) + slotAt + 1;
             long m = maxWeight(t);
-            if (weights[at] == m) {
+            if (entries[at] == m) {
                 return;
             }
-            weights[at] = m;
+            entries[at] = m;
         }
     }
 
@@ -830,11 +848,7 @@ public final class OrderedHandleSet {
 
     private void growTreeNodes() {
         int n = entryCount.length * 2;
-        keys = Arrays.copyOf(keys, n * nodeKeyLongs);
-        slots = Arrays.copyOf(slots, n * NODE_CAPACITY);
-        if (weighted) {
-            weights = Arrays.copyOf(weights, n * NODE_CAPACITY);
-        }
+        entries = Arrays.copyOf(entries, n * nodeLongs);
         entryCount = Arrays.copyOf(entryCount, n);
         parent = Arrays.copyOf(parent, n);
         nextLeaf = Arrays.copyOf(nextLeaf, n);
@@ -842,6 +856,11 @@ public final class OrderedHandleSet {
     }
 
     // ------------------------------------------------------------------------------------------------ checking
+
+    /** Inner levels above the leaves (0 while the root is a leaf): for tests of splits, merges and collapses. */
+    int treeHeight() {
+        return height;
+    }
 
     /**
      * Checks the tree's invariants (keys in order within nodes and against the separators above them, every leaf
@@ -892,40 +911,40 @@ public final class OrderedHandleSet {
             }
             lastLeaf[0] = t;
             for (int i = 0; i < n; i++) {
-                int e = slots[t * NODE_CAPACITY + i];
+                int e = slot(t, i);
                 if (e <= NO_NODE || e >= elementsUsed || leafOf[e] != t) {
                     throw new IllegalStateException("element " + e + " in leaf " + t + " records leaf "
                             + (e > NO_NODE && e < elementsUsed ? leafOf[e] : "none"));
                 }
                 long[] k = keyAt(t, i);
-                if ((low != null && compareAt((t * NODE_CAPACITY + i) * arity, low[0], low[1], low[2]) < 0)
-                        || (high != null && compareAt((t * NODE_CAPACITY + i) * arity, high[0], high[1], high[2])
+                if ((low != null && compareAt(row(t, i), low[0], low[1], low[2]) < 0)
+                        || (high != null && compareAt(row(t, i), high[0], high[1], high[2])
                         >= 0)
-                        || (i > 0 && compareAt((t * NODE_CAPACITY + i - 1) * arity, k[0], k[1], k[2]) >= 0)) {
+                        || (i > 0 && compareAt(row(t, i - 1), k[0], k[1], k[2]) >= 0)) {
                     throw new IllegalStateException("keys out of order at element " + e + " of leaf " + t);
                 }
                 if (weighted) {
-                    max = Math.max(max, weights[t * NODE_CAPACITY + i]);
+                    max = Math.max(max, weightOf(t, i));
                 }
             }
             elements[0] += n;
             return max;
         }
         for (int i = 0; i < n; i++) {
-            int c = slots[t * NODE_CAPACITY + i];
+            int c = slot(t, i);
             if (parent[c] != t) {
                 throw new IllegalStateException("tree node " + c + " does not link back to its parent " + t);
             }
             long[] childLow = i == 0 ? low : keyAt(t, i);
             long[] childHigh = i + 1 < n ? keyAt(t, i + 1) : high;
-            if (i > 0 && i + 1 < n && compareAt((t * NODE_CAPACITY + i) * arity, childHigh[0], childHigh[1],
+            if (i > 0 && i + 1 < n && compareAt(row(t, i), childHigh[0], childHigh[1],
                     childHigh[2]) >= 0) {
                 throw new IllegalStateException("separators out of order in tree node " + t);
             }
             long m = checkSubtree(c, level - 1, childLow, childHigh, elements, lastLeaf);
-            if (weighted && weights[t * NODE_CAPACITY + i] != m) {
+            if (weighted && weightOf(t, i) != m) {
                 throw new IllegalStateException("entry " + i + " of tree node " + t + " has largest weight "
-                        + weights[t * NODE_CAPACITY + i] + ", not " + m);
+                        + weightOf(t, i) + ", not " + m);
             }
             max = Math.max(max, m);
         }
@@ -933,7 +952,7 @@ public final class OrderedHandleSet {
     }
 
     private long[] keyAt(int t, int i) {
-        int at = (t * NODE_CAPACITY + i) * arity;
-        return new long[] {keys[at], arity > 1 ? keys[at + 1] : 0, arity > 2 ? keys[at + 2] : 0};
+        int at = row(t, i);
+        return new long[] {entries[at], arity > 1 ? entries[at + 1] : 0, arity > 2 ? entries[at + 2] : 0};
     }
 }
