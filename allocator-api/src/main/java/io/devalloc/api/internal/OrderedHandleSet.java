@@ -361,7 +361,7 @@ public final class OrderedHandleSet {
         }
     }
 
-    /** The last element at or below tree node {@code t} ({@code level} levels above the leaves) weighing {@code min}. */
+    /** The last element at or below tree node {@code t} ({@code level} levels up) weighing at least {@code min}. */
     private int lastBelow(int t, int level, long min) {
         while (true) {
             int i = entryCount[t] - 1;
@@ -601,7 +601,10 @@ public final class OrderedHandleSet {
         }
     }
 
-    /** Puts child {@code c} at entry {@code at} of inner node {@code p}, which has room; the key of c's entry 0 is its separator. */
+    /**
+     * Puts child {@code c} at entry {@code at} of inner node {@code p}, which has room; the key of {@code c}'s entry
+     * 0 is its separator.
+     */
     private void putChild(int p, int at, int c) {
         int n = entryCount[p];
         moveEntries(p, at, p, at + 1, n - at);
