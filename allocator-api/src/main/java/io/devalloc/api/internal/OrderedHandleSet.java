@@ -19,12 +19,12 @@ import java.util.Arrays;
  * inner root left with one child gives way to that child.
  *
  * <p>Why not the red-black tree this was before (CLRS's, one node per element, keys and links in parallel arrays):
- * with a million free blocks, allocate+free of the smallest cached size cost about ten times what it cost with a
- * thousand, although the tree is only twice as deep (2026-11-26 in docs/benchmarks.md). The probe's path, the
+ * with a million free blocks, lower bound, remove and insert of the smallest key cost six to nine times what they
+ * cost with a thousand, although the tree is only twice as deep (2026-11-26 in docs/benchmarks.md). The probe's path, the
  * tree's left spine, visits about 20 nodes per search, each in a different cache line of every array; and where the
  * elements came in key order, as free blocks freed in address order do, the spine's nodes are exactly nodes 1, 2, 4,
  * 8, ..., so their entries lie at power-of-two strides in every array and fall into the same few cache sets, which
- * evict one another: most steps miss the level-1 and level-2 caches. A B-tree reads about four nodes of a few
+ * evict one another: most steps miss the level-1 and level-2 caches. A B-tree reads four or five nodes of a few
  * contiguous lines each for a million elements, in whatever order they came.
  *
  * <p>Callers name an element by its <em>node</em>: an {@code int} ({@code > 0}) that the element keeps from insert
@@ -49,7 +49,7 @@ public final class OrderedHandleSet {
 
     /**
      * Entries per tree node. 32 keeps a million elements four to five levels deep, and the entries a leaf shifts
-     * on insert and remove within a few cache lines (at most 31 rows of up to 32 bytes).
+     * on insert and remove within a few cache lines (at most 31 rows of up to 40 bytes).
      */
     private static final int NODE_CAPACITY = 32;
     /** Fewest entries of a tree node other than the root. A split leaves at least this many in each half. */
