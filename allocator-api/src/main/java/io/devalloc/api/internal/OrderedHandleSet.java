@@ -20,12 +20,12 @@ import java.util.Arrays;
  *
  * <p>Why not the red-black tree this was before (CLRS's, one node per element, keys and links in parallel arrays):
  * with a million free blocks, lower bound, remove and insert of the smallest key cost six to nine times what they
- * cost with a thousand, although the tree is only twice as deep (2026-11-26 in docs/benchmarks.md). The probe's path, the
- * tree's left spine, visits about 20 nodes per search, each in a different cache line of every array; and where the
- * elements came in key order, as free blocks freed in address order do, the spine's nodes are exactly nodes 1, 2, 4,
- * 8, ..., so their entries lie at power-of-two strides in every array and fall into the same few cache sets, which
- * evict one another: most steps miss the level-1 and level-2 caches. A B-tree reads four or five nodes of a few
- * contiguous lines each for a million elements, in whatever order they came.
+ * cost with a thousand, although the tree is only twice as deep (2026-11-26 in docs/benchmarks.md). The probe's
+ * path, the tree's left spine, visits about 20 nodes per search, each in a different cache line of every array;
+ * and where the elements came in key order, as free blocks freed in address order do, the spine's nodes are
+ * exactly nodes 1, 2, 4, 8, ..., so their entries lie at power-of-two strides in every array and fall into the
+ * same few cache sets, which evict one another: most steps miss the level-1 and level-2 caches. A B-tree reads
+ * four or five nodes of a few contiguous lines each for a million elements, in whatever order they came.
  *
  * <p>Callers name an element by its <em>node</em>: an {@code int} ({@code > 0}) that the element keeps from insert
  * to remove however the tree's nodes split, borrow and merge, so callers walk the set with {@link #next(int)} and
