@@ -7,8 +7,8 @@ import io.devalloc.api.internal.OrderedHandleSet;
  * everything from 256 MiB up; each bin is ordered by (size, address), so the first fitting chunk is the best fit and
  * ties go to the lowest address.
  *
- * <p>Each bin is a {@code std::set} upstream and an {@link OrderedHandleSet} of chunk handles here (a red-black tree
- * over primitive arrays: O(log n) insert, remove and lower bound however many chunks a bin holds, and no objects);
+ * <p>Each bin is a {@code std::set} upstream and an {@link OrderedHandleSet} of chunk handles here (a B-tree over
+ * primitive arrays: O(log n) insert, remove and lower bound however many chunks a bin holds, and no objects);
  * a bitmap of non-empty bins finds the next candidate bin in one step instead of scanning 21 bins. Callers walk a
  * bin by node ({@link #lowerBound}, {@link #first}, {@link #next}) and read the chunk at a node with
  * {@link #chunkAt}. A chunk's size and address are its key: it leaves its bin before they change.

@@ -11,7 +11,7 @@
  *       region of the whole limit taken at the first allocation, back-pedalling by ×0.9 when the device refuses,
  *       region garbage collection, and the retry wait woken by every free.</li>
  *   <li><b>No object per chunk.</b> Chunks are columns of primitive arrays indexed by handle ({@code ChunkTable}),
- *       as TensorFlow keeps them in a vector; each bin is a red-black tree of handles over primitive arrays
+ *       as TensorFlow keeps them in a vector; each bin is a B-tree of handles over primitive arrays
  *       ({@code OrderedHandleSet}, where TensorFlow has a {@code std::set}), O(log n) however many chunks it holds,
  *       with a bitmap of non-empty bins ({@code Bins}), so finding the first candidate bin is one instruction and
  *       allocate/free on the raw path create no Java objects. (Timestamped mode is the exception: each free records

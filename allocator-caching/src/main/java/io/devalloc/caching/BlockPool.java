@@ -6,8 +6,8 @@ import io.devalloc.api.internal.OrderedHandleSet;
  * One of PyTorch's {@code BlockPool}s (small or large): the free mapped blocks ordered by (stream, size, address),
  * PyTorch's {@code BlockComparatorSize}, so that a lower bound on (stream, size, 0) finds the best fit on the stream,
  * ties going to the lowest address; and the unmapped ranges of expandable segments ordered by (stream, address),
- * {@code BlockComparatorAddress}. Both are {@code std::set}s upstream and {@link OrderedHandleSet}s here (red-black
- * trees over primitive arrays: O(log n) insert, remove and lower bound however many blocks are free, and no
+ * {@code BlockComparatorAddress}. Both are {@code std::set}s upstream and {@link OrderedHandleSet}s here (B-trees
+ * over primitive arrays: O(log n) insert, remove and lower bound however many blocks are free, and no
  * objects). Streams and addresses compare as signed {@code long}s, as they always have here; upstream compares
  * stream ids and pointers, which orders the same for the handles and addresses devalloc hands out.
  *

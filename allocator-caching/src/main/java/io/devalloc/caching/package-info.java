@@ -40,7 +40,7 @@
  *       functions. Reading the two side by side should be easy; comments mark where and why they differ.</li>
  *   <li><b>No object per block.</b> Blocks are columns of primitive arrays indexed by handle
  *       ({@code BlockTable}); each pool keeps its free blocks ordered by (stream, size, address) and its unmapped
- *       ranges by (stream, address) ({@code BlockPool}), in red-black trees of handles over primitive arrays
+ *       ranges by (stream, address) ({@code BlockPool}), in B-trees of handles over primitive arrays
  *       ({@code OrderedHandleSet}, where PyTorch has {@code std::set}s), so the best fit is an O(log n) lower bound
  *       however many blocks are free, and allocate/free on the raw path create no Java objects. Side tables (streams
  *       recorded with {@code recordStream}, pending events) are touched only when streams are shared.</li>

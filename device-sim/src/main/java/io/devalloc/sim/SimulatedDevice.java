@@ -79,9 +79,9 @@ public final class SimulatedDevice implements DeviceMemory {
     private final SimVirtualMemory virtualMemory;
 
     /**
-     * Free address ranges, keyed by start and weighted by length (end exclusive = start + length): a red-black tree
-     * over primitive arrays whose subtree maxima of lengths find the highest (or lowest) range long enough for a
-     * request in O(log n), without boxing and without looking at the ranges that are too short.
+     * Free address ranges, keyed by start and weighted by length (end exclusive = start + length): a B-tree over
+     * primitive arrays whose maxima of lengths below each inner entry find the highest (or lowest) range long enough
+     * for a request in O(log n), without boxing and without looking at the ranges that are too short.
      */
     private final OrderedHandleSet freeRanges = new OrderedHandleSet(1, true, 16);
     /** Live malloc'd ranges: address → rounded size. */

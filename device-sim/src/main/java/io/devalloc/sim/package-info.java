@@ -6,7 +6,7 @@
  * <h2>Design</h2>
  * <ul>
  *   <li>An address space (64 TiB below {@code 0x7f0000000000} by default) kept as a sorted set of free ranges (a
- *       red-black tree over primitive arrays, keyed by start and searchable by length: O(log n) per malloc or free).
+ *       B-tree over primitive arrays, keyed by start and searchable by length: O(log n) per malloc or free).
  *       New ranges come from the top of the highest free range that fits, as the CUDA driver did in the recorded
  *       traces (best-fit ties go to the lowest address, so placement decides which block is reused), or bottom-up,
  *       or at addresses a test scripts.</li>

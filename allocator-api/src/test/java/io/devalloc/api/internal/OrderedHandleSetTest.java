@@ -142,7 +142,7 @@ class OrderedHandleSetTest {
     }
 
     /** The node of the first entry of {@code ordered} weighing at least {@code min}. */
-    private static int expectedAfter(NavigableMap<Key, Entry> ordered, long min) {
+    private static int expectedAfter(NavigableMap<?, Entry> ordered, long min) {
         for (Entry e : ordered.values()) {
             if (e.weight >= min) {
                 return e.node;
@@ -261,5 +261,180 @@ class OrderedHandleSetTest {
             }
         }
         s.checkInvariants();
+    }
+
+
+    // ---------------------------------------------------------------------- the B-tree's structural edge cases
+
+    /** A set and its model, checked in full after every change: invariants, walks, finds, bounds, weights. */
+    private static final class Checked {
+        final OrderedHandleSet set;
+        final boolean weighted;
+        final TreeMap<Long, Entry> model = new TreeMap<>();
+
+        Checked(boolean weighted) {
+            this.weighted = weighted;
+            set = new OrderedHandleSet(3, weighted, 0);
+        }
+
+        /** Keys are (7, 1024, c): equal in their leading longs, as a pool's blocks of one stream and size are. */
+        int insert(long c, long weight) {
+            int node = set.insert(7, 1024, c, (int) c, weight);
+            model.put(c, new Entry((int) c, weight, node));
+            check();
+            return node;
+        }
+
+        void remove(long c) {
+            Entry e = model.remove(c);
+            set.remove(e.node);
+            check();
+        }
+
+        void check() {
+            set.checkInvariants();
+            assertEquals(model.size(), set.size());
+            List<Long> forward = new ArrayList<>();
+            for (int n = set.first(); n != OrderedHandleSet.NO_NODE; n = set.next(n)) {
+                forward.add(set.key(n, 2));
+                assertEquals(model.get(set.key(n, 2)).node, n, "a node keeps its element");
+                assertEquals((int) set.key(n, 2), set.handle(n));
+            }
+            assertEquals(new ArrayList<>(model.keySet()), forward);
+            List<Long> backward = new ArrayList<>();
+            for (int n = set.last(); n != OrderedHandleSet.NO_NODE; n = set.prev(n)) {
+                backward.add(set.key(n, 2));
+            }
+            assertEquals(new ArrayList<>(model.descendingKeySet()), backward);
+            for (Map.Entry<Long, Entry> e : model.entrySet()) {
+                long c = e.getKey();
+                assertEquals(e.getValue().node, set.find(7, 1024, c));
+                assertEquals(e.getValue().node, set.lowerBound(7, 1024, c));
+                // Between this key and the next (keys are even): across leaf boundaries and stale separators too.
+                Map.Entry<Long, Entry> above = model.higherEntry(c);
+                assertEquals(above == null ? OrderedHandleSet.NO_NODE : above.getValue().node,
+                        set.lowerBound(7, 1024, c + 1), () -> "lower bound of " + (c + 1));
+                assertEquals(OrderedHandleSet.NO_NODE, set.find(7, 1024, c + 1));
+                if (weighted) {
+                    assertEquals(e.getValue().weight, set.weight(e.getValue().node));
+                }
+            }
+            assertEquals(model.isEmpty() ? OrderedHandleSet.NO_NODE : model.firstEntry().getValue().node,
+                    set.lowerBound(7, 1024, Long.MIN_VALUE));
+            assertEquals(model.isEmpty() ? OrderedHandleSet.NO_NODE : model.firstEntry().getValue().node,
+                    set.lowerBound(7, 0, 0));
+            assertEquals(OrderedHandleSet.NO_NODE, set.lowerBound(7, 1025, Long.MIN_VALUE));
+            if (weighted) {
+                for (long min : new long[] {0, 50, 99, 100}) {
+                    assertEquals(expectedAfter(model, min), set.firstWithWeightAtLeast(min));
+                    assertEquals(expectedAfter(model.descendingMap(), min), set.lastWithWeightAtLeast(min));
+                }
+            }
+        }
+    }
+
+    /** A leaf holds 32 entries: the 33rd splits the root, and removing back down collapses it again. */
+    @ParameterizedTest
+    @CsvSource({"false", "true"})
+    void rootSplitsWhenALeafIsFullAndCollapsesWhenEmptied(boolean weighted) {
+        Checked c = new Checked(weighted);
+        for (long k = 0; k < 32; k++) {
+            c.insert(2 * k, k % 7 * 10);
+        }
+        assertEquals(0, c.set.treeHeight(), "32 entries fit one leaf");
+        IllegalStateException dup = assertThrows(IllegalStateException.class, () -> c.set.insert(7, 1024, 20, 99));
+        assertTrue(dup.getMessage().contains("already in the set, with handle 20"), dup.getMessage());
+        assertEquals(0, c.set.treeHeight(), "a duplicate in a full leaf splits nothing");
+        c.check();
+        c.insert(64, 99);
+        assertEquals(1, c.set.treeHeight(), "the 33rd entry splits the root leaf");
+        // Below half (16) in either leaf: the removals borrow, then merge, and the root gives way to one leaf.
+        for (long k = 0; k < 32; k += 2) {
+            c.remove(2 * k);
+        }
+        assertEquals(0, c.set.treeHeight(), "merged back into one leaf, the inner root collapsed");
+        while (!c.model.isEmpty()) {
+            c.remove(c.model.firstKey());
+        }
+        assertEquals(OrderedHandleSet.NO_NODE, c.set.first());
+        assertEquals(OrderedHandleSet.NO_NODE, c.set.last());
+        c.insert(10, 1);
+    }
+
+    /**
+     * Three levels (more than 32 · 32 / 2 elements in half-full leaves), built ascending, descending and
+     * interleaved, then emptied from the front (borrowing from the right sibling, merging with it), from the back
+     * (from the left sibling) and from the middle, checked in full after every change.
+     */
+    @ParameterizedTest
+    @CsvSource({"ascending,front,false", "descending,back,false", "interleaved,middle,false", "ascending,back,true",
+            "descending,front,true", "interleaved,middle,true"})
+    void splitsBorrowsAndMergesAtEveryLevel(String fill, String drain, boolean weighted) {
+        int n = 1100;
+        Checked c = new Checked(weighted);
+        for (int i = 0; i < n; i++) {
+            long k = switch (fill) {
+                case "ascending" -> i;
+                case "descending" -> n - 1 - i;
+                default -> i % 2 == 0 ? i / 2 : n - 1 - i / 2;
+            };
+            c.insert(2 * k, k * 37 % 101);
+        }
+        assertEquals(2, c.set.treeHeight(), "1,100 elements in leaves of 16 to 32 need two inner levels");
+        int highest = c.set.treeHeight();
+        while (!c.model.isEmpty()) {
+            long k = switch (drain) {
+                case "front" -> c.model.firstKey();
+                case "back" -> c.model.lastKey();
+                default -> {
+                    List<Long> keys = new ArrayList<>(c.model.keySet());
+                    yield keys.get(keys.size() / 2);
+                }
+            };
+            c.remove(k);
+            assertTrue(c.set.treeHeight() <= highest, "the tree never grows while it shrinks");
+            highest = c.set.treeHeight();
+        }
+        assertEquals(0, c.set.treeHeight());
+    }
+
+    /** Nodes held by a caller stay valid while other removals and inserts split, borrow and merge around them. */
+    @Test
+    void heldNodesSurviveTheTreeReshapingAroundThem() {
+        Checked c = new Checked(true);
+        Random r = new Random(31);
+        for (long k = 0; k < 2000; k++) {
+            c.set.insert(7, 1024, 2 * k, (int) (2 * k), r.nextInt(100));
+        }
+        // Walk from the front and remove the element just stepped past, as the release loops do.
+        int kept = 0;
+        for (int node = c.set.first(); node != OrderedHandleSet.NO_NODE; ) {
+            int here = node;
+            node = c.set.next(node);
+            if (c.set.key(here, 2) % 6 != 0) {
+                c.set.remove(here);
+            } else {
+                kept++;
+            }
+        }
+        c.set.checkInvariants();
+        assertEquals(kept, c.set.size());
+        for (int node = c.set.first(); node != OrderedHandleSet.NO_NODE; node = c.set.next(node)) {
+            assertEquals(0, c.set.key(node, 2) % 6);
+            assertEquals((int) c.set.key(node, 2), c.set.handle(node));
+        }
+        // And backwards, stepping before removing.
+        for (int node = c.set.last(); node != OrderedHandleSet.NO_NODE; ) {
+            int here = node;
+            node = c.set.prev(node);
+            if (c.set.key(here, 2) % 12 != 0) {
+                c.set.remove(here);
+            }
+        }
+        c.set.checkInvariants();
+        for (int node = c.set.first(); node != OrderedHandleSet.NO_NODE; node = c.set.next(node)) {
+            assertEquals(0, c.set.key(node, 2) % 12);
+        }
+        assertEquals(334, c.set.size());
     }
 }
