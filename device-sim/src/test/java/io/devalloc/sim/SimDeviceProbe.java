@@ -6,11 +6,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** The simulator's books and faults for the testkit's reliability suites: every {@link DeviceCall} kind by name. */
-final class SimDeviceProbe implements DeviceProbe {
+public final class SimDeviceProbe implements DeviceProbe {
 
     private final SimulatedDevice device;
 
-    SimDeviceProbe(SimulatedDevice device) {
+    public SimDeviceProbe(SimulatedDevice device) {
         this.device = device;
     }
 
