@@ -34,7 +34,8 @@ class BfcReliabilityTests {
         @Override
         protected DeviceAllocator createAllocator(DeviceMemory device) {
             String retry = "retry_timeout_ms:0";
-            return new BfcAllocatorProvider(Map.of()).create(device, config().isEmpty() ? retry : config() + "," + retry);
+            String config = config().isEmpty() ? retry : config() + "," + retry;
+            return new BfcAllocatorProvider(Map.of()).create(device, config);
         }
 
         @Override

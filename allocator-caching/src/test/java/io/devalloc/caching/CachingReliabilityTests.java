@@ -85,7 +85,8 @@ class CachingReliabilityTests {
          */
         @Test
         @Disabled("issue 15 defect 7: after a failed device call on the unmap path (here createEvent running out)"
-                + " the expandable segment's books differ from the device's: reserved 98,566,144 B, mapped 119,537,664 B")
+                + " the expandable segment's books differ from the device's: reserved 98,566,144 B,"
+                + " mapped 119,537,664 B")
         @Override
         protected void faultInjection() {
             super.faultInjection();

@@ -150,8 +150,7 @@ public abstract class AllocatorReliabilityContract {
             RunReport report;
             try {
                 report = new ModelRun(configuration() + (faultsPerMille > 0 ? " with faults" : ""), allocator, probe,
-                        foreign, new ModelRun.Options(seed(), operations, faultsPerMille, MAX_LIVE, fullCheckEvery(),
-                                liveBlocksMapped(), reservedExcludesDeviceRounding())).run();
+                        foreign, options(operations, faultsPerMille, fullCheckEvery())).run();
             } finally {
                 allocator.close();
             }
@@ -352,8 +351,7 @@ public abstract class AllocatorReliabilityContract {
                     problems.add("closing a shared handle: " + describe(e));
                 }
             } catch (RuntimeException e) {
-                problems.add((racingClose ? "a handle's close racing the allocator's threw " : "a handle's close threw ")
-                        + describe(e));
+                problems.add(handleCloseFailure(racingClose) + describe(e));
             }
         }
     }
@@ -405,8 +403,7 @@ public abstract class AllocatorReliabilityContract {
             try {
                 h.close();
             } catch (RuntimeException e) {
-                problems.add((racingClose ? "a handle's close racing the allocator's threw " : "a handle's close threw ")
-                        + describe(e));
+                problems.add(handleCloseFailure(racingClose) + describe(e));
             }
         }
     }
@@ -426,6 +423,15 @@ public abstract class AllocatorReliabilityContract {
         } catch (RuntimeException | AssertionError e) {
             problems.add("administrative call: " + describe(e));
         }
+    }
+
+    private static String handleCloseFailure(boolean racingClose) {
+        return racingClose ? "a handle's close racing the allocator's threw " : "a handle's close threw ";
+    }
+
+    private ModelRun.Options options(long operations, int faultsPerMille, int fullCheckEvery) {
+        return new ModelRun.Options(seed(), operations, faultsPerMille, MAX_LIVE, fullCheckEvery, liveBlocksMapped(),
+                reservedExcludesDeviceRounding());
     }
 
     /** The exception and where it came from (the first frames), for a problem's message. */
@@ -474,7 +480,7 @@ public abstract class AllocatorReliabilityContract {
             try {
                 Assumptions.assumeTrue(recordHistory(allocator, Integer.MAX_VALUE), "this allocator keeps no history");
                 RunReport report = new ModelRun(configuration() + " with history of max_entries 2^31-1", allocator,
-                        probe, null, new ModelRun.Options(seed(), 5_000, 0, MAX_LIVE, 1, liveBlocksMapped(), reservedExcludesDeviceRounding())).run();
+                        probe, null, options(5_000, 0, 1)).run();
                 assertEquals(0, report.violations(), report::details);
             } finally {
                 allocator.close();
@@ -495,7 +501,7 @@ public abstract class AllocatorReliabilityContract {
                     Assumptions.assumeTrue(recordHistory(allocator, maxEntries), "this allocator keeps no history");
                 }
                 ModelRun run = new ModelRun(configuration() + (history ? " with history" : ""), allocator, probe, null,
-                        new ModelRun.Options(seed(), Long.MAX_VALUE, 0, MAX_LIVE, 64, liveBlocksMapped(), reservedExcludesDeviceRounding()));
+                        options(Long.MAX_VALUE, 0, 64));
                 run.begin();
                 int chunk = 10_000;
                 int chunks = 8;

@@ -484,7 +484,7 @@ public final class ModelRun {
         }
     }
 
-    /** Frees everything (checking contents), synchronises, releases the cache; the allocator then holds nothing live. */
+    /** Frees everything (checking contents), synchronises, releases the cache: nothing is live afterwards. */
     private void drain() {
         for (long address : new ArrayList<>(order)) {
             checkPattern(address, live.asMap().get(address));

@@ -442,7 +442,7 @@ public final class SimulatedDevice implements DeviceMemory {
         failCall(DeviceCall.MALLOC, n);
     }
 
-    /** Makes the next {@code count} malloc calls return "no memory": {@code failNextCalls(DeviceCall.MALLOC, count)}. */
+    /** Makes the next {@code count} malloc calls return "no memory": {@code failNextCalls(MALLOC, count)}. */
     public synchronized void failNextMallocs(int count) {
         failNextCalls(DeviceCall.MALLOC, count);
     }
@@ -536,8 +536,8 @@ public final class SimulatedDevice implements DeviceMemory {
 
     /** The counters now. */
     public synchronized DeviceCounters counters() {
-        return new DeviceCounters(callCounts[DeviceCall.MALLOC.ordinal()], mallocs, failedMallocs, frees, maps, unmaps, bytesInUse, peakBytesInUse,
-                bytesMalloced);
+        return new DeviceCounters(callCounts[DeviceCall.MALLOC.ordinal()], mallocs, failedMallocs, frees, maps, unmaps,
+                bytesInUse, peakBytesInUse, bytesMalloced);
     }
 
     /** The operations so far, oldest first (empty unless the builder turned history on). */

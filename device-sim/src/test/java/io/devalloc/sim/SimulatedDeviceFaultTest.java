@@ -81,7 +81,8 @@ class SimulatedDeviceFaultTest {
                 }
                 RuntimeException boom = new DeviceException("injected " + kind);
                 d.failNextCallWith(kind, boom);
-                RuntimeException thrown = assertThrows(RuntimeException.class, () -> call(d, vm, kind, base, spare, a, ev, s),
+                RuntimeException thrown = assertThrows(RuntimeException.class,
+                        () -> call(d, vm, kind, base, spare, a, ev, s),
                         kind.name());
                 assertSame(boom, thrown, kind.name());
                 assertEquals(inUse, d.counters().bytesInUse(), kind + " changed nothing");
