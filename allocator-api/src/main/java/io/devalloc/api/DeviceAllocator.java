@@ -77,10 +77,29 @@ public interface DeviceAllocator extends AutoCloseable {
         return allocate(bytes, DeviceStream.DEFAULT);
     }
 
-    /** Allocates on {@code stream} and returns a handle that frees on close. */
+    /**
+     * Allocates on {@code stream} and returns a handle that frees on close.
+     *
+     * @throws IllegalStateException if the allocator is closed, also when {@link #close()} runs between the
+     *                               allocation and the handle's creation (the memory went back with the close)
+     */
     default Allocation allocate(long bytes, DeviceStream stream) {
         long address = malloc(bytes, stream);
-        return new Allocation(this, address, bytes, stream, address == 0 ? 0 : allocationId(address));
+        if (address == 0) {
+            return new Allocation(this, 0, bytes, stream, 0);
+        }
+        long id;
+        try {
+            id = allocationId(address);
+        } catch (InvalidFreeException e) {
+            // A close() between malloc and allocationId returned the block with everything else: the caller sees
+            // what a call on a closed allocator throws, not a free error about an address it never saw.
+            if (isClosed()) {
+                throw new IllegalStateException(this + " was closed while allocating " + bytes + " bytes", e);
+            }
+            throw e;
+        }
+        return new Allocation(this, address, bytes, stream, id);
     }
 
     /**

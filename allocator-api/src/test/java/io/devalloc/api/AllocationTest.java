@@ -127,4 +127,21 @@ class AllocationTest {
         a.close();
         verify(owner, times(0)).free(0, 7);
     }
+
+    /** A close() between allocate's malloc and its allocationId: the caller sees a closed allocator, not a bad free. */
+    @Test
+    void anAllocatorClosedDuringAllocateThrowsIllegalState() {
+        DeviceAllocator owner = mock(DeviceAllocator.class);
+        when(owner.allocate(64, DeviceStream.DEFAULT)).thenCallRealMethod();
+        when(owner.malloc(64, DeviceStream.DEFAULT)).thenReturn(0x4000L);
+        when(owner.allocationId(0x4000)).thenThrow(
+                new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, 0x4000, "already freed"));
+        when(owner.isClosed()).thenReturn(true);
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> owner.allocate(64, DeviceStream.DEFAULT));
+        assertTrue(e.getCause() instanceof InvalidFreeException, String.valueOf(e.getCause()));
+        // While open, the same failure is the allocator's own and goes out as it is.
+        when(owner.isClosed()).thenReturn(false);
+        assertThrows(InvalidFreeException.class, () -> owner.allocate(64, DeviceStream.DEFAULT));
+    }
 }

@@ -8,7 +8,6 @@ import io.devalloc.sim.EventCompletion;
 import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.testkit.AllocatorReliabilityContract;
 import io.devalloc.testkit.DeviceProbe;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
@@ -50,13 +49,6 @@ class CachingReliabilityTests {
             return true;
         }
 
-        @Test
-        @Disabled("issue 15 defect 1: recordHistory(Integer.MAX_VALUE) throws OutOfMemoryError (Requested array size"
-                + " exceeds VM limit), which ends the test JVM")
-        @Override
-        protected void hugeMaxEntriesGrowsAsNeeded() {
-            super.hugeMaxEntriesGrowsAsNeeded();
-        }
     }
 
     @Nested
@@ -77,19 +69,6 @@ class CachingReliabilityTests {
         @Override
         protected boolean liveBlocksMapped() {
             return true;
-        }
-
-        /*
-         * Found by this suite on the base of the fixes (seed 0x150015, operation 649): an event creation that runs
-         * out during a cache release leaves the device with 20 MiB mapped more than the allocator's reserved bytes.
-         */
-        @Test
-        @Disabled("issue 15 defect 7: after a failed device call on the unmap path (here createEvent running out)"
-                + " the expandable segment's books differ from the device's: reserved 98,566,144 B,"
-                + " mapped 119,537,664 B")
-        @Override
-        protected void faultInjection() {
-            super.faultInjection();
         }
     }
 

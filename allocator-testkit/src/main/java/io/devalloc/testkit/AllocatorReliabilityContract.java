@@ -25,7 +25,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -257,8 +256,6 @@ public abstract class AllocatorReliabilityContract {
      * allocator's frees the allocation once or does nothing, never throws.
      */
     @Test
-    @Disabled("issue 15 defect 5: Allocation.close() racing the allocator's close() can throw IllegalStateException"
-            + " (the handle path is shared by every allocator)")
     protected void handleClosesRaceAgainstClose() throws Exception {
         raceClose(true, false);
     }
@@ -268,9 +265,6 @@ public abstract class AllocatorReliabilityContract {
      * return a handle or throw {@link IllegalStateException}.
      */
     @Test
-    @Disabled("new defect found by this suite (issue 15 follow-up): DeviceAllocator.allocate's default mallocs, then"
-            + " asks allocationId(address); a close() in between makes allocate throw InvalidFreeException"
-            + " (UNKNOWN_ADDRESS, \"never handed out by it, or already freed\") instead of IllegalStateException")
     protected void allocateRacesAgainstClose() throws Exception {
         raceClose(false, true);
     }
