@@ -42,6 +42,19 @@ class BfcReliabilityTests {
         protected String configuration() {
             return "bfc " + (config().isEmpty() ? "default" : config());
         }
+
+        /**
+         * TensorFlow's BFC counts a region as the bytes it asked of the device (the GPU sub-allocator's
+         * {@code bytes_received} is {@code num_bytes}), while the simulator, as {@code cudaMalloc}, rounds each
+         * malloc up to its 512 B granule. Regions are whole MiB until the device refuses one: then the 10% backpedal
+         * can ask for an odd multiple of 256 B, and the device holds 256 B more than the pool counts (found by the
+         * 10-million-operation fault run of {@code allow_growth:true}, at operation 5,004,504). Regions of virtual
+         * memory are counted as mapped, whole granules, so there the check stays exact.
+         */
+        @Override
+        protected boolean reservedExcludesDeviceRounding() {
+            return !config().contains("virtual_memory:true");
+        }
     }
 
     @Nested
