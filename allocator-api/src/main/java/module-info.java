@@ -12,6 +12,7 @@ module io.devalloc.api {
     exports io.devalloc.api.error;
     exports io.devalloc.api.snapshot;
     exports io.devalloc.api.stats;
+    exports io.devalloc.api.observe;
     exports io.devalloc.api.units;
     exports io.devalloc.api.device;
     exports io.devalloc.api.spi;

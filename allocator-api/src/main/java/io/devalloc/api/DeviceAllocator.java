@@ -5,6 +5,8 @@ import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.stats.AllocatorStats;
+import io.devalloc.api.stats.PoolUsage;
+import java.util.List;
 
 /**
  * What applications call to get device memory: a pool over one {@link DeviceMemory}. Implementations are the
@@ -159,6 +161,18 @@ public interface DeviceAllocator extends AutoCloseable {
 
     /** Resets peak figures to the current values. */
     void resetPeakStats();
+
+    /**
+     * The gauges metrics read: the whole allocator's first (pool {@link PoolUsage#ALL}), then one per pool when the
+     * allocator has pools ({@code caching}: {@code small}, {@code large}). A consistent copy, taken under the
+     * allocator's lock like {@link #stats()}; meant to be read when a registry scrapes, not per call.
+     *
+     * <p>The default is right for an allocator that never splits a block and frees at once; allocators that split or
+     * defer frees override it.
+     */
+    default List<PoolUsage> memoryUsage() {
+        return List.of(PoolUsage.ofUnsplit(stats()));
+    }
 
     /** Returns cached, unused memory to the device (PyTorch's {@code empty_cache}). Live allocations stay. */
     void releaseCachedMemory();

@@ -2,6 +2,14 @@ package io.devalloc.api;
 
 import io.devalloc.api.internal.AllocatorRegistry;
 import io.devalloc.api.internal.DeviceRegistry;
+import io.devalloc.api.internal.GuardedListener;
+import io.devalloc.api.internal.ListeningDeviceMemory;
+import io.devalloc.api.internal.ObservedAllocator;
+import io.devalloc.api.internal.ThresholdWatch;
+import io.devalloc.api.observe.AllocatorListener;
+import io.devalloc.api.observe.MemoryGauge;
+import io.devalloc.api.observe.OutOfMemoryHandler;
+import io.devalloc.api.observe.ThresholdListener;
 import io.devalloc.api.config.AllocatorConfig;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.spi.AllocatorProvider;
@@ -71,6 +79,10 @@ public final class DeviceAllocators {
         private DeviceRegistry devices;
         private AllocatorRegistry allocators;
         private final List<UnaryOperator<DeviceAllocator>> decorations = new ArrayList<>();
+        private final List<AllocatorListener> listeners = new ArrayList<>();
+        private final List<ThresholdWatch> thresholds = new ArrayList<>();
+        private OutOfMemoryHandler outOfMemoryHandler;
+        private int maxOutOfMemoryRetries = OutOfMemoryHandler.DEFAULT_MAX_RETRIES;
 
         private Builder() {
         }
@@ -106,6 +118,51 @@ public final class DeviceAllocators {
         }
 
         /**
+         * Tells {@code listener} of the allocator's device calls, out-of-memory errors, retries and cache releases
+         * (see {@link AllocatorListener}). May be called more than once: every listener is told, in the order given,
+         * and one that throws is logged and ignored. With no listener, no handler and no threshold, the allocator is
+         * built exactly as without this builder's observability: nothing is wrapped.
+         */
+        public Builder listener(AllocatorListener listener) {
+            listeners.add(Objects.requireNonNull(listener, "listener"));
+            return this;
+        }
+
+        /**
+         * Asks {@code handler} when an allocation is about to fail for want of memory, with at most
+         * {@link OutOfMemoryHandler#DEFAULT_MAX_RETRIES} retries per request (see {@link OutOfMemoryHandler}).
+         */
+        public Builder outOfMemoryHandler(OutOfMemoryHandler handler) {
+            return outOfMemoryHandler(handler, OutOfMemoryHandler.DEFAULT_MAX_RETRIES);
+        }
+
+        /**
+         * Asks {@code handler} when an allocation is about to fail, with at most {@code maxRetries} retries per
+         * request. Replaces a handler set before.
+         *
+         * @throws IllegalArgumentException {@code maxRetries < 0}
+         */
+        public Builder outOfMemoryHandler(OutOfMemoryHandler handler, int maxRetries) {
+            if (maxRetries < 0) {
+                throw new IllegalArgumentException("maxRetries " + maxRetries + " < 0");
+            }
+            this.outOfMemoryHandler = Objects.requireNonNull(handler, "handler");
+            this.maxOutOfMemoryRetries = maxRetries;
+            return this;
+        }
+
+        /**
+         * Tells {@code listener} each time {@code gauge} crosses one of {@code levels} (bytes), once per crossing in
+         * each direction (see {@link ThresholdListener}). May be called more than once.
+         *
+         * @throws IllegalArgumentException no level, a level below 1, or a level given twice
+         */
+        public Builder threshold(MemoryGauge gauge, ThresholdListener listener, long... levels) {
+            thresholds.add(new ThresholdWatch(gauge, listener, levels));
+            return this;
+        }
+
+        /**
          * Wraps the built allocator in {@code decoration} (applied in the order given). A decorator owns what it
          * wraps: closing it closes the allocator inside, and so its device.
          */
@@ -124,10 +181,13 @@ public final class DeviceAllocators {
             // Check the configuration before touching any device, so a typo costs no device open.
             AllocatorConfig parsed = AllocatorConfig.parse(config, provider.configSchema());
             DeviceRegistry deviceRegistry = devices != null ? devices : DeviceRegistry.load();
+            AllocatorListener listener = GuardedListener.of(listeners);
+            boolean listening = !listeners.isEmpty();
             DeviceMemory memory = deviceRegistry.open(device);
             DeviceAllocator built;
             try {
-                built = provider.create(new AllocatorSetup(memory, parsed, true));
+                DeviceMemory seen = listening ? new ListeningDeviceMemory(memory, listener) : memory;
+                built = provider.create(new AllocatorSetup(seen, parsed, true, listener));
             } catch (RuntimeException | Error e) {
                 try {
                     memory.close();
@@ -135,6 +195,13 @@ public final class DeviceAllocators {
                     e.addSuppressed(closeFailure);
                 }
                 throw e;
+            }
+            if (listening || outOfMemoryHandler != null || !thresholds.isEmpty()) {
+                List<ThresholdWatch> watches = new ArrayList<>();
+                for (ThresholdWatch w : thresholds) {
+                    watches.add(w.copy()); // a watch has state: each allocator built gets its own
+                }
+                built = new ObservedAllocator(built, listener, outOfMemoryHandler, maxOutOfMemoryRetries, watches);
             }
             for (UnaryOperator<DeviceAllocator> decoration : decorations) {
                 DeviceAllocator decorated;

@@ -5,6 +5,8 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.stats.AllocatorStats;
+import io.devalloc.api.stats.PoolUsage;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -61,6 +63,11 @@ public abstract class ForwardingDeviceAllocator implements DeviceAllocator {
     @Override
     public void recordStream(long address, DeviceStream stream) {
         delegate.recordStream(address, stream);
+    }
+
+    @Override
+    public List<PoolUsage> memoryUsage() {
+        return delegate.memoryUsage();
     }
 
     @Override
