@@ -5,6 +5,10 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.internal.AllocatorRegistry;
 import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.internal.DeviceSpec;
+import io.devalloc.api.internal.GuardedListener;
+import io.devalloc.api.internal.ListeningDeviceMemory;
+import io.devalloc.api.internal.ObservedAllocator;
+import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.DeviceMemoryProvider;
@@ -48,6 +52,8 @@ public final class Replayer {
     private final ReplayProgress progress;
     /** Told of every successful allocation (the trace's key, our address); for tests of block placement. */
     private AllocationHook allocationHook;
+    private ReplayObserver observer = ReplayObserver.NONE;
+    private boolean observed;
 
     /** Sees every allocation a replay makes (package-private: the real-trace placement tests use it). */
     interface AllocationHook {
@@ -92,8 +98,19 @@ public final class Replayer {
     }
 
     /**
+     * Watches every later replay's replaying pass with {@code observer} (see {@link ReplayObserver});
+     * {@link ReplayObserver#NONE}, the default, watches nothing and costs nothing.
+     */
+    public Replayer observer(ReplayObserver observer) {
+        this.observer = Objects.requireNonNull(observer, "observer");
+        this.observed = !ReplayObserver.NONE.equals(observer);
+        return this;
+    }
+
+    /**
      * A replayer with these options that shares this one's allocators, devices and progress: what a replay under
-     * many settings uses, so that the providers are looked up once.
+     * many settings uses, so that the providers are looked up once. The observer is not shared: it watches one
+     * replay's allocator.
      */
     public Replayer withOptions(ReplayOptions options) {
         Replayer r = new Replayer(options, allocators, devices, progress);
@@ -387,6 +404,9 @@ public final class Replayer {
 
         /** The end of the replaying pass: its last samples, and what its device and the ground truth say. */
         private void finish(Pass p) {
+            if (observed) {
+                observer.finished(allocator);
+            }
             p.end = p.sampler.finish(p.events);
             p.groundTruth = p.scan.hasGroundTruth() && !p.stoppedAtOom
                     ? groundTruth(p.scan, p.warm.kind(), p.sampler.peakReserved()) : null;
@@ -610,7 +630,17 @@ public final class Replayer {
             device = new ObservedDevice(raw, this);
             String conf = effectiveConf();
             try {
-                allocator = provider.create(device, conf);
+                if (observed && !snapshotPass) {
+                    // As DeviceAllocators.builder() with a listener: the device calls seen by a wrapper, the rest
+                    // by the allocator (its setup's listener) and a decorator (out-of-memory errors).
+                    AllocatorListener listener = GuardedListener.of(List.of(observer.listener()));
+                    DeviceAllocator inner = provider.create(new ListeningDeviceMemory(device, listener), conf,
+                            listener);
+                    allocator = new ObservedAllocator(inner, listener, null, 0, List.of());
+                    observer.opened(allocator);
+                } else {
+                    allocator = provider.create(device, conf);
+                }
             } catch (RuntimeException | Error e) {
                 device.close();
                 device = null;

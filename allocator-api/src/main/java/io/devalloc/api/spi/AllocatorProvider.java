@@ -4,6 +4,7 @@ import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.config.AllocatorConfig;
 import io.devalloc.api.config.ConfigSchema;
 import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.observe.AllocatorListener;
 import java.util.List;
 
 /**
@@ -44,6 +45,19 @@ public interface AllocatorProvider {
      */
     default DeviceAllocator create(DeviceMemory device, String configText) {
         return create(new AllocatorSetup(device, AllocatorConfig.parse(configText, configSchema()), false));
+    }
+
+    /**
+     * {@link #create(DeviceMemory, String)} with a listener in the setup: what a tool that builds allocators from
+     * configuration texts (the replay) uses to watch one. The caller keeps ownership of the device and wraps it
+     * itself if device calls are to be seen (the listener here is told only of what the allocator alone sees). A
+     * provider that overrides {@code create(DeviceMemory, String)} to read the text its own way overrides this too.
+     *
+     * @param listener already guarded (see {@link AllocatorSetup#listener()})
+     * @throws io.devalloc.api.error.InvalidConfigurationException if the configuration is refused
+     */
+    default DeviceAllocator create(DeviceMemory device, String configText, AllocatorListener listener) {
+        return create(new AllocatorSetup(device, AllocatorConfig.parse(configText, configSchema()), false, listener));
     }
 
     /**

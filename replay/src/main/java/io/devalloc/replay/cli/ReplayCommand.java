@@ -109,8 +109,25 @@ public final class ReplayCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
         ReplayOptions options = new ReplayOptions(allocator, device, config(), warm, emptyCacheAtSegmentFree);
-        ReplayOutcome outcome = TraceReplays.replay(trace, options, spec.commandLine().getErr(), trace.toString());
+        List<RunInstrumentation> instruments = instruments(spec);
+        if (instruments.size() > 1) {
+            throw new IllegalStateException("replay takes one RunInstrumentation mixin, got " + instruments);
+        }
+        RunInstrumentation instrument = instruments.isEmpty() ? null : instruments.get(0);
+        ReplayOutcome outcome;
+        if (instrument == null) {
+            outcome = TraceReplays.replay(trace, options, err, trace.toString());
+        } else {
+            instrument.start();
+            try {
+                outcome = TraceReplays.replay(trace, options, err, trace.toString(), instrument.replayObserver());
+            } catch (RuntimeException | Error e) {
+                instrument.finish(out, err, json, true);
+                throw e;
+            }
+        }
         if (html != null) {
             TraceReplays.writeReport(html, "devalloc replay " + trace + " (" + outcome.label() + " on " + device + ")",
                     List.of(outcome));
@@ -124,7 +141,21 @@ public final class ReplayCommand implements Callable<Integer> {
                 out.println("HTML report: " + html);
             }
         }
+        if (instrument != null) {
+            instrument.finish(out, err, json, false);
+        }
         return ExitCodes.OK;
+    }
+
+    /** The mixins a launcher added that watch the run. */
+    static List<RunInstrumentation> instruments(CommandSpec spec) {
+        List<RunInstrumentation> found = new java.util.ArrayList<>();
+        for (CommandSpec mixin : spec.mixins().values()) {
+            if (mixin.userObject() instanceof RunInstrumentation instrument) {
+                found.add(instrument);
+            }
+        }
+        return found;
     }
 
     static void print(PrintWriter out, ReplayOutcome outcome) {

@@ -5,6 +5,7 @@ import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.CompactTrace;
 import io.devalloc.replay.GroundTruthComparability;
 import io.devalloc.replay.ProgressBar;
+import io.devalloc.replay.ReplayObserver;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.ReplayOutcome;
 import io.devalloc.replay.ReplayResult;
@@ -52,9 +53,15 @@ public final class TraceReplays {
      * @throws IllegalArgumentException for a missing, unreadable or malformed trace (a usage error, exit 2)
      */
     static ReplayOutcome replay(Path path, ReplayOptions options, PrintWriter err, String progressLabel) {
+        return replay(path, options, err, progressLabel, ReplayObserver.NONE);
+    }
+
+    /** {@link #replay(Path, ReplayOptions, PrintWriter, String)} with the replaying pass watched by {@code observer}. */
+    static ReplayOutcome replay(Path path, ReplayOptions options, PrintWriter err, String progressLabel,
+                                ReplayObserver observer) {
         String name = path.toString();
         TraceSource source = sources.apply(path);
-        Replayer replayer = new Replayer(options, ProgressBar.forTerminal(err, progressLabel));
+        Replayer replayer = new Replayer(options, ProgressBar.forTerminal(err, progressLabel)).observer(observer);
         try {
             if (isPickle(path)) {
                 // A pickle is loaded whole whatever happens (PyTorchPickleReader), and a replay opens its source
