@@ -50,9 +50,10 @@ import org.junit.jupiter.api.Test;
  * fire once per crossing in each direction, also under concurrency; and with nothing set nothing is wrapped.
  *
  * <p>Subclass it with a device factory and the allocator's provider and configuration. The requests are fractions
- * of the device's capacity, chosen so that every devalloc allocator's rounding (powers of two for
- * {@code caching-host}) keeps them apart: use a capacity that is a power of two from 256 MiB to 1 GiB. The
- * allocator must not wait long on an out-of-memory error ({@code bfc}: a short {@code retry_timeout_ms}).
+ * of the device's capacity: use a capacity from 256 MiB to 1 GiB, and for an allocator that rounds requests up to
+ * powers of two ({@code caching-host}) one that is not a power of two (768 MiB), so that a request of 5/8 of it
+ * still leaves room beside it. The allocator must not wait long on an out-of-memory error ({@code bfc}: a short
+ * {@code retry_timeout_ms}).
  */
 public abstract class AllocatorObservabilityContract {
 
@@ -60,7 +61,7 @@ public abstract class AllocatorObservabilityContract {
     protected AllocatorObservabilityContract() {
     }
 
-    /** A fresh device whose capacity is a power of two from 256 MiB to 1 GiB; the allocator built owns it. */
+    /** A fresh device of 256 MiB to 1 GiB (see the class documentation); the allocator built owns it. */
     protected abstract DeviceMemory openDevice();
 
     /** The provider of the allocator under test. */
@@ -304,7 +305,8 @@ public abstract class AllocatorObservabilityContract {
         try (DeviceAllocator probe = builder().build()) {
             capacity = probe.device().descriptor().totalBytes();
         }
-        // 3/32, 3/16 and 3/8 of the capacity: no power of two, so no allocator's rounding lands on one.
+        // 3/32, 3/16 and 3/8 of the capacity, so that 1/64 stays below the first, 1/8 (or its power-of-two rounding)
+        // between the first two, and 1/2 (or its rounding) above the last.
         long[] levels = {capacity * 3 / 32, capacity * 3 / 16, capacity * 3 / 8};
         DeviceAllocator allocator = builder().threshold(MemoryGauge.ALLOCATED, crossings, levels)
                 .threshold(MemoryGauge.RESERVED, crossings, levels).build();
@@ -411,10 +413,7 @@ public abstract class AllocatorObservabilityContract {
 
     // ============================================================================================ helpers
 
-    /**
-     * A request of 5/8 of the capacity: two never fit at once, on any allocator (the power-of-two rounding of
-     * {@code caching-host} makes it the whole device).
-     */
+    /** A request of 5/8 of the capacity: two never fit at once, on any allocator. */
     private static long bigRequest(DeviceAllocator allocator) {
         return allocator.device().descriptor().totalBytes() / 8 * 5;
     }
