@@ -3,17 +3,26 @@ package io.devalloc.guice;
 import com.google.inject.AbstractModule;
 import com.google.inject.Provides;
 import com.google.inject.Singleton;
+import com.google.inject.multibindings.Multibinder;
+import com.google.inject.multibindings.OptionalBinder;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.config.AllocatorConfig;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.internal.AllocatorRegistry;
 import io.devalloc.api.DevallocSettings;
 import io.devalloc.api.internal.DeviceRegistry;
+import io.devalloc.api.internal.GuardedListener;
+import io.devalloc.api.internal.ListeningDeviceMemory;
+import io.devalloc.api.internal.ObservedAllocator;
+import io.devalloc.api.observe.AllocatorListener;
+import io.devalloc.api.observe.OutOfMemoryHandler;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
 import io.devalloc.api.spi.DeviceMemoryProvider;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
 
 /**
  * The Guice way in: install this module and inject {@link DeviceAllocator} (and, if needed, its
@@ -26,6 +35,18 @@ import java.util.Objects;
  * from {@link DevallocSettings} (by default from the {@code devalloc.*} system properties and
  * {@code DEVALLOC_*} environment variables). Following Guice's advice, {@code configure()} does no work: the
  * device is probed and opened when the allocator is first injected. Everything is a singleton.
+ *
+ * <p><b>Observability.</b> The module declares a {@link Multibinder} of {@link AllocatorListener} and an
+ * {@link OptionalBinder} of {@link OutOfMemoryHandler}, so another module may add listeners and set a handler, and
+ * the injected allocator is built with them as {@code DeviceAllocators.builder().listener(...)} and
+ * {@code .outOfMemoryHandler(...)} build it (the handler with {@link OutOfMemoryHandler#DEFAULT_MAX_RETRIES}):
+ * <pre>{@code
+ * Multibinder.newSetBinder(binder(), AllocatorListener.class).addBinding().to(MyTracker.class);
+ * OptionalBinder.newOptionalBinder(binder(), OutOfMemoryHandler.class).setBinding().to(Spiller.class);
+ * }</pre>
+ * (a plain {@code bind(OutOfMemoryHandler.class).to(...)} works too). With neither bound, the allocator is built
+ * exactly as without them: nothing is wrapped. {@link DeviceMemory}, when injected, is the device itself, not the
+ * wrapper that tells the listeners of the allocator's device calls.
  *
  * <p>The injected allocator owns the device: closing the allocator at shutdown closes the device too. To use other
  * providers than the discovered ones (in tests, say), pass them to
@@ -65,6 +86,9 @@ public final class DevallocModule extends AbstractModule {
     @Override
     protected void configure() {
         bind(DevallocSettings.class).toInstance(settings);
+        // Declared here, so that the set may be empty and the handler absent, and other modules add to them.
+        Multibinder.newSetBinder(binder(), AllocatorListener.class);
+        OptionalBinder.newOptionalBinder(binder(), OutOfMemoryHandler.class);
     }
 
     private DeviceRegistry devices() {
@@ -86,11 +110,16 @@ public final class DevallocModule extends AbstractModule {
 
     @Provides
     @Singleton
-    DeviceAllocator deviceAllocator(DeviceMemory device, DevallocSettings s) {
+    DeviceAllocator deviceAllocator(DeviceMemory device, DevallocSettings s, Set<AllocatorListener> listeners,
+                                    Optional<OutOfMemoryHandler> handler) {
         AllocatorProvider provider = allocators().get(s.allocator());
+        AllocatorListener listener = GuardedListener.of(List.copyOf(listeners));
+        boolean listening = !listeners.isEmpty();
+        DeviceAllocator built;
         try {
-            return provider.create(
-                    new AllocatorSetup(device, AllocatorConfig.parse(s.config(), provider.configSchema()), true));
+            DeviceMemory seen = listening ? new ListeningDeviceMemory(device, listener) : device;
+            built = provider.create(new AllocatorSetup(seen,
+                    AllocatorConfig.parse(s.config(), provider.configSchema()), true, listener));
         } catch (RuntimeException | Error e) {
             // Nothing owns the device yet: close it rather than leak it.
             try {
@@ -100,5 +129,10 @@ public final class DevallocModule extends AbstractModule {
             }
             throw e;
         }
+        if (!listening && handler.isEmpty()) {
+            return built;
+        }
+        return new ObservedAllocator(built, listener, handler.orElse(null), OutOfMemoryHandler.DEFAULT_MAX_RETRIES,
+                List.of());
     }
 }

@@ -67,7 +67,8 @@ public final class BfcAllocatorProvider implements AllocatorProvider {
 
     @Override
     public BfcAllocator create(AllocatorSetup setup) {
-        return new BfcArena(setup.device(), setup.ownsDevice(), BfcOptions.from(setup.config(), environment));
+        return new BfcArena(setup.device(), setup.ownsDevice(), BfcOptions.from(setup.config(), environment),
+                setup.listener());
     }
 
     @Override

@@ -10,11 +10,14 @@ import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.error.UnknownStreamException;
 import io.devalloc.api.internal.LongLongHashMap;
+import io.devalloc.api.observe.AllocatorListener;
+import io.devalloc.api.observe.RetryCause;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.spi.AbstractDeviceAllocator;
 import io.devalloc.api.spi.LiveBytes;
 import io.devalloc.api.spi.SizeRounding;
 import io.devalloc.api.stats.AllocatorStats;
+import io.devalloc.api.stats.PoolUsage;
 import io.devalloc.api.units.ByteSize;
 import java.util.ArrayDeque;
 import java.util.Arrays;
@@ -48,6 +51,15 @@ import org.slf4j.LoggerFactory;
  * counters without the lock (plain reads of fields only the lock holder writes: exact on the thread that made the
  * last call, which is all a single-threaded replay asks, at no cost on its hot loop); {@link SizeRounding} is
  * {@code RoundedBytes} (a multiple of 256 B).
+ *
+ * <p><b>What the listener is told</b> (the {@link AllocatorListener} of the setup; device calls are seen by the
+ * device wrapper the builder hands in): {@code allocationRetried(request, 1, FREES_AWAITED)} once per request that
+ * enters TensorFlow's retry-on-failure loop ({@code allow_retry_on_failure}), where {@code allocationRetries} counts
+ * it, before it waits for frees (the attempts inside the loop, one after each free, are not told one by one); and
+ * {@code cacheReleased(bytes, nanos)} where free regions go back to the device: every explicit
+ * {@code deallocateFreeRegions}/{@code releaseCachedMemory} (even one that found nothing), and the
+ * {@code garbage_collection} step of the out-of-memory path when it freed regions. With no listener set nothing
+ * is timed, and allocate and free never touch it.
  */
 final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, LiveBytes, SizeRounding {
 
@@ -114,11 +126,22 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
     private final AtomicInteger waiters = new AtomicInteger();
     private final AtomicLong freeGeneration = new AtomicLong();
 
+    /** Told of retries after waiting for frees and of regions given back (see the class documentation). */
+    private final AllocatorListener listener;
+    /** Whether a listener was set: computed once, so that no release is timed for nobody. */
+    private final boolean listening;
+
     private record PendingFree(long count, DeviceEvent event) {
     }
 
     BfcArena(DeviceMemory device, boolean ownsDevice, BfcOptions options) {
+        this(device, ownsDevice, options, AllocatorListener.NONE);
+    }
+
+    BfcArena(DeviceMemory device, boolean ownsDevice, BfcOptions options, AllocatorListener listener) {
         super(device, ownsDevice);
+        this.listener = Objects.requireNonNull(listener, "listener");
+        this.listening = !AllocatorListener.NONE.equals(listener);
         this.options = Objects.requireNonNull(options, "options");
         this.name = "bfc";
         long total = device.descriptor().totalBytes();
@@ -253,6 +276,10 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
             retries++;
         } finally {
             lock.unlock();
+        }
+        if (listening) {
+            // Once per request, as allocationRetries counts it: the request now waits for frees and tries again.
+            listener.allocationRetried(bytes, 1, RetryCause.FREES_AWAITED);
         }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeout);
         waiters.incrementAndGet();
@@ -835,6 +862,23 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
      * out-of-memory path logs TensorFlow's warning; an explicit release is what the caller asked for.
      */
     private boolean deallocateFreeRegionsLocked(long rounded, boolean onOutOfMemory) {
+        if (!listening) {
+            return deallocateFreeRegionsUntold(rounded, onOutOfMemory);
+        }
+        long poolBefore = poolBytes;
+        long start = System.nanoTime();
+        try {
+            return deallocateFreeRegionsUntold(rounded, onOutOfMemory);
+        } finally {
+            long released = poolBefore - poolBytes;
+            // An explicit release is told even when it found nothing; the out-of-memory path only when it freed.
+            if (released > 0 || !onOutOfMemory) {
+                listener.cacheReleased(released, System.nanoTime() - start);
+            }
+        }
+    }
+
+    private boolean deallocateFreeRegionsUntold(long rounded, boolean onOutOfMemory) {
         long freeRegionBytes = 0;
         for (int i = 0; i < regionCount; i++) {
             if (regionIsFree(i)) {
@@ -1013,6 +1057,43 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * The gauges of the one pool, "all": reserved is {@code pool_bytes}, allocated and active {@code bytes_in_use}
+     * (a freed chunk is reusable at once, by its own stream in timestamped mode, so none stays active as PyTorch's
+     * event-waiting blocks do), requested the in-use chunks' requests, and inactive-split the bytes of free chunks
+     * in a region that holds more than one chunk: PyTorch's {@code inactive_split_bytes} (free blocks of a split
+     * segment) with BFC's region as the segment and its chunk as the block. It is worked out by a walk of the
+     * regions' chunks on each read (linear in the chunks, under the lock): keeping it incrementally would add
+     * work to every split, merge, allocation and free for a figure read only when a registry scrapes.
+     */
+    @Override
+    public List<PoolUsage> memoryUsage() {
+        lock.lock();
+        try {
+            return List.of(new PoolUsage(PoolUsage.ALL, poolBytes, bytesInUse, bytesInUse, requestedInUse,
+                    inactiveSplitBytesLocked()));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Free chunks' bytes in regions of more than one chunk; 0 once closed. */
+    long inactiveSplitBytesLocked() {
+        long bytes = 0;
+        for (int r = 0; r < regionCount; r++) {
+            int h = (int) handles.get(regionBase[r], -1);
+            if (h < 0 || chunks.next[h] == NONE) {
+                continue; // one chunk: the region is whole
+            }
+            for (; h != NONE; h = chunks.next[h]) {
+                if (!chunks.inUse(h)) {
+                    bytes += chunks.size[h];
+                }
+            }
+        }
+        return bytes;
     }
 
     /** The regions' bytes ({@code pool_bytes}), read without the lock. */

@@ -98,7 +98,7 @@ public final class CachingAllocatorProvider implements AllocatorProvider {
 
     @Override
     public CachingAllocator create(AllocatorSetup setup) {
-        return new CachingArena(setup.device(), setup.ownsDevice(), options(setup.config()));
+        return new CachingArena(setup.device(), setup.ownsDevice(), options(setup.config()), setup.listener());
     }
 
     @Override

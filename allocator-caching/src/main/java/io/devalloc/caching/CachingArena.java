@@ -15,6 +15,8 @@ import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.error.UnknownStreamException;
+import io.devalloc.api.observe.AllocatorListener;
+import io.devalloc.api.observe.RetryCause;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.spi.AbstractDeviceAllocator;
 import io.devalloc.api.spi.LiveBytes;
@@ -22,6 +24,7 @@ import io.devalloc.api.spi.MappedPages;
 import io.devalloc.api.spi.SizeRounding;
 import io.devalloc.api.spi.TraceStateRestore;
 import io.devalloc.api.stats.AllocatorStats;
+import io.devalloc.api.stats.PoolUsage;
 import io.devalloc.caching.DeviceStats.Metric;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -66,6 +69,17 @@ import java.util.function.BooleanSupplier;
  * thread that made the last call, which is all a single-threaded replay asks, and no cost on its hot loop);
  * {@link SizeRounding} is {@code round_size}; {@link MappedPages} gives the page of an expandable segment (2 MiB
  * in the small pool, {@code large_segment_size} in the large one).
+ *
+ * <p><b>What the listener is told</b> (the {@link AllocatorListener} of the setup; its device calls are seen by the
+ * device wrapper the builder hands in, not here): {@code allocationRetried(request, 1, CACHE_RELEASED)} where PyTorch
+ * counts {@code num_alloc_retries} (the {@code alloc_block} after {@code release_cached_blocks}, once per request at
+ * most), and {@code cacheReleased(bytes, nanos)} for every run of {@code release_cached_blocks}
+ * ({@code empty_cache}, and the out-of-memory ladder; told even when it gave nothing back, since it waited for
+ * every pending event) and for each run of {@code release_available_cached_blocks} and
+ * {@code garbage_collect_cached_blocks} that gave something back, with the bytes returned to the device in that
+ * run (segments freed and pages unmapped, as the reserved bytes fell). All with the lock held, as the listener's
+ * contract says. With no listener set, none of this is timed or counted: the cached allocate and free never
+ * touch it.
  */
 final class CachingArena extends AbstractDeviceAllocator
         implements CachingAllocator, TraceStateRestore, LiveBytes, SizeRounding, MappedPages {
@@ -120,11 +134,24 @@ final class CachingArena extends AbstractDeviceAllocator
     private long peakRequestedAllocated;
     private long largestRequest;
 
+    /** Told of the retries PyTorch counts and of every release of cached memory (see the class documentation). */
+    private final AllocatorListener listener;
+    /** Whether a listener was set: computed once, so that no release path times itself for nobody. */
+    private final boolean listening;
+    /** The size of the request being served, for {@link AllocatorListener#allocationRetried}. */
+    private long requestBeingServed;
+
     private record PendingEvent(DeviceEvent event, int block) {
     }
 
     CachingArena(DeviceMemory device, boolean ownsDevice, CachingOptions options) {
+        this(device, ownsDevice, options, AllocatorListener.NONE);
+    }
+
+    CachingArena(DeviceMemory device, boolean ownsDevice, CachingOptions options, AllocatorListener listener) {
         super(device, ownsDevice);
+        this.listener = Objects.requireNonNull(listener, "listener");
+        this.listening = !AllocatorListener.NONE.equals(listener);
         Objects.requireNonNull(options, "options");
         if (options.expandableSegments() && device.virtualMemory().isEmpty()) {
             // PyTorch without the driver's virtual memory API warns and carries on without expandable segments.
@@ -199,6 +226,7 @@ final class CachingArena extends AbstractDeviceAllocator
             BlockPool pool = SizeRules.isSmall(s) ? smallPool : largePool;
             long a = sizes.allocationSize(s);
             long st = stream.handle();
+            requestBeingServed = size;
 
             int block = getFreeBlock(pool, st, s);
             if (block == NONE && triggerFreeMemoryCallbacks()) {
@@ -312,6 +340,10 @@ final class CachingArena extends AbstractDeviceAllocator
     private int allocBlock(BlockPool pool, long stream, long s, long a, boolean isRetry) {
         if (isRetry) {
             stats.numAllocRetries++;
+            if (listening) {
+                // Once per request at most, as num_alloc_retries counts: after release_cached_blocks.
+                listener.allocationRetried(requestBeingServed, 1, RetryCause.CACHE_RELEASED);
+            }
         }
         if (setFraction && totalAllocatedMemory + a > allowedMemoryMaximum) {
             return NONE;
@@ -359,11 +391,27 @@ final class CachingArena extends AbstractDeviceAllocator
         return h;
     }
 
-    /** PyTorch's {@code release_available_cached_blocks}: free oversize cached blocks on this stream. */
+    /**
+     * PyTorch's {@code release_available_cached_blocks}: free oversize cached blocks on this stream. The listener is
+     * told when it gave something back (it runs on cache misses: a release of nothing would be noise).
+     */
     private boolean releaseAvailableCachedBlocks(BlockPool pool, long stream, long s) {
         if (maxSplitSize == Long.MAX_VALUE) {
             return false;
         }
+        if (!listening) {
+            return releaseAvailableCachedBlocksUntold(pool, stream, s);
+        }
+        long reservedBefore = totalAllocatedMemory;
+        long start = System.nanoTime();
+        try {
+            return releaseAvailableCachedBlocksUntold(pool, stream, s);
+        } finally {
+            tellReleased(reservedBefore, start, false);
+        }
+    }
+
+    private boolean releaseAvailableCachedBlocksUntold(BlockPool pool, long stream, long s) {
         long key = Math.max(s, maxSplitSize);
         int i = pool.lowerBound(stream, key, 0);
         if (i == BlockPool.NO_NODE || blocks.stream[pool.blockAt(i)] != stream
@@ -390,11 +438,40 @@ final class CachingArena extends AbstractDeviceAllocator
         return true;
     }
 
-    /** PyTorch's {@code release_cached_blocks}: sync every event, then free every unsplit cached block. */
+    /**
+     * PyTorch's {@code release_cached_blocks}: sync every event, then free every unsplit cached block. Every run is
+     * told to the listener, a release of nothing too (it waited for every pending event, which is what it costs).
+     */
     private void releaseCachedBlocks() {
+        if (!listening) {
+            releaseCachedBlocksUntold();
+            return;
+        }
+        long reservedBefore = totalAllocatedMemory;
+        long start = System.nanoTime();
+        try {
+            releaseCachedBlocksUntold();
+        } finally {
+            tellReleased(reservedBefore, start, true);
+        }
+    }
+
+    private void releaseCachedBlocksUntold() {
         synchronizeAndFreeEvents();
         releaseBlocks(largePool);
         releaseBlocks(smallPool);
+    }
+
+    /**
+     * Tells the listener of a release that started at {@code start} with {@code reservedBefore} bytes held: the
+     * bytes given back are what the device was returned (whole segments freed, pages unmapped), also when the
+     * release failed part way. With {@code evenNothing} false, a release that gave nothing back is not told.
+     */
+    private void tellReleased(long reservedBefore, long start, boolean evenNothing) {
+        long released = reservedBefore - totalAllocatedMemory;
+        if (released > 0 || evenNothing) {
+            listener.cacheReleased(released, System.nanoTime() - start);
+        }
     }
 
     private void releaseBlocks(BlockPool pool) {
@@ -442,8 +519,25 @@ final class CachingArena extends AbstractDeviceAllocator
         blocks.delete(h);
     }
 
-    /** PyTorch's {@code garbage_collect_cached_blocks}: free old unsplit large blocks down to the threshold. */
+    /**
+     * PyTorch's {@code garbage_collect_cached_blocks}: free old unsplit large blocks down to the threshold. Told to
+     * the listener when it gave something back (it runs on every cache miss with a threshold set).
+     */
     private void garbageCollectCachedBlocks() {
+        if (!listening) {
+            garbageCollectCachedBlocksUntold();
+            return;
+        }
+        long reservedBefore = totalAllocatedMemory;
+        long start = System.nanoTime();
+        try {
+            garbageCollectCachedBlocksUntold();
+        } finally {
+            tellReleased(reservedBefore, start, false);
+        }
+    }
+
+    private void garbageCollectCachedBlocksUntold() {
         long threshold = (long) (options.garbageCollectionThreshold() * allowedMemoryMaximum);
         if (totalAllocatedMemory <= threshold) {
             return;
@@ -1717,6 +1811,32 @@ final class CachingArena extends AbstractDeviceAllocator
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * The gauges: "all", then {@code small} and {@code large}, each PyTorch's {@code memory_stats()} current
+     * figures for that pool ({@code reserved_bytes}, {@code allocated_bytes}, {@code active_bytes},
+     * {@code requested_bytes}, {@code inactive_split_bytes}), read together under the lock. PyTorch's
+     * {@code requested_bytes} is that of active blocks, so it includes blocks whose free waits on events, where
+     * {@link #stats()}'s {@code requestedBytes} counts allocated blocks only.
+     */
+    @Override
+    public List<PoolUsage> memoryUsage() {
+        lock.lock();
+        try {
+            return List.of(poolUsage(PoolUsage.ALL, DeviceStats.ALL), poolUsage("small", DeviceStats.SMALL),
+                    poolUsage("large", DeviceStats.LARGE));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private PoolUsage poolUsage(String name, int type) {
+        return new PoolUsage(name, stats.get(Metric.RESERVED_BYTES, type, DeviceStats.CURRENT),
+                stats.get(Metric.ALLOCATED_BYTES, type, DeviceStats.CURRENT),
+                stats.get(Metric.ACTIVE_BYTES, type, DeviceStats.CURRENT),
+                stats.get(Metric.REQUESTED_BYTES, type, DeviceStats.CURRENT),
+                stats.get(Metric.INACTIVE_SPLIT_BYTES, type, DeviceStats.CURRENT));
     }
 
     // ================================================================================================ snapshots

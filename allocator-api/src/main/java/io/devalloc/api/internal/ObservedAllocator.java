@@ -12,6 +12,7 @@ import io.devalloc.api.spi.ForwardingDeviceAllocator;
 import io.devalloc.api.spi.LiveBytes;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.LongSupplier;
 
 /**
  * The decorator the builder puts around an allocator that has a listener, an out-of-memory handler or thresholds:
@@ -32,6 +33,9 @@ public final class ObservedAllocator extends ForwardingDeviceAllocator {
     private final int maxRetries;
     private final ThresholdWatch[] watches;
     private final LiveBytes live;
+    /** The two figures as suppliers, made once: the watches read them afresh when a level is crossed. */
+    private final LongSupplier reserved;
+    private final LongSupplier allocated;
 
     /**
      * @param allocator  the allocator to observe
@@ -52,6 +56,8 @@ public final class ObservedAllocator extends ForwardingDeviceAllocator {
         this.maxRetries = maxRetries;
         this.watches = watches.toArray(ThresholdWatch[]::new);
         this.live = allocator.unwrap(LiveBytes.class).orElse(null);
+        this.reserved = this::reservedFigure;
+        this.allocated = this::allocatedFigure;
         for (ThresholdWatch w : this.watches) {
             w.start(figure(w.gauge()));
         }
@@ -119,8 +125,16 @@ public final class ObservedAllocator extends ForwardingDeviceAllocator {
 
     private void watch() {
         for (ThresholdWatch w : watches) {
-            w.update(figure(w.gauge()));
+            w.update(w.gauge() == MemoryGauge.RESERVED ? reserved : allocated);
         }
+    }
+
+    private long reservedFigure() {
+        return figure(MemoryGauge.RESERVED);
+    }
+
+    private long allocatedFigure() {
+        return figure(MemoryGauge.ALLOCATED);
     }
 
     private long figure(MemoryGauge gauge) {

@@ -4,6 +4,7 @@ import io.devalloc.api.observe.MemoryGauge;
 import io.devalloc.api.observe.ThresholdListener;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,7 +14,11 @@ import org.slf4j.LoggerFactory;
  * crossed, once. The check when nothing was crossed is two comparisons.
  *
  * <p>Thread-safe: the band moves under this object's lock, so two threads that see the same crossing report it once;
- * the listener is called after the lock is released, so it may use the allocator.
+ * the listener is called after the lock is released, so it may use the allocator. The figure is read afresh inside
+ * the lock and once more after the band moved: a thread whose figure is stale (another thread's call moved it since)
+ * then catches up, so that once the calls stop the band is the band of the figure (without that second read, a
+ * thread that read a figure before another thread's free could set the band after that thread found nothing to
+ * report, and the band would stay off until the next call).
  */
 public final class ThresholdWatch {
 
@@ -67,19 +72,37 @@ public final class ThresholdWatch {
         band = bandOf(bytes);
     }
 
-    /** Tells the listener of every level crossed since the figure last seen, given the figure is now {@code bytes}. */
-    public void update(long bytes) {
-        int b = band;
-        if ((b == 0 || bytes >= levels[b - 1]) && (b == levels.length || bytes < levels[b])) {
+    /**
+     * Tells the listener of every level crossed since the figure last seen, reading the figure from {@code figure}:
+     * once (two comparisons when nothing was crossed), then, on a crossing, again inside the lock and after the band
+     * moved until the band holds the figure (see the class documentation).
+     */
+    public void update(LongSupplier figure) {
+        if (inBand(band, figure.getAsLong())) {
             return;
         }
-        int from;
-        int to;
-        synchronized (this) {
-            from = band;
-            to = bandOf(bytes);
-            band = to;
+        while (true) {
+            long bytes;
+            int from;
+            int to;
+            synchronized (this) {
+                bytes = figure.getAsLong();
+                from = band;
+                to = bandOf(bytes);
+                band = to;
+            }
+            report(from, to, bytes);
+            if (inBand(band, figure.getAsLong())) {
+                return;
+            }
         }
+    }
+
+    private boolean inBand(int b, long bytes) {
+        return (b == 0 || bytes >= levels[b - 1]) && (b == levels.length || bytes < levels[b]);
+    }
+
+    private void report(int from, int to, long bytes) {
         try {
             if (to > from) {
                 for (int i = from; i < to; i++) {

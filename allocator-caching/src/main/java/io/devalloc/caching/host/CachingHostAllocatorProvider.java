@@ -75,7 +75,8 @@ public final class CachingHostAllocatorProvider implements AllocatorProvider {
 
     @Override
     public HostCachingAllocator create(AllocatorSetup setup) {
-        return new HostCachingArena(setup.device(), setup.ownsDevice(), CachingHostOptions.from(setup.config()));
+        return new HostCachingArena(setup.device(), setup.ownsDevice(), CachingHostOptions.from(setup.config()),
+                setup.listener());
     }
 
     @Override

@@ -10,6 +10,8 @@ import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.error.UnknownStreamException;
+import io.devalloc.api.observe.AllocatorListener;
+import io.devalloc.api.observe.RetryCause;
 import io.devalloc.api.snapshot.BlockSnapshot;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
@@ -18,6 +20,7 @@ import io.devalloc.api.spi.AbstractDeviceAllocator;
 import io.devalloc.api.spi.LiveBytes;
 import io.devalloc.api.spi.SizeRounding;
 import io.devalloc.api.stats.AllocatorStats;
+import io.devalloc.api.stats.PoolUsage;
 import io.devalloc.api.units.ByteSize;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -50,6 +53,13 @@ import org.slf4j.LoggerFactory;
  * made the last call, as a single-threaded replay asks); {@link SizeRounding} is the power-of-two rounding with its
  * thresholds ({@link CachingHostOptions#roundSize}). A block taken from the reserve segment occupies its 4 KiB-rounded
  * extent: the bytes past the rounded size show as the block's unsplit remainder.
+ *
+ * <p><b>What the listener is told</b> (the {@link AllocatorListener} of the setup; device calls are seen by the
+ * device wrapper the builder hands in): {@code allocationRetried(request, 1, CACHE_RELEASED)} when a refused device
+ * malloc is retried after the cache was returned (where {@code allocationRetries} counts it), and
+ * {@code cacheReleased(bytes, nanos)} for every return of the cache ({@code empty_cache}, and that retry), with the
+ * bytes the device got back. A freed block above {@code pinned_max_cached_size_mb} that goes straight back to the
+ * device never was cached: only its device free is told. With no listener set nothing is timed.
  */
 final class HostCachingArena extends AbstractDeviceAllocator
         implements HostCachingAllocator, LiveBytes, SizeRounding {
@@ -112,8 +122,19 @@ final class HostCachingArena extends AbstractDeviceAllocator
 
     private long nextAllocationId = 1;
 
+    /** Told of the retry after the cache was returned and of every return of the cache (see the class docs). */
+    private final AllocatorListener listener;
+    /** Whether a listener was set: computed once, so that no release is timed for nobody. */
+    private final boolean listening;
+
     HostCachingArena(DeviceMemory device, boolean ownsDevice, CachingHostOptions options) {
+        this(device, ownsDevice, options, AllocatorListener.NONE);
+    }
+
+    HostCachingArena(DeviceMemory device, boolean ownsDevice, CachingHostOptions options, AllocatorListener listener) {
         super(device, ownsDevice);
+        this.listener = Objects.requireNonNull(listener, "listener");
+        this.listening = !AllocatorListener.NONE.equals(listener);
         this.options = Objects.requireNonNull(options, "options");
         Map<String, Object> settings = new LinkedHashMap<>();
         settings.put("configuration", options.configText());
@@ -227,6 +248,9 @@ final class HostCachingArena extends AbstractDeviceAllocator
         long ptr = timedDeviceMalloc(rounded);
         if (ptr == 0 && hasCachedDeviceBlocks()) {
             retries++;
+            if (listening) {
+                listener.allocationRetried(size, 1, RetryCause.CACHE_RELEASED);
+            }
             LOG.debug("{}: the device refused {}; returning the cached blocks to it and trying again", this,
                     ByteSize.format(rounded));
             releaseCached();
@@ -622,6 +646,20 @@ final class HostCachingArena extends AbstractDeviceAllocator
      * stays cached; the first failure is thrown once every other block was tried.
      */
     private void releaseCached() {
+        if (!listening) {
+            releaseCachedUntold();
+            return;
+        }
+        long reservedBefore = reservedBytes;
+        long start = System.nanoTime();
+        try {
+            releaseCachedUntold();
+        } finally {
+            listener.cacheReleased(reservedBefore - reservedBytes, System.nanoTime() - start);
+        }
+    }
+
+    private void releaseCachedUntold() {
         RuntimeException failure = null;
         for (BlockStack s : allFreeLists()) {
             int kept = 0;
@@ -722,6 +760,37 @@ final class HostCachingArena extends AbstractDeviceAllocator
             return new AllocatorStats(allocationCount, freeCount, live, peakLive, liveBytes, peakLiveBytes,
                     requestedBytes, peakRequestedBytes, reservedBytes, peakReservedBytes, largestRequest, largestFree,
                     deviceMallocs, deviceFrees, retries, outOfMemoryErrors, Long.MAX_VALUE);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The gauges of the one pool, "all", under the lock: reserved and allocated as {@link #stats()} has them;
+     * active is allocated plus the blocks whose free waits on stream events (PyTorch's pending blocks, counted in
+     * its {@code active_bytes} too); requested the allocated blocks' requests; inactive-split the free pieces of the
+     * reserve segment (the one segment this allocator splits; PyTorch keeps no such figure for pinned memory). Both
+     * are a walk of the blocks on read, for a figure read only when a registry scrapes.
+     */
+    @Override
+    public List<PoolUsage> memoryUsage() {
+        lock.lock();
+        try {
+            long pending = 0;
+            long freeReservePieces = 0;
+            for (int h = 0; h < tableSize; h++) {
+                Block b = table[h];
+                if (b == null) {
+                    continue;
+                }
+                if (b.state == Block.PENDING) {
+                    pending += b.extent;
+                } else if (b.state == Block.FREE && b.reserve) {
+                    freeReservePieces += b.extent;
+                }
+            }
+            return List.of(new PoolUsage(PoolUsage.ALL, reservedBytes, liveBytes, liveBytes + pending,
+                    requestedBytes, freeReservePieces));
         } finally {
             lock.unlock();
         }
