@@ -3,6 +3,7 @@ package io.devalloc.caching;
 import io.devalloc.api.config.AllocatorConfig;
 import io.devalloc.api.config.ConfigSchema;
 import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
 import io.devalloc.api.spi.EnvironmentConfig;
@@ -103,10 +104,15 @@ public final class CachingAllocatorProvider implements AllocatorProvider {
 
     @Override
     public CachingAllocator create(DeviceMemory device, String configText) {
+        return create(device, configText, AllocatorListener.NONE);
+    }
+
+    @Override
+    public CachingAllocator create(DeviceMemory device, String configText, AllocatorListener listener) {
         if (configText == null || configText.isBlank()) {
-            return create(new AllocatorSetup(device, AllocatorConfig.defaults(configSchema()), false));
+            return create(new AllocatorSetup(device, AllocatorConfig.defaults(configSchema()), false, listener));
         }
-        return new CachingArena(device, false, CachingConfig.parse(configText));
+        return new CachingArena(device, false, CachingConfig.parse(configText), listener);
     }
 
     /** A caching allocator over {@code device} with explicit options; the caller owns the device. */

@@ -11,6 +11,7 @@ import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.api.observe.DeviceCall;
+import io.devalloc.api.observe.RetryCause;
 import io.devalloc.trace.TraceFormat;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -27,6 +28,8 @@ class ReplayObserverTest {
         final Map<DeviceCall, Integer> calls = new EnumMap<>(DeviceCall.class);
         final Map<DeviceCall, Long> bytes = new EnumMap<>(DeviceCall.class);
         int ooms;
+        int retries;
+        long released;
         final List<DeviceAllocator> opened = new ArrayList<>();
         final List<DeviceAllocator> finished = new ArrayList<>();
         long allocatedAtFinish = -1;
@@ -62,6 +65,16 @@ class ReplayObserverTest {
         @Override
         public void outOfMemory(long requestedBytes, OutOfMemoryException error) {
             ooms++;
+        }
+
+        @Override
+        public void allocationRetried(long requestedBytes, int attempt, RetryCause cause) {
+            retries++;
+        }
+
+        @Override
+        public void cacheReleased(long bytes, long nanos) {
+            released += bytes;
         }
 
         int count(DeviceCall call) {
@@ -106,5 +119,26 @@ class ReplayObserverTest {
         assertEquals(plain.result().peakReservedBytes(), watched.result().peakReservedBytes());
         assertEquals(1, w.count(DeviceCall.MALLOC));
         assertEquals(2 * MiB, w.bytes.get(DeviceCall.MALLOC), "caching's first segment for a small request");
+    }
+
+    @Test
+    void cachingTellsItsRetryAndTheCacheItReleasedThroughTheReplaysConfigurationText() throws IOException {
+        TestTraces.Builder t = TestTraces.of(TraceFormat.RMM_CSV)
+                .alloc(0x1000, 20 * MiB)
+                .alloc(0x2000, 20 * MiB)
+                .free(0x1000)
+                .alloc(0x3000, 40 * MiB) // misses the cache, fails, releases the free 20 MiB segment, retries
+                .free(0x3000)
+                .free(0x2000);
+        Watcher w = new Watcher();
+        ReplayOutcome o = new Replayer(ReplayOptions.defaults().withDevice("sim:64MiB")
+                .withConf("max_split_size_mb:1024")).observer(w).replay("t", t.source());
+        ReplayResult r = o.result();
+        assertAll(
+                () -> assertEquals(0, r.ooms()),
+                () -> assertEquals(1, r.allocRetries()),
+                () -> assertEquals(r.allocRetries(), w.retries),
+                () -> assertEquals(20 * MiB, w.released),
+                () -> assertEquals(r.deviceMallocs(), w.count(DeviceCall.MALLOC)));
     }
 }

@@ -2,6 +2,7 @@ package io.devalloc.caching.host;
 
 import io.devalloc.api.config.ConfigSchema;
 import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
 import io.devalloc.api.units.ByteSize;
@@ -81,7 +82,12 @@ public final class CachingHostAllocatorProvider implements AllocatorProvider {
 
     @Override
     public HostCachingAllocator create(DeviceMemory device, String configText) {
-        return new HostCachingArena(device, false, CachingHostOptions.parse(configText));
+        return create(device, configText, AllocatorListener.NONE);
+    }
+
+    @Override
+    public HostCachingAllocator create(DeviceMemory device, String configText, AllocatorListener listener) {
+        return new HostCachingArena(device, false, CachingHostOptions.parse(configText), listener);
     }
 
     /** A pinned-host caching allocator over {@code device} with explicit options; the caller owns the device. */
