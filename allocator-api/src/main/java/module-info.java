@@ -7,6 +7,9 @@
 module io.devalloc.api {
     requires org.slf4j;
     requires static com.google.guice;
+    // JFR events and the JMX bean (io.devalloc.api.jfr, io.devalloc.api.jmx): both modules are in every JDK image.
+    requires jdk.jfr;
+    requires java.management;
 
     exports io.devalloc.api;
     exports io.devalloc.api.error;
@@ -18,6 +21,10 @@ module io.devalloc.api {
     exports io.devalloc.api.spi;
     exports io.devalloc.api.config;
     exports io.devalloc.api.direct;
+    // The event classes are package-private; JFR adds the access it needs to them when it registers them.
+    exports io.devalloc.api.jfr;
+    // java.management calls the public AllocatorMXBean interface, so the package is exported.
+    exports io.devalloc.api.jmx;
     exports io.devalloc.guice;
     exports io.devalloc.api.internal to io.devalloc.testkit, io.devalloc.sim, io.devalloc.host, io.devalloc.cuda,
             io.devalloc.bfc, io.devalloc.caching, io.devalloc.trace, io.devalloc.replay, io.devalloc.advisor,

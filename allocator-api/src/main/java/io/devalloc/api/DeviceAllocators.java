@@ -6,6 +6,9 @@ import io.devalloc.api.internal.GuardedListener;
 import io.devalloc.api.internal.ListeningDeviceMemory;
 import io.devalloc.api.internal.ObservedAllocator;
 import io.devalloc.api.internal.ThresholdWatch;
+import io.devalloc.api.jfr.JfrEvents;
+import io.devalloc.api.jfr.JfrListener;
+import io.devalloc.api.jmx.AllocatorMXBeans;
 import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.api.observe.MemoryGauge;
 import io.devalloc.api.observe.OutOfMemoryHandler;
@@ -35,6 +38,9 @@ import java.util.function.UnaryOperator;
  * <p>{@link Builder#decorate} wraps the built allocator, for example to record every call for a later replay
  * ({@code .decorate(RecordingAllocator.to(Path.of("run.csv"), RecordingAllocator.Format.RMM_CSV))} with module
  * {@code trace-io}); closing the decorated allocator closes the one inside and its device.
+ *
+ * <p>{@link Builder#name}, {@link Builder#jfrEvents} and {@link Builder#registerMXBean} turn on JFR events and a
+ * JMX bean (or, without code, {@link Builder#observability} with {@link ObservabilitySettings#fromEnvironment()}).
  *
  * <p>{@link #devices()} and {@link #allocators()} tell what the class path (or module path) offers.
  */
@@ -83,6 +89,9 @@ public final class DeviceAllocators {
         private final List<ThresholdWatch> thresholds = new ArrayList<>();
         private OutOfMemoryHandler outOfMemoryHandler;
         private int maxOutOfMemoryRetries = OutOfMemoryHandler.DEFAULT_MAX_RETRIES;
+        private String name = "";
+        private boolean jfrEvents;
+        private boolean registerMXBean;
 
         private Builder() {
         }
@@ -163,6 +172,56 @@ public final class DeviceAllocators {
         }
 
         /**
+         * The allocator's name in JFR events, its MXBean's ObjectName and metrics: chosen by the user and stable
+         * across runs (e.g. {@code trainer}). Default: the allocator's kind ({@code caching}).
+         *
+         * @throws IllegalArgumentException a blank name
+         */
+        public Builder name(String name) {
+            Objects.requireNonNull(name, "name");
+            if (name.isBlank()) {
+                throw new IllegalArgumentException("an allocator's name must not be blank");
+            }
+            this.name = name.strip();
+            return this;
+        }
+
+        /**
+         * Writes JFR events (package {@code io.devalloc.api.jfr}): one per device call, out-of-memory error, retry
+         * and cache release, and the periodic {@code io.devalloc.MemoryUsage} gauges (the hook is removed when the
+         * allocator is closed). Off by default; when off nothing is installed.
+         */
+        public Builder jfrEvents(boolean on) {
+            this.jfrEvents = on;
+            return this;
+        }
+
+        /**
+         * Registers the allocator's {@link io.devalloc.api.jmx.AllocatorMXBean} with the platform MBean server as
+         * {@code io.devalloc:type=Allocator,name=NAME} ({@link #name}); closing the allocator unregisters it. Off by
+         * default. {@link #build()} fails, leaving nothing registered or open, when the name is already registered.
+         */
+        public Builder registerMXBean(boolean on) {
+            this.registerMXBean = on;
+            return this;
+        }
+
+        /**
+         * Applies settings read from outside (e.g. {@link ObservabilitySettings#fromEnvironment()}): a name given
+         * there replaces the one set before, and JFR events and the MXBean are turned on when the settings turn
+         * them on (never off: what code turned on stays on).
+         */
+        public Builder observability(ObservabilitySettings settings) {
+            Objects.requireNonNull(settings, "settings");
+            if (!settings.name().isEmpty()) {
+                this.name = settings.name();
+            }
+            this.jfrEvents |= settings.jfrEvents();
+            this.registerMXBean |= settings.registerMXBean();
+            return this;
+        }
+
+        /**
          * Wraps the built allocator in {@code decoration} (applied in the order given). A decorator owns what it
          * wraps: closing it closes the allocator inside, and so its device.
          */
@@ -181,11 +240,19 @@ public final class DeviceAllocators {
             // Check the configuration before touching any device, so a typo costs no device open.
             AllocatorConfig parsed = AllocatorConfig.parse(config, provider.configSchema());
             DeviceRegistry deviceRegistry = devices != null ? devices : DeviceRegistry.load();
-            AllocatorListener listener = GuardedListener.of(listeners);
-            boolean listening = !listeners.isEmpty();
+            String allocatorName = name.isEmpty() ? allocator : name;
             DeviceMemory memory = deviceRegistry.open(device);
             DeviceAllocator built;
+            AllocatorListener listener;
+            boolean listening;
             try {
+                List<AllocatorListener> told = listeners;
+                if (jfrEvents) {
+                    told = new ArrayList<>(listeners);
+                    told.add(new JfrListener(allocatorName, memory.descriptor().id()));
+                }
+                listener = GuardedListener.of(told);
+                listening = !told.isEmpty();
                 DeviceMemory seen = listening ? new ListeningDeviceMemory(memory, listener) : memory;
                 built = provider.create(new AllocatorSetup(seen, parsed, true, listener));
             } catch (RuntimeException | Error e) {
@@ -212,7 +279,23 @@ public final class DeviceAllocators {
                 }
                 built = decorated;
             }
+            // Outermost, so that the gauges and the bean's operations go through every decorator.
+            if (jfrEvents) {
+                built = wrapOrClose(built, b -> JfrEvents.withMemoryUsageEvents(b, allocatorName));
+            }
+            if (registerMXBean) {
+                built = wrapOrClose(built, b -> AllocatorMXBeans.register(b, allocatorName));
+            }
             return built;
+        }
+
+        /** {@code wrap} applied to {@code allocator}; when it throws, {@code allocator} is closed. */
+        private static DeviceAllocator wrapOrClose(DeviceAllocator allocator, UnaryOperator<DeviceAllocator> wrap) {
+            try {
+                return wrap.apply(allocator);
+            } catch (RuntimeException e) {
+                throw closing(allocator, e);
+            }
         }
 
         /** Closes {@code allocator} (and so its device) and returns {@code failure} with any close failure added. */

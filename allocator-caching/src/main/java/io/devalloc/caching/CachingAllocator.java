@@ -2,6 +2,7 @@ package io.devalloc.caching;
 
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.device.DeviceStream;
+import io.devalloc.api.spi.MemorySummary;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
@@ -12,12 +13,13 @@ import java.util.function.BooleanSupplier;
  * {@code DeviceAllocators}, Guice or the launcher). Thread-safe: one lock guards the allocator, as upstream's
  * per-device mutex.
  */
-public interface CachingAllocator extends DeviceAllocator {
+public interface CachingAllocator extends DeviceAllocator, MemorySummary {
 
     /** {@code torch.cuda.memory_stats()}: a sorted flat map with PyTorch's key names. */
     Map<String, Long> memoryStats();
 
     /** {@code torch.cuda.memory_summary()}: PyTorch's table, 75 characters wide. */
+    @Override
     String memorySummary(boolean abbreviated);
 
     /** {@code reset_accumulated_memory_stats}: allocated and freed totals and the counters go to 0. */

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.device.DeviceStream;
+import io.devalloc.api.jmx.AllocatorMXBean;
+import io.devalloc.api.jmx.AllocatorMXBeans;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.bfc.BfcAllocator;
 import io.devalloc.bfc.BfcAllocatorProvider;
@@ -21,13 +23,20 @@ import io.devalloc.trace.pytorch.PyTorchSnapshots;
 import io.devalloc.trace.record.RecordingAllocator;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Stream;
+import javax.management.JMX;
+import javax.management.MalformedObjectNameException;
+import javax.management.ObjectName;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -60,7 +69,8 @@ class DocsSnippetsTest {
         for (Path page : pages) {
             snippets.addAll(MarkdownSnippets.javaBlocks(page));
         }
-        assertEquals(4, snippets.size(), "the java snippets of docs/ (bfc, caching, caching-host, replay): "
+        assertEquals(6, snippets.size(), "the java snippets of docs/ (bfc, caching, caching-host, replay,"
+                + " observability's JFR and JMX): "
                 + snippets + "; a new one needs a method here");
         MarkdownSnippets.assertEachSnippetIsIn(snippets, MarkdownSnippets.testSource(DocsSnippetsTest.class));
     }
@@ -151,5 +161,47 @@ class DocsSnippetsTest {
         assertTrue(allocator.isClosed());
         List<String> rows = Files.readAllLines(RUN_RMM_CSV);
         assertEquals(3, rows.size(), "the header, one allocation and one free: " + rows);
+    }
+
+    /** docs/observability.md, JFR: the snippet runs inside a recording, which sees its two device calls. */
+    @Test
+    void jfrEvents() {
+        List<RecordedEvent> events = new CopyOnWriteArrayList<>();   // test only
+        try (RecordingStream stream = new RecordingStream()) {   // test only
+            stream.enable("io.devalloc.DeviceAlloc");   // test only
+            stream.enable("io.devalloc.DeviceFree");   // test only
+            stream.onEvent(e -> events.add(e));   // test only
+            stream.startAsync();   // test only
+            try (DeviceAllocator allocator = DeviceAllocators.builder().device("sim:80GiB").allocator("caching")
+                    .name("trainer").jfrEvents(true).build()) {
+                long p = allocator.malloc(1 << 20);   // a new 2 MiB segment: one io.devalloc.DeviceAlloc event
+                allocator.free(p);
+                allocator.releaseCachedMemory();      // the segment goes back: one io.devalloc.DeviceFree event
+            }
+            stream.stop();   // test only
+        }   // test only
+        // Not in the page: what the recording saw.
+        assertEquals(List.of("io.devalloc.DeviceAlloc", "io.devalloc.DeviceFree"),
+                events.stream().filter(e -> "trainer".equals(e.getString("allocator")))
+                        .map(e -> e.getEventType().getName()).toList());
+    }
+
+    /** docs/observability.md, JMX. */
+    @Test
+    void mxBean() throws MalformedObjectNameException {
+        ObjectName name = new ObjectName("io.devalloc:type=Allocator,name=trainer");   // test only
+        try (DeviceAllocator allocator = DeviceAllocators.builder().device("sim:80GiB").allocator("caching")
+                .name("trainer").registerMXBean(true).build()) {
+            allocator.free(allocator.malloc(1 << 20));   // test only
+            assertTrue(ManagementFactory.getPlatformMBeanServer().isRegistered(name));   // test only
+            AllocatorMXBean bean = JMX.newMXBeanProxy(ManagementFactory.getPlatformMBeanServer(),
+                    AllocatorMXBeans.objectName("trainer"), AllocatorMXBean.class);   // what jconsole calls
+            long reserved = bean.getReservedBytes();
+            bean.emptyCache();
+            assertEquals(2 * ByteSize.MiB, reserved);   // test only
+            assertEquals(0, allocator.stats().reservedBytes());   // test only
+        }   // unregistered here
+        // Not in the page: the bean is gone with the allocator.
+        assertFalse(ManagementFactory.getPlatformMBeanServer().isRegistered(name));
     }
 }

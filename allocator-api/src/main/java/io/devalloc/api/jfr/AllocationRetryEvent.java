@@ -1,0 +1,40 @@
+package io.devalloc.api.jfr;
+
+import jdk.jfr.Category;
+import jdk.jfr.DataAmount;
+import jdk.jfr.Description;
+import jdk.jfr.Event;
+import jdk.jfr.Label;
+import jdk.jfr.Name;
+
+/** {@value #NAME}: the allocator tries an allocation again (after releasing its cache, waiting, or a handler's ask). */
+@Name(AllocationRetryEvent.NAME)
+@Label("Allocation Retry")
+@Category({"devalloc", "Allocator"})
+@Description("The allocator tries an allocation again: after releasing cached memory, waiting for frees, or at an"
+        + " out-of-memory handler's request")
+final class AllocationRetryEvent extends Event {
+
+    static final String NAME = "io.devalloc.AllocationRetry";
+
+    @Label("Allocator")
+    @Description("The name the allocator was given, or its kind")
+    String allocator;
+
+    @Label("Device")
+    @Description("The device's id, e.g. cuda:0 or sim:0")
+    String device;
+
+    @Label("Requested Size")
+    @Description("The bytes the caller asked for")
+    @DataAmount(DataAmount.BYTES)
+    long requestedSize;
+
+    @Label("Attempt")
+    @Description("1 for the first retry of this request, 2 for the second, ...")
+    int attempt;
+
+    @Label("Cause")
+    @Description("CACHE_RELEASED, FREES_AWAITED or HANDLER")
+    String cause;
+}
