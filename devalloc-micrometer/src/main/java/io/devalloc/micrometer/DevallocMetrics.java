@@ -66,7 +66,7 @@ public final class DevallocMetrics implements MeterBinder {
     public static final String MEMORY_RESERVED = "devalloc.memory.reserved";
     /** Gauge, bytes, tag {@code pool}: bytes of live allocations as sized ({@link PoolUsage#allocatedBytes()}). */
     public static final String MEMORY_ALLOCATED = "devalloc.memory.allocated";
-    /** Gauge, bytes, tag {@code pool}: bytes of blocks in use or awaiting a stream ({@link PoolUsage#activeBytes()}). */
+    /** Gauge, bytes, tag {@code pool}: blocks in use or awaiting a stream ({@link PoolUsage#activeBytes()}). */
     public static final String MEMORY_ACTIVE = "devalloc.memory.active";
     /** Gauge, bytes, tag {@code pool}: bytes of live allocations as asked ({@link PoolUsage#requestedBytes()}). */
     public static final String MEMORY_REQUESTED = "devalloc.memory.requested";
