@@ -1,6 +1,8 @@
 package io.devalloc.examples.architecture;
 
+import static com.tngtech.archunit.base.DescribedPredicate.not;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -17,7 +19,9 @@ import java.util.List;
  * ({@code sim}, {@code host}, {@code cuda}) see only the API; {@code trace} (trace-io) sees only the API;
  * {@code replay} sees the API, {@code trace} and the simulator, never an algorithm (it reaches allocator capabilities
  * through the SPI); {@code advisor} sees the API, {@code trace} and {@code replay}, never an algorithm or a device
- * adapter (grids come from the SPI, devices from the registry); the API sees none of them; only the launcher
+ * adapter (grids come from the SPI, devices from the registry); {@code micrometer} (devalloc-micrometer, optional)
+ * sees the API's public packages and Micrometer, and is the only module besides the launcher that sees Micrometer;
+ * the API sees none of them; only the launcher
  * ({@code examples}) sees everything, and its example programs, which stand for application code, never name the
  * API's internal package. On the module path the
  * module descriptors enforce the same fence at compile time; these rules hold it for class-path users too.
@@ -30,6 +34,8 @@ final class ArchitectureRules {
     static final List<String> ADAPTERS = List.of("sim", "host", "cuda");
     /** The trace tools: formats (trace-io), the replay engine and the advisor. */
     static final List<String> TOOLS = List.of("trace", "replay", "advisor");
+    /** Optional integrations with a third-party library each. */
+    static final List<String> INTEGRATIONS = List.of("micrometer");
 
     private ArchitectureRules() {
     }
@@ -48,6 +54,8 @@ final class ArchitectureRules {
         rules.add(traceIoUsesOnlyTheApi(root));
         rules.add(replayUsesTheApiTraceIoAndTheSimulatorOnly(root));
         rules.add(advisorUsesTheApiTraceIoAndTheReplayOnly(root));
+        rules.add(micrometerUsesThePublicApiAndMicrometerOnly(root));
+        rules.add(onlyTheMicrometerModuleAndTheLauncherUseMicrometer(root));
         rules.add(examplesNeverNameTheInternalPackage(root));
         rules.add(noPackageCycles(root));
         return rules;
@@ -72,6 +80,9 @@ final class ArchitectureRules {
         }
         for (String t : TOOLS) {
             forbidden.add(root + "." + t + "..");
+        }
+        for (String i : INTEGRATIONS) {
+            forbidden.add(root + "." + i + "..");
         }
         return noClasses().that().resideInAPackage(root + ".api..")
                 .should().dependOnClassesThat().resideInAnyPackage(forbidden.toArray(String[]::new))
@@ -98,6 +109,9 @@ final class ArchitectureRules {
         }
         for (String t : TOOLS) {
             others.add(root + "." + t + "..");
+        }
+        for (String i : INTEGRATIONS) {
+            others.add(root + "." + i + "..");
         }
         others.add(root + ".examples..");
         return noClasses().that().resideInAPackage(root + "." + adapter + "..")
@@ -137,6 +151,24 @@ final class ArchitectureRules {
                 .because("the advisor drives the replay engine and reaches allocators through the SPI (their default"
                         + " grids included), never through an algorithm's or a device's own classes")
                 .allowEmptyShould(true);
+    }
+
+    static ArchRule micrometerUsesThePublicApiAndMicrometerOnly(String root) {
+        return classes().that().resideInAPackage(root + ".micrometer..")
+                .should().onlyDependOnClassesThat(resideInAnyPackage(root + ".api..", root + ".micrometer..",
+                        "io.micrometer..", "java..", "")
+                        .and(not(resideInAPackage(root + ".api.internal.."))))
+                .because("devalloc-micrometer is an optional add-on over allocator-api's public packages (the"
+                        + " listener SPI and the stats): no algorithm, no device, no internal class")
+                .allowEmptyShould(true);
+    }
+
+    static ArchRule onlyTheMicrometerModuleAndTheLauncherUseMicrometer(String root) {
+        return noClasses().that().resideOutsideOfPackages(root + ".micrometer..", root + ".examples..")
+                .and().resideInAPackage(root + "..")
+                .should().dependOnClassesThat().resideInAPackage("io.micrometer..")
+                .because("Micrometer is optional: an application without it on its class path must run every other"
+                        + " module");
     }
 
     static ArchRule examplesNeverNameTheInternalPackage(String root) {

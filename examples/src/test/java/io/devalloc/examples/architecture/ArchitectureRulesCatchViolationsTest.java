@@ -65,6 +65,20 @@ class ArchitectureRulesCatchViolationsTest {
     }
 
     @Test
+    void theMicrometerModuleReachingIntoAnAlgorithmOrTheInternalPackageIsCaught() {
+        String report = violations(ArchitectureRules.micrometerUsesThePublicApiAndMicrometerOnly(ROOT));
+        assertTrue(report.contains("fixtures.devalloc.caching.SomeAllocator"), report);
+        assertTrue(report.contains("fixtures.devalloc.api.internal.Helper"), report);
+    }
+
+    @Test
+    void micrometerOutsideItsModuleIsCaught() {
+        String report = violations(ArchitectureRules.onlyTheMicrometerModuleAndTheLauncherUseMicrometer(ROOT));
+        assertTrue(report.contains("fixtures.devalloc.caching.MeteredAllocator"), report);
+        assertFalse(report.contains("fixtures.devalloc.micrometer."), report);
+    }
+
+    @Test
     void guiceOutsideTheWiringIsCaught() {
         String report = violations(ArchitectureRules.onlyWiringUsesGuice(ROOT));
         assertTrue(report.contains("BadAlgorithm"), report);

@@ -24,7 +24,8 @@ class ArchitectureTest {
     void everyModuleIsOnTheClassPath() {
         for (String pkg : new String[] {"io.devalloc.api", "io.devalloc.sim", "io.devalloc.host", "io.devalloc.guice",
                 "io.devalloc.bfc", "io.devalloc.caching", "io.devalloc.cuda", "io.devalloc.trace", "io.devalloc.replay",
-                "io.devalloc.api.internal"}) {
+                "io.devalloc.api.internal",
+                "io.devalloc.micrometer"}) {
             assertTrue(PRODUCTION.containPackage(pkg), "missing " + pkg + ": the rules would check nothing there");
         }
     }

@@ -18,9 +18,12 @@ import io.devalloc.bfc.BfcStats;
 import io.devalloc.caching.CachingAllocator;
 import io.devalloc.caching.CachingAllocatorProvider;
 import io.devalloc.caching.host.HostCachingAllocator;
+import io.devalloc.micrometer.DevallocMetrics;
 import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.trace.pytorch.PyTorchSnapshots;
 import io.devalloc.trace.record.RecordingAllocator;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
@@ -69,8 +72,8 @@ class DocsSnippetsTest {
         for (Path page : pages) {
             snippets.addAll(MarkdownSnippets.javaBlocks(page));
         }
-        assertEquals(6, snippets.size(), "the java snippets of docs/ (bfc, caching, caching-host, replay,"
-                + " observability's JFR and JMX): "
+        assertEquals(8, snippets.size(), "the java snippets of docs/ (bfc, caching, caching-host, replay,"
+                + " observability's listener, handler, thresholds, gauges, Guice, JFR, JMX and Micrometer): "
                 + snippets + "; a new one needs a method here");
         MarkdownSnippets.assertEachSnippetIsIn(snippets, MarkdownSnippets.testSource(DocsSnippetsTest.class));
     }
@@ -146,6 +149,25 @@ class DocsSnippetsTest {
         assertEquals(ByteSize.MiB, a.stats().reservedBytes(), "one 1 MiB block, cached");
         assertEquals(buf, pinned.malloc(1_000_000), "the cached block is reused");
         assertEquals(1L, pinned.hostMemoryStats().get("num_host_alloc"));
+    }
+
+    /** docs/observability.md, Micrometer. */
+    @Test
+    void micrometer() {
+        MeterRegistry registry = new SimpleMeterRegistry();
+        DevallocMetrics metrics = DevallocMetrics.named("trainer");
+        DeviceAllocator allocator = DeviceAllocators.builder().device("sim:8GiB").allocator("caching")
+                .listener(metrics.listener()).build();
+        metrics.bindTo(registry, allocator);
+        // Not in the page: the meters follow the allocator.
+        try (allocator) {
+            long p = allocator.malloc(ByteSize.MiB);
+            assertEquals(allocator.stats().reservedBytes(), registry.get(DevallocMetrics.MEMORY_RESERVED)
+                    .tags("allocator", "trainer", "device", "sim:0", "pool", "all").gauge().value());
+            assertEquals(1.0, registry.get(DevallocMetrics.DEVICE_CALLS)
+                    .tags("op", "malloc", "outcome", "success").functionCounter().count());
+            allocator.free(p);
+        }
     }
 
     /** docs/replay.md, recording. */
