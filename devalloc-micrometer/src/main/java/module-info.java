@@ -9,6 +9,7 @@
 module io.devalloc.micrometer {
     requires transitive io.devalloc.api;
     requires transitive micrometer.core;
+    requires org.slf4j;
 
     exports io.devalloc.micrometer;
 }

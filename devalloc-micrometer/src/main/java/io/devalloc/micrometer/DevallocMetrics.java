@@ -55,8 +55,8 @@ import java.util.function.ToLongFunction;
  * <p><b>Lifecycle.</b> The registry holds the allocator weakly: it keeps neither the allocator nor its memory
  * alive. After {@link DeviceAllocator#close()} the gauges read what the closed allocator reports (no memory held;
  * peaks kept), never an exception; once the allocator is garbage-collected they read {@code NaN}, which registries
- * skip. Counts made before {@code bindTo} are published (the listener counts from its creation); durations are
- * timed from {@code bindTo} on.
+ * skip. Counts made before {@code bindTo} are published (the listener counts from its creation), and so are the
+ * durations of the first 1,024 calls made before it (kept until the timers exist).
  *
  * <p>Thread-safe.
  */

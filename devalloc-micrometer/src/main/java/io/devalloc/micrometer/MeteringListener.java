@@ -7,6 +7,8 @@ import io.devalloc.api.observe.RetryCause;
 import io.micrometer.core.instrument.Timer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The listener a {@link DevallocMetrics} gives the builder: counts into its own adders from the moment it exists
@@ -14,10 +16,16 @@ import java.util.concurrent.atomic.LongAdder;
  * when the binder is bound. Indexed by the enums' ordinals, so a call costs an array read, an adder increment and,
  * once bound, a timer record: no lookup, no allocation, no lock (some calls come with the allocator's lock held).
  *
- * <p>Thread-safe: adders are, and the timers are published through a volatile field.
+ * <p>Durations measured before the binder is bound (a device malloc the allocator makes as it is built, say
+ * {@code bfc}'s preallocated region) are kept, up to {@value #EARLY_DURATIONS}, and recorded into the timers when
+ * they arrive, so that a timer's count is its counter's; past that bound they are dropped, and logged once.
+ *
+ * <p>Thread-safe: adders are, the timers are published through a volatile field, and the early durations are
+ * guarded by this object (taken only before the timers exist).
  */
 final class MeteringListener implements AllocatorListener {
 
+    private static final Logger LOG = LoggerFactory.getLogger(MeteringListener.class);
     private static final int CALLS = DeviceCall.values().length;
     private static final int CAUSES = RetryCause.values().length;
 
@@ -30,8 +38,15 @@ final class MeteringListener implements AllocatorListener {
     private final LongAdder cacheReleases = new LongAdder();
     private final LongAdder cacheReleasedBytes = new LongAdder();
 
+    /** How many durations measured before binding are kept for the timers. */
+    static final int EARLY_DURATIONS = 1024;
+
     /** One timer per {@link DeviceCall} by ordinal, then the cache-release timer; null until bound. */
     private volatile Timer[] timers;
+    /** Durations before binding: timer index and nanos, in pairs; null once bound. */
+    private long[] early = new long[2 * EARLY_DURATIONS];
+    private int earlyCount;
+    private boolean earlyDropped;
 
     MeteringListener(String name) {
         this.name = name;
@@ -50,7 +65,35 @@ final class MeteringListener implements AllocatorListener {
         Timer[] all = new Timer[CALLS + 1];
         System.arraycopy(callTimers, 0, all, 0, CALLS);
         all[CALLS] = releaseTimer;
-        this.timers = all;
+        synchronized (this) {
+            for (int i = 0; i < earlyCount; i++) {
+                all[(int) early[2 * i]].record(early[2 * i + 1], TimeUnit.NANOSECONDS);
+            }
+            early = null;
+            this.timers = all;
+        }
+    }
+
+    /** Records a duration into timer {@code index}, or keeps it until the timers exist. */
+    private void time(int index, long nanos) {
+        Timer[] t = timers;
+        if (t != null) {
+            t[index].record(nanos, TimeUnit.NANOSECONDS);
+            return;
+        }
+        synchronized (this) {
+            if (timers != null) {
+                timers[index].record(nanos, TimeUnit.NANOSECONDS);
+            } else if (earlyCount < EARLY_DURATIONS) {
+                early[2 * earlyCount] = index;
+                early[2 * earlyCount + 1] = nanos;
+                earlyCount++;
+            } else if (!earlyDropped) {
+                earlyDropped = true;
+                LOG.warn("{}: more than {} device calls before bindTo; the durations of the later ones are not in"
+                        + " the timers (their counts are in the counters)", this, EARLY_DURATIONS);
+            }
+        }
     }
 
     @Override
@@ -62,10 +105,7 @@ final class MeteringListener implements AllocatorListener {
         } else {
             failedCalls[op].increment();
         }
-        Timer[] t = timers;
-        if (t != null) {
-            t[op].record(nanos, TimeUnit.NANOSECONDS);
-        }
+        time(op, nanos);
     }
 
     @Override
@@ -82,10 +122,7 @@ final class MeteringListener implements AllocatorListener {
     public void cacheReleased(long bytes, long nanos) {
         cacheReleases.increment();
         cacheReleasedBytes.add(bytes);
-        Timer[] t = timers;
-        if (t != null) {
-            t[CALLS].record(nanos, TimeUnit.NANOSECONDS);
-        }
+        time(CALLS, nanos);
     }
 
     double calls(DeviceCall call, boolean succeeded) {
