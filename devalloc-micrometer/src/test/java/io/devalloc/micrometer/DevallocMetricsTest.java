@@ -307,6 +307,28 @@ class DevallocMetricsTest {
     }
 
     @Test
+    void cachingTellsItsReleasesAndRetries() {
+        DevallocMetrics metrics = DevallocMetrics.named("told");
+        try (DeviceAllocator a = build(metrics, "sim:256MiB", "caching", "")) {
+            metrics.bindTo(registry, a);
+            long p = a.malloc(30 * ByteSize.MiB);
+            a.free(p);
+            assertThrows(OutOfMemoryException.class, () -> a.malloc(ByteSize.GiB));
+            long q = a.malloc(30 * ByteSize.MiB);
+            a.free(q);
+            a.releaseCachedMemory();
+            assertEquals(a.stats().allocationRetries(),
+                    counter(DevallocMetrics.RETRIES, "told", "cause", "cache_released"));
+            assertTrue(counter(DevallocMetrics.CACHE_RELEASES, "told") >= 2);
+            assertEquals(calls("told", DeviceCall.FREE, true) * 30 * ByteSize.MiB,
+                    counter(DevallocMetrics.CACHE_RELEASED, "told"));
+            assertEquals(counter(DevallocMetrics.CACHE_RELEASES, "told"),
+                    registry.get(DevallocMetrics.CACHE_RELEASE_DURATION).timer().count());
+            assertGaugesEqualTheAllocatorsFigures("told", a);
+        }
+    }
+
+    @Test
     void listenerOnlyRegistrationCountsEveryAllocatorItWasGivenToWithoutGauges() {
         DevallocMetrics metrics = DevallocMetrics.named("fleet");
         metrics.bindTo(registry);
