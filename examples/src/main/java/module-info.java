@@ -9,6 +9,8 @@ module io.devalloc.examples {
     requires io.devalloc.bfc;
     requires io.devalloc.caching;
     requires io.devalloc.trace;
+    requires io.devalloc.micrometer;
+    requires jdk.jfr;
     requires info.picocli;
     requires com.google.guice;
     requires jakarta.inject;

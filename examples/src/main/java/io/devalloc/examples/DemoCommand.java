@@ -16,6 +16,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -39,7 +40,8 @@ import picocli.CommandLine.Spec;
         footer = {"", "Examples:",
                 "  devalloc demo",
                 "  devalloc demo --device sim:80GiB --steps 50",
-                "  devalloc demo --device host --config memory_limit_mb:256"})
+                "  devalloc demo --device host --config memory_limit_mb:256",
+                "  devalloc demo --device sim:80GiB --allocator caching --metrics --jfr demo.jfr"})
 final class DemoCommand implements Callable<Integer> {
 
     @Spec
@@ -88,6 +90,9 @@ final class DemoCommand implements Callable<Integer> {
             description = "Random seed; the same seed gives the same workload. Default: ${DEFAULT-VALUE}.")
     long seed;
 
+    @Mixin
+    ObservabilityOptions observability = new ObservabilityOptions().named("demo");
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
@@ -96,8 +101,22 @@ final class DemoCommand implements Callable<Integer> {
                 TrainingLoopWorkload.generate(new TrainingLoopWorkload.Spec(layers, steps, seed));
         // Opened before anything is printed, so a bad device, allocator or configuration prints only the error.
         String config = config();
-        DeviceAllocator alloc = DeviceAllocators.builder().device(device).allocator(allocator).config(config).build();
+        observability.start();
+        boolean failed = true;
+        try {
+            run(out, workload, config);
+            failed = false;
+        } finally {
+            observability.finish(out, spec.commandLine().getErr(), false, failed);
+        }
+        return Launcher.EXIT_OK;
+    }
+
+    private void run(PrintWriter out, TrainingLoopWorkload workload, String config) {
+        DeviceAllocator alloc = observability.configure(DeviceAllocators.builder().device(device).allocator(allocator)
+                .config(config)).build();
         try (alloc) {
+            observability.built(alloc);
             // What the allocator took from the environment (PYTORCH_CUDA_ALLOC_CONF, TensorFlow's switches) besides.
             String configShown = EnvironmentConfig.describe(config,
                     AllocatorRegistry.load().get(allocator).configFromEnvironment(config));
@@ -142,8 +161,8 @@ final class DemoCommand implements Callable<Integer> {
             out.println();
             out.println("  reserved after the loop:               " + ByteSize.format(reservedBefore));
             out.println("  reserved after releaseCachedMemory():  " + ByteSize.format(reservedAfter));
+            observability.ended();
         }
         out.println("  allocator closed: " + alloc.isClosed() + " (close() returns all memory and closes the device)");
-        return Launcher.EXIT_OK;
     }
 }

@@ -124,6 +124,8 @@ public final class Launcher implements Callable<Integer> {
 
     private static CommandLine commandLine(PrintWriter out, PrintWriter err, SettingsDefaults settings) {
         CommandLine cmd = new CommandLine(new Launcher());
+        // replay's module takes neither Micrometer nor JFR recordings: the launcher adds --metrics and --jfr to it.
+        cmd.getSubcommands().get("replay").addMixin("observability", new ObservabilityOptions().named("replay"));
         cmd.setOut(out);
         cmd.setErr(err);
         cmd.setDefaultValueProvider(settings);

@@ -1,6 +1,7 @@
 package io.devalloc.replay;
 
 import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.device.DeviceDescriptor;
 import io.devalloc.api.observe.AllocatorListener;
 
 /**
@@ -16,7 +17,7 @@ public interface ReplayObserver {
     /** Watches nothing: the replay runs exactly as without an observer. */
     ReplayObserver NONE = new ReplayObserver() {
         @Override
-        public AllocatorListener listener() {
+        public AllocatorListener listener(DeviceDescriptor device) {
             return AllocatorListener.NONE;
         }
 
@@ -28,14 +29,18 @@ public interface ReplayObserver {
 
     /**
      * Told of the replaying pass's device calls, out-of-memory errors, retries and cache releases, as a listener
-     * set with {@code DeviceAllocators.builder().listener(...)} is (and guarded the same way).
+     * set with {@code DeviceAllocators.builder().listener(...)} is (and guarded the same way). Asked when the
+     * replaying pass's device is open, before its allocator is built (again, with the same device, when a warm
+     * start reopens it: return the same listener).
+     *
+     * @param device the device the replay runs on
      */
-    AllocatorListener listener();
+    AllocatorListener listener(DeviceDescriptor device);
 
     /**
-     * The replaying pass's allocator was built (before a warm start restores anything). A warm start that places
-     * segments at their recorded addresses reopens the device before restoring anything: this is then called again
-     * with the new allocator (the first one, which made no call, is closed), and the last one is the replay's.
+     * The replaying pass's allocator is ready for the first event: built, and restored when the replay starts warm
+     * (the listener was told of the restore's device calls already). Called once per replay, with the allocator
+     * {@link #finished} is given.
      */
     default void opened(DeviceAllocator allocator) {
     }

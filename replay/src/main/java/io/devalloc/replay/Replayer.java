@@ -311,6 +311,9 @@ public final class Replayer {
         private Pass begin(TraceScan scan, SegmentComparison comparison, boolean collectGroundTruth,
                            boolean twoPasses, long total) {
             WarmSetup warm = setUpWarm(scan);
+            if (observed) {
+                observer.opened(allocator);
+            }
             compareSegments = scan.isPyTorch();
             segments = comparison;
             device.startObserving();
@@ -633,11 +636,10 @@ public final class Replayer {
                 if (observed && !snapshotPass) {
                     // As DeviceAllocators.builder() with a listener: the device calls seen by a wrapper, the rest
                     // by the allocator (its setup's listener) and a decorator (out-of-memory errors).
-                    AllocatorListener listener = GuardedListener.of(List.of(observer.listener()));
+                    AllocatorListener listener = GuardedListener.of(List.of(observer.listener(device.descriptor())));
                     DeviceAllocator inner = provider.create(new ListeningDeviceMemory(device, listener), conf,
                             listener);
                     allocator = new ObservedAllocator(inner, listener, null, 0, List.of());
-                    observer.opened(allocator);
                 } else {
                     allocator = provider.create(device, conf);
                 }

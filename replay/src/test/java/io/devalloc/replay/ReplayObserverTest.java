@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.device.DeviceDescriptor;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.api.observe.DeviceCall;
@@ -36,7 +37,7 @@ class ReplayObserverTest {
         int freesAtFinish = -1;
 
         @Override
-        public AllocatorListener listener() {
+        public AllocatorListener listener(DeviceDescriptor device) {
             return this;
         }
 

@@ -1,10 +1,20 @@
 package io.devalloc.api.jfr;
 
 import io.devalloc.api.DeviceAllocator;
+import java.util.List;
 import java.util.Objects;
+import jdk.jfr.FlightRecorder;
 
 /** Turns on devalloc's JFR events for an allocator built by hand (the builder does this for {@code jfrEvents(true)}). */
 public final class JfrEvents {
+
+    /** The names of the per-call events, for {@code Recording.enable(name)} or a {@code .jfc} file. */
+    public static final List<String> CALL_EVENTS = List.of(DeviceAllocEvent.NAME, DeviceFreeEvent.NAME,
+            DeviceMapEvent.NAME, DeviceUnmapEvent.NAME, OutOfMemoryEvent.NAME, AllocationRetryEvent.NAME,
+            CacheReleaseEvent.NAME);
+
+    /** The name of the periodic gauge event (one per pool each period). */
+    public static final String MEMORY_USAGE_EVENT = MemoryUsageEvent.NAME;
 
     private JfrEvents() {
     }
@@ -22,5 +32,22 @@ public final class JfrEvents {
         Objects.requireNonNull(allocator, "allocator");
         Objects.requireNonNull(allocatorName, "allocatorName");
         return new MemoryUsageRecordedAllocator(allocator, allocatorName);
+    }
+
+    /**
+     * Writes {@code allocator}'s gauges as {@code io.devalloc.MemoryUsage} events every period until the returned
+     * action is run, for an allocator whose life someone else manages (a replay's): running it removes the hook
+     * (once; later runs do nothing) and leaves the allocator open. Run it before the allocator is closed, so that
+     * JFR never reads a closed one.
+     *
+     * @param allocator     the allocator to read
+     * @param allocatorName the name the events carry in their {@code allocator} field
+     */
+    public static Runnable memoryUsageEvents(DeviceAllocator allocator, String allocatorName) {
+        Objects.requireNonNull(allocator, "allocator");
+        Objects.requireNonNull(allocatorName, "allocatorName");
+        MemoryUsageHook hook = new MemoryUsageHook(allocator, allocatorName, allocator.device().descriptor().id());
+        FlightRecorder.addPeriodicEvent(MemoryUsageEvent.class, hook);
+        return () -> FlightRecorder.removePeriodicEvent(hook);
     }
 }

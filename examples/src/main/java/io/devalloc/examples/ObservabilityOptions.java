@@ -1,0 +1,261 @@
+package io.devalloc.examples;
+
+import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.DeviceAllocators;
+import io.devalloc.api.device.DeviceDescriptor;
+import io.devalloc.api.internal.GuardedListener;
+import io.devalloc.api.jfr.JfrEvents;
+import io.devalloc.api.jfr.JfrListener;
+import io.devalloc.api.observe.AllocatorListener;
+import io.devalloc.micrometer.DevallocMetrics;
+import io.devalloc.replay.ReplayObserver;
+import io.devalloc.replay.cli.RunInstrumentation;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Measurement;
+import io.micrometer.core.instrument.Statistic;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Collectors;
+import jdk.jfr.Recording;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code --metrics} and {@code --jfr FILE}, the options {@code demo} and {@code replay} share: the allocator of the
+ * run watched as an application watches its own, with devalloc's Micrometer binder and its JFR events. A picocli
+ * mixin: the launcher adds it to {@code replay} (whose module takes neither Micrometer nor JFR recordings), and
+ * {@code demo} declares it.
+ *
+ * <p>{@code --metrics} prints every {@code devalloc.*} meter of a {@link SimpleMeterRegistry} bound to the run's
+ * allocator, read while the allocator is still open: for {@code demo} at its end, for {@code replay} after the
+ * replay's last event (the allocator's close, and the second replay up to the peak that a replay makes for the
+ * peak's snapshot, are not in them). {@code --jfr FILE} records devalloc's events (every device call, out-of-memory
+ * error, retry and cache release, and the gauges every 100 ms) from the start of the run to its end and writes them to
+ * {@code FILE}, for {@code jfr print --events 'io.devalloc.*' FILE}.
+ *
+ * <p>Not thread-safe: one run at a time.
+ */
+final class ObservabilityOptions implements RunInstrumentation {
+
+    /** How often the recording writes the gauges. */
+    static final Duration GAUGE_PERIOD = Duration.ofMillis(100);
+
+    @Option(names = "--metrics",
+            description = "Print the allocator's Micrometer meters (devalloc.*: memory gauges per pool, device calls, "
+                    + "out-of-memory errors, retries, cache releases) at the end of the run.")
+    boolean metrics;
+
+    @Option(names = "--jfr", paramLabel = "FILE",
+            description = "Record devalloc's JDK Flight Recorder events (device calls, out-of-memory errors, retries, "
+                    + "cache releases, gauges every 100 ms) to FILE; read it with: jfr print --events 'io.devalloc.*' "
+                    + "FILE")
+    Path jfr;
+
+    /** The {@code allocator} tag and field: the command's name. */
+    private String name = "devalloc";
+    private DevallocMetrics meters;
+    private SimpleMeterRegistry registry;
+    private Recording recording;
+    /** Removes the replay's periodic gauge hook; null when none is registered. */
+    private Runnable stopGauges;
+    /** The meters as read at the end of the run, while its allocator was open. */
+    private String meterText;
+
+    /** Names the run's allocator in the meters and events: the command's name. */
+    ObservabilityOptions named(String commandName) {
+        this.name = commandName;
+        return this;
+    }
+
+    /** Whether either option was given. */
+    boolean any() {
+        return metrics || jfr != null;
+    }
+
+    @Override
+    public void start() {
+        meterText = null;
+        if (metrics) {
+            meters = DevallocMetrics.named(name);
+            registry = new SimpleMeterRegistry();
+        }
+        if (jfr != null) {
+            checkWritable(jfr);
+            recording = new Recording();
+            recording.setName("devalloc " + name);
+            for (String event : JfrEvents.CALL_EVENTS) {
+                recording.enable(event).withoutThreshold().withoutStackTrace();
+            }
+            recording.enable(JfrEvents.MEMORY_USAGE_EVENT).withPeriod(GAUGE_PERIOD);
+            recording.start();
+        }
+    }
+
+    /** Refuses, before the run, a file that cannot be written: a usage error, not a lost recording at the end. */
+    private static void checkWritable(Path file) {
+        Path dir = file.toAbsolutePath().getParent();
+        if (Files.isDirectory(file)) {
+            throw new IllegalArgumentException("--jfr " + file + ": is a directory; give a file name, e.g. run.jfr");
+        }
+        if (dir == null || !Files.isDirectory(dir)) {
+            throw new IllegalArgumentException("--jfr " + file + ": no such directory: " + dir);
+        }
+        if (!Files.isWritable(dir) || (Files.exists(file) && !Files.isWritable(file))) {
+            throw new IllegalArgumentException("--jfr " + file + ": not writable");
+        }
+    }
+
+    /** The listeners of this run: Micrometer's and JFR's, as many as the options ask. */
+    private List<AllocatorListener> listeners(String deviceId) {
+        List<AllocatorListener> listeners = new ArrayList<>();
+        if (meters != null) {
+            listeners.add(meters.listener());
+        }
+        if (recording != null) {
+            listeners.add(new JfrListener(name, deviceId));
+        }
+        return listeners;
+    }
+
+    /** Sets the demo's builder up: the listeners, the recording's gauges. */
+    DeviceAllocators.Builder configure(DeviceAllocators.Builder builder) {
+        if (meters != null) {
+            builder.listener(meters.listener());
+        }
+        if (recording != null) {
+            builder.name(name).jfrEvents(true);
+        }
+        return builder;
+    }
+
+    /** The demo's allocator was built: bind the meters to it. */
+    void built(DeviceAllocator allocator) {
+        if (meters != null) {
+            meters.bindTo(registry, allocator);
+        }
+    }
+
+    /** The run's end, its allocator still open: read the meters. */
+    void ended() {
+        if (registry != null) {
+            meterText = render(registry);
+        }
+    }
+
+    @Override
+    public ReplayObserver replayObserver() {
+        if (!any()) {
+            return ReplayObserver.NONE;
+        }
+        return new ReplayObserver() {
+            private AllocatorListener listener;
+
+            @Override
+            public AllocatorListener listener(DeviceDescriptor device) {
+                if (listener == null) {
+                    listener = GuardedListener.of(listeners(device.id()));
+                }
+                return listener;
+            }
+
+            @Override
+            public void opened(DeviceAllocator allocator) {
+                built(allocator);
+                if (recording != null) {
+                    stopGauges = JfrEvents.memoryUsageEvents(allocator, name);
+                }
+            }
+
+            @Override
+            public void finished(DeviceAllocator allocator) {
+                stopGauges();
+                ended();
+            }
+        };
+    }
+
+    private void stopGauges() {
+        if (stopGauges != null) {
+            stopGauges.run();
+            stopGauges = null;
+        }
+    }
+
+    @Override
+    public void finish(PrintWriter out, PrintWriter err, boolean json, boolean failed) {
+        stopGauges();
+        PrintWriter to = json ? err : out;
+        try {
+            if (meterText != null && !failed) {
+                to.println();
+                to.println("Meters (Micrometer, at the end of the run, before the allocator closed):");
+                to.print(meterText);
+            }
+        } finally {
+            if (recording != null) {
+                writeRecording(to, failed);
+            }
+        }
+    }
+
+    private void writeRecording(PrintWriter to, boolean failed) {
+        try (Recording r = recording) {
+            recording = null;
+            r.stop();
+            r.dump(jfr);
+            to.println();
+            to.println("JFR recording" + (failed ? " of the failed run" : "") + ": " + jfr
+                    + " (jfr print --events 'io.devalloc.*' " + jfr + ")");
+        } catch (IOException e) {
+            throw new UncheckedIOException("--jfr " + jfr + ": cannot write the recording: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Every meter, one per line, sorted by name and tags: {@code name{tag=value,...}} then its measurements, bytes as
+     * bytes and times in milliseconds.
+     */
+    static String render(SimpleMeterRegistry registry) {
+        List<Meter> list = new ArrayList<>(registry.getMeters());
+        list.sort(Comparator.comparing((Meter m) -> m.getId().getName()).thenComparing(m -> tags(m)));
+        StringWriter text = new StringWriter();
+        PrintWriter w = new PrintWriter(text);
+        for (Meter m : list) {
+            String unit = m.getId().getBaseUnit();
+            List<String> values = new ArrayList<>();
+            for (Measurement measure : m.measure()) {
+                values.add(format(measure, unit));
+            }
+            w.println("  " + m.getId().getName() + "{" + tags(m) + "}  " + String.join("  ", values));
+        }
+        w.flush();
+        return text.toString();
+    }
+
+    private static String tags(Meter m) {
+        return m.getId().getTags().stream().map(t -> t.getKey() + "=" + t.getValue())
+                .collect(Collectors.joining(","));
+    }
+
+    private static String format(Measurement measure, String unit) {
+        Statistic s = measure.getStatistic();
+        double v = measure.getValue();
+        String key = s.name().toLowerCase(Locale.ROOT);
+        if (s == Statistic.TOTAL_TIME || s == Statistic.MAX) {
+            // SimpleMeterRegistry's base time unit is seconds.
+            return key + "=" + String.format(Locale.ROOT, "%.3f ms", v * 1e3);
+        }
+        String number = v == Math.rint(v) && !Double.isInfinite(v) ? String.format(Locale.ROOT, "%.0f", v)
+                : String.format(Locale.ROOT, "%.3f", v);
+        return key + "=" + number + (unit != null && s != Statistic.COUNT ? " " + unit : "");
+    }
+}
