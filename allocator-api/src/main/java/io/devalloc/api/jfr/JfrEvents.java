@@ -3,7 +3,10 @@ package io.devalloc.api.jfr;
 import io.devalloc.api.DeviceAllocator;
 import java.util.Objects;
 
-/** Turns on devalloc's JFR events for an allocator built by hand (the builder does this for {@code jfrEvents(true)}). */
+/**
+ * Turns on devalloc's JFR events for an allocator built by hand (the builder does this for
+ * {@code jfrEvents(true)}).
+ */
 public final class JfrEvents {
 
     private JfrEvents() {
