@@ -8,8 +8,9 @@ module io.devalloc.api {
     requires org.slf4j;
     requires static com.google.guice;
     // JFR events and the JMX bean (io.devalloc.api.jfr, io.devalloc.api.jmx): both modules are in every JDK image.
+    // AllocatorMXBeans.objectName returns a javax.management.ObjectName, so readers of the API read it too.
     requires jdk.jfr;
-    requires java.management;
+    requires transitive java.management;
 
     exports io.devalloc.api;
     exports io.devalloc.api.error;

@@ -11,6 +11,7 @@ import io.devalloc.api.jfr.JfrListener;
 import io.devalloc.api.jmx.AllocatorMXBeans;
 import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.api.observe.MemoryGauge;
+import io.devalloc.api.observe.ObservabilitySettings;
 import io.devalloc.api.observe.OutOfMemoryHandler;
 import io.devalloc.api.observe.ThresholdListener;
 import io.devalloc.api.config.AllocatorConfig;

@@ -35,7 +35,8 @@ class AllocatorMXBeanTest {
     private final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
 
     private static DeviceAllocator caching(String name) {
-        return DeviceAllocators.builder().device("sim:1GiB").allocator("caching").config("per_process_memory_fraction:0.5")
+        return DeviceAllocators.builder().device("sim:1GiB").allocator("caching")
+                .config("per_process_memory_fraction:0.5")
                 .name(name).registerMXBean(true).build();
     }
 
@@ -175,7 +176,8 @@ class AllocatorMXBeanTest {
 
     @Test
     void namesThatObjectNamesCannotHoldBareAreQuoted() throws Exception {
-        assertEquals(new ObjectName("io.devalloc:type=Allocator,name=trainer"), AllocatorMXBeans.objectName("trainer"));
+        assertEquals(new ObjectName("io.devalloc:type=Allocator,name=trainer"),
+                AllocatorMXBeans.objectName("trainer"));
         ObjectName quoted = AllocatorMXBeans.objectName("a,b=c:d");
         assertEquals("\"a,b=c:d\"", quoted.getKeyProperty("name"));
         assertEquals("a,b=c:d", ObjectName.unquote(quoted.getKeyProperty("name")));

@@ -4,7 +4,10 @@ import jdk.jfr.Description;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
 
-/** {@value #NAME}: the allocator unmapped and released physical memory of a virtual range (cuMemUnmap + cuMemRelease). */
+/**
+ * {@value #NAME}: the allocator unmapped and released physical memory of a virtual range (cuMemUnmap +
+ * cuMemRelease).
+ */
 @Name(DeviceUnmapEvent.NAME)
 @Label("Device Unmap")
 @Description("The allocator unmapped and released physical memory of a virtual range (cuMemUnmap + cuMemRelease)")

@@ -5,7 +5,10 @@ import java.util.List;
 import java.util.Objects;
 import jdk.jfr.FlightRecorder;
 
-/** Turns on devalloc's JFR events for an allocator built by hand (the builder does this for {@code jfrEvents(true)}). */
+/**
+ * Turns on devalloc's JFR events for an allocator built by hand (the builder does this for
+ * {@code jfrEvents(true)}).
+ */
 public final class JfrEvents {
 
     /** The names of the per-call events, for {@code Recording.enable(name)} or a {@code .jfc} file. */

@@ -1,8 +1,9 @@
 /**
  * devalloc's JDK Flight Recorder events. Turned on per allocator with
- * {@code DeviceAllocators.builder().name("trainer").jfrEvents(true)} or, without code, with {@code -Ddevalloc.jfr=true}
- * (environment {@code DEVALLOC_JFR=true}; see {@link io.devalloc.api.ObservabilitySettings}); then recorded by any
- * running recording, e.g. {@code java -XX:StartFlightRecording=filename=rec.jfr ...}, and read with
+ * {@code DeviceAllocators.builder().name("trainer").jfrEvents(true)} or, without code, with
+ * {@code -Ddevalloc.jfr=true} (environment {@code DEVALLOC_JFR=true}; see
+ * {@link io.devalloc.api.observe.ObservabilitySettings}); then recorded by any running recording, e.g.
+ * {@code java -XX:StartFlightRecording=filename=rec.jfr ...}, and read with
  * {@code jfr print --events io.devalloc.DeviceAlloc rec.jfr}.
  *
  * <table class="striped">

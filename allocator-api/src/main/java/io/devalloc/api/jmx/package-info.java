@@ -2,8 +2,8 @@
  * devalloc's JMX bean: one {@link io.devalloc.api.jmx.AllocatorMXBean} per allocator, registered with the platform
  * MBean server as {@code io.devalloc:type=Allocator,name=NAME} when the allocator is built with
  * {@code DeviceAllocators.builder().name(NAME).registerMXBean(true)} (or, without code, {@code -Ddevalloc.jmx=true}
- * with {@code -Ddevalloc.name=NAME}; see {@link io.devalloc.api.ObservabilitySettings}), and unregistered when the
- * allocator is closed. Seen in {@code jconsole}'s MBeans tab, JDK Mission Control, or any JMX exporter.
+ * with {@code -Ddevalloc.name=NAME}; see {@link io.devalloc.api.observe.ObservabilitySettings}), and unregistered
+ * when the allocator is closed. Seen in {@code jconsole}'s MBeans tab, JDK Mission Control, or any JMX exporter.
  *
  * <p><b>Names.</b> The name is the user's (stable across runs, as HikariCP's pool name); a name already registered
  * is refused with a message that says to choose another, and nothing is left registered or open. Names with

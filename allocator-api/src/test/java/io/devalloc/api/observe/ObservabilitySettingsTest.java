@@ -1,9 +1,10 @@
-package io.devalloc.api;
+package io.devalloc.api.observe;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.error.InvalidConfigurationException;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

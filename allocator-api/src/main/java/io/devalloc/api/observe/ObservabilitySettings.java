@@ -1,5 +1,6 @@
-package io.devalloc.api;
+package io.devalloc.api.observe;
 
+import io.devalloc.api.DevallocSettings;
 import io.devalloc.api.error.InvalidConfigurationException;
 import java.util.Locale;
 import java.util.Map;
@@ -8,8 +9,8 @@ import java.util.Optional;
 
 /**
  * Which of devalloc's monitoring an allocator gets without code: its name, its JFR events and its JMX bean, for
- * {@link DeviceAllocators.Builder#observability}. {@link #fromEnvironment()} reads, each from a system property
- * first and an environment variable second (as {@link DevallocSettings#lookup} does):
+ * {@link io.devalloc.api.DeviceAllocators.Builder#observability}. {@link #fromEnvironment()} reads, each from a
+ * system property first and an environment variable second (as {@link DevallocSettings#lookup} does):
  * <ul>
  *   <li>{@code devalloc.name} / {@code DEVALLOC_NAME}: the allocator's name in events, the bean's ObjectName and
  *       metrics; default the allocator's kind ({@code caching});</li>
