@@ -117,7 +117,7 @@ class ConsumerBuildTest {
             tail = tail + "," + outerTail;
         }
         List<String> options = new ArrayList<>();
-        if ("true".equals(outerProperty("devalloc.outer.offline"))) {
+        if ("offline=true".equals(outerProperty("devalloc.outer.mode"))) {
             options.add("-o");
         }
         options.add("-Dmaven.repo.local=" + repository);
