@@ -145,8 +145,9 @@ class ConsumerBuildTest {
         long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         if (process.exitValue() != 0) {
             List<String> lines = Files.readAllLines(log);
-            fail(String.join(" ", command) + " in " + directory + " exited with " + process.exitValue() + "; the end of "
-                    + log + ":\n" + String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size())));
+            List<String> end = lines.subList(Math.max(0, lines.size() - 60), lines.size());
+            fail(String.join(" ", command) + " in " + directory + " exited with " + process.exitValue()
+                    + "; the end of " + log + ":\n" + String.join("\n", end));
         }
         return millis;
     }
