@@ -3,6 +3,6 @@
  * {@code emptyCache()}. The simulated device is found through {@code ServiceLoader} (service binding), and Guice,
  * which the API reads only with {@code requires static}, is not needed.
  */
-module io.devalloc.consumer {
+module com.example.consumer {
     requires io.devalloc.caching;
 }

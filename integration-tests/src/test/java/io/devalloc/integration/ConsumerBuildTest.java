@@ -80,7 +80,7 @@ class ConsumerBuildTest {
         String output = Files.readString(consumerLog);
         List<String> lines = output.lines().toList();
         assertTrue(lines.contains("guice: absent"), output);
-        assertTrue(lines.contains("consumer module: io.devalloc.consumer (module path)"), output);
+        assertTrue(lines.contains("consumer module: com.example.consumer (module path)"), output);
         assertTrue(lines.contains("allocator: caching on sim, 1.00 GiB"), output);
         assertTrue(lines.contains("allocated: 256.00 MiB and 48.00 MiB"), output);
         assertTrue(lines.contains("stats after allocate: 2 live, 304.00 MiB allocated, 304.00 MiB reserved,"
@@ -90,7 +90,7 @@ class ConsumerBuildTest {
         assertTrue(lines.contains("stats after emptyCache: 0 live, 0 B allocated, 0 B reserved,"
                 + " 3 allocations, 3 frees, 3 device mallocs, 3 device frees"), output);
 
-        Path report = project.resolve("target/surefire-reports/TEST-io.devalloc.consumer.ConsumerMainTest.xml");
+        Path report = project.resolve("target/surefire-reports/TEST-com.example.consumer.ConsumerMainTest.xml");
         assertTrue(Files.exists(report), "the consumer's own test did not run: no " + report);
         Element suite = Reactor.parse(report);
         assertEquals("1", suite.getAttribute("tests"), report::toString);

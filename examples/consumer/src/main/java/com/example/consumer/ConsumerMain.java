@@ -1,4 +1,4 @@
-package io.devalloc.consumer;
+package com.example.consumer;
 
 import io.devalloc.api.Allocation;
 import io.devalloc.api.DeviceAllocator;

@@ -1,4 +1,4 @@
-package io.devalloc.consumer;
+package com.example.consumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
