@@ -50,7 +50,11 @@ class ConsumerBuildTest {
 
         List<String> install = new ArrayList<>(List.of(mvnw.toString(), "-B", "-q"));
         install.addAll(repositoryOptions);
-        install.addAll(List.of("install", "-DskipTests", "-pl", reactor.unpublishedExclusions(),
+        // The outer build compiled every module. Maven on a JDK older than 25 rewrites each jar (the parent's
+        // modular-jar step), which the compiler's incremental check takes for a changed dependency of the next
+        // module: 6 minutes of recompiling instead of 40 s. Without that check only stale sources are compiled.
+        install.addAll(List.of("install", "-DskipTests", "-Dmaven.compiler.useIncrementalCompilation=false",
+                "-pl", reactor.unpublishedExclusions(),
                 "-Ddevalloc.skip.report=" + TARGET.resolve("consumer-install-skip-report.txt")));
         long installMillis = run(install, root, TARGET.resolve("consumer-install.log"));
 
