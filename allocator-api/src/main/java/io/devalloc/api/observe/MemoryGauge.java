@@ -4,6 +4,9 @@ package io.devalloc.api.observe;
 public enum MemoryGauge {
     /** Bytes held from the device ({@link io.devalloc.api.stats.AllocatorStats#reservedBytes()}). */
     RESERVED,
-    /** Bytes in live allocations as the allocator sized them ({@link io.devalloc.api.stats.AllocatorStats#allocatedBytes()}). */
+    /**
+     * Bytes in live allocations as the allocator sized them
+     * ({@link io.devalloc.api.stats.AllocatorStats#allocatedBytes()}).
+     */
     ALLOCATED
 }

@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * The application-facing surface of {@code allocator-api}: the public types an application names, at most 25,
+ * The application-facing surface of {@code allocator-api}: the public types an application names, at most 26,
  * listed here so that a new one is a decision. The SPI packages ({@code spi}, {@code config}, and the
  * {@code device} port's types a plug-in implements) and {@code internal} are not part of it; module-info exports
  * {@code internal} to devalloc's own modules only, and {@code ArchitectureRules} keeps the example programs off it.
@@ -47,7 +47,7 @@ class ApiSurfaceTest {
             "io.devalloc.api.snapshot.BlockSnapshot", "io.devalloc.api.snapshot.BlockState",
             "io.devalloc.api.snapshot.MemorySnapshot", "io.devalloc.api.snapshot.PythonTuple",
             "io.devalloc.api.snapshot.SegmentSnapshot",
-            "io.devalloc.api.stats.AllocatorStats", "io.devalloc.api.units.ByteSize",
+            "io.devalloc.api.stats.AllocatorStats", "io.devalloc.api.stats.PoolUsage", "io.devalloc.api.units.ByteSize",
             "io.devalloc.guice.DevallocModule",
             "io.devalloc.api.device.DeviceMemory", "io.devalloc.api.device.DeviceStream",
             "io.devalloc.api.device.DeviceDescriptor", "io.devalloc.api.device.DeviceKind",
@@ -76,10 +76,11 @@ class ApiSurfaceTest {
     }
 
     @Test
-    void atMostTwentyFiveTypesAndExactlyTheListedOnes() {
+    void atMostTwentySixTypesAndExactlyTheListedOnes() {
         Set<String> found = applicationFacing();
         assertEquals(new TreeSet<>(EXPECTED), found, "a new application-facing type is a decision: list it here");
-        assertTrue(found.size() <= 25, found.size() + " application-facing types");
+        // 26 since issue 14: PoolUsage, what DeviceAllocator.memoryUsage() returns.
+        assertTrue(found.size() <= 26, found.size() + " application-facing types");
     }
 
     /**
