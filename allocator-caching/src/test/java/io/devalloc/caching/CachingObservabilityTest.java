@@ -67,8 +67,8 @@ class CachingObservabilityTest {
             a.free(cached);
             // 500 MiB: the 300 MiB cached block is too small, the device has 124 MiB: release it and retry.
             long b = a.malloc(300 * ByteSize.MiB + ByteSize.MiB);
-            assertEquals(List.of("released " + 300 * ByteSize.MiB, "retried " + (301 * ByteSize.MiB) + " 1 CACHE_RELEASED"),
-                    listener.events);
+            assertEquals(List.of("released " + 300 * ByteSize.MiB,
+                    "retried " + (301 * ByteSize.MiB) + " 1 CACHE_RELEASED"), listener.events);
             assertEquals(1, a.memoryStats().get("num_alloc_retries"));
             assertEquals(1, a.stats().allocationRetries());
             listener.events.clear();
