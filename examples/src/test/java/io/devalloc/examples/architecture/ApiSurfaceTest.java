@@ -22,9 +22,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The application-facing surface of {@code allocator-api}: the public types an application names, at most 26,
- * listed here so that a new one is a decision, and the observability surface beside it, at most 13. The SPI packages ({@code spi}, {@code config}, and the
- * {@code device} port's types a plug-in implements) and {@code internal} are not part of it; module-info exports
- * {@code internal} to devalloc's own modules only, and {@code ArchitectureRules} keeps the example programs off it.
+ * listed here so that a new one is a decision, and the observability surface beside it, at most 13. The SPI
+ * packages ({@code spi}, {@code config}, and the {@code device} port's types a plug-in implements) and
+ * {@code internal} are not part of it; module-info exports {@code internal} to devalloc's own modules only, and
+ * {@code ArchitectureRules} keeps the example programs off it.
  */
 class ApiSurfaceTest {
 

@@ -156,7 +156,7 @@ final class ArchitectureRules {
     static ArchRule micrometerUsesThePublicApiAndMicrometerOnly(String root) {
         return classes().that().resideInAPackage(root + ".micrometer..")
                 .should().onlyDependOnClassesThat(resideInAnyPackage(root + ".api..", root + ".micrometer..",
-                        "io.micrometer..", "java..", "")
+                        "io.micrometer..", "java..", "org.slf4j..", "")
                         .and(not(resideInAPackage(root + ".api.internal.."))))
                 .because("devalloc-micrometer is an optional add-on over allocator-api's public packages (the"
                         + " listener SPI and the stats): no algorithm, no device, no internal class")

@@ -367,7 +367,7 @@ class DocsSnippetsTest {
                     .name("trainer").jfrEvents(true).build()) {
                 long p = allocator.malloc(1 << 20);   // a new 2 MiB segment: one io.devalloc.DeviceAlloc event
                 allocator.free(p);
-                allocator.releaseCachedMemory();      // the segment goes back: io.devalloc.DeviceFree, then CacheRelease
+                allocator.releaseCachedMemory();      // the segment goes back: DeviceFree, then CacheRelease
             }
             stream.stop();   // test only
         }   // test only

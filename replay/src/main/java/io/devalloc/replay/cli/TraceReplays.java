@@ -56,7 +56,7 @@ public final class TraceReplays {
         return replay(path, options, err, progressLabel, ReplayObserver.NONE);
     }
 
-    /** {@link #replay(Path, ReplayOptions, PrintWriter, String)} with the replaying pass watched by {@code observer}. */
+    /** {@link #replay(Path, ReplayOptions, PrintWriter, String)}, its replaying pass watched by {@code observer}. */
     static ReplayOutcome replay(Path path, ReplayOptions options, PrintWriter err, String progressLabel,
                                 ReplayObserver observer) {
         String name = path.toString();
