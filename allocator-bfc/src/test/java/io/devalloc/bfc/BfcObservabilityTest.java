@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.config.AllocatorConfig;
 import io.devalloc.api.error.OutOfMemoryException;
-import io.devalloc.api.observe.AllocatorListener;
-import io.devalloc.api.observe.RetryCause;
 import io.devalloc.api.snapshot.BlockSnapshot;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.SegmentSnapshot;
@@ -16,8 +14,7 @@ import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.stats.PoolUsage;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.SimulatedDevice;
-import java.util.ArrayList;
-import java.util.Collections;
+import io.devalloc.testkit.OwnEventLog;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -25,24 +22,8 @@ import org.junit.jupiter.api.Test;
 /** What bfc itself tells its listener (the retry after waiting for frees, regions given back), and its gauges. */
 class BfcObservabilityTest {
 
-    /** The allocator's own events, as "released 536870912" and "retried 1048576 1 FREES_AWAITED". */
-    static final class OwnEvents implements AllocatorListener {
-        final List<String> events = Collections.synchronizedList(new ArrayList<>());
-
-        @Override
-        public void allocationRetried(long requestedBytes, int attempt, RetryCause cause) {
-            events.add("retried " + requestedBytes + " " + attempt + " " + cause);
-        }
-
-        @Override
-        public void cacheReleased(long bytes, long nanos) {
-            assertTrue(nanos >= 0);
-            events.add("released " + bytes);
-        }
-    }
-
     private final SimulatedDevice device = SimulatedDevice.ofCapacity(ByteSize.GiB);
-    private final OwnEvents listener = new OwnEvents();
+    private final OwnEventLog listener = new OwnEventLog();
 
     private BfcAllocator bfc(String config) {
         BfcAllocatorProvider provider = new BfcAllocatorProvider(Map.of());
@@ -55,7 +36,7 @@ class BfcObservabilityTest {
         try (BfcAllocator a = bfc("retry_timeout_ms:30")) {
             long hog = a.malloc(700 * ByteSize.MiB);
             assertThrows(OutOfMemoryException.class, () -> a.malloc(500 * ByteSize.MiB));
-            assertEquals(List.of("retried " + 500 * ByteSize.MiB + " 1 FREES_AWAITED"), listener.events);
+            assertEquals(List.of("retried " + 500 * ByteSize.MiB + " 1 FREES_AWAITED"), listener.events());
             assertEquals(1, a.stats().allocationRetries());
             a.free(hog);
         }
@@ -66,7 +47,7 @@ class BfcObservabilityTest {
         try (BfcAllocator a = bfc("allow_retry_on_failure:false,garbage_collection:false")) {
             long hog = a.malloc(700 * ByteSize.MiB);
             assertThrows(OutOfMemoryException.class, () -> a.malloc(500 * ByteSize.MiB));
-            assertEquals(List.of(), listener.events);
+            assertEquals(List.of(), listener.events());
             a.free(hog);
         }
     }
@@ -79,7 +60,7 @@ class BfcObservabilityTest {
             long reserved = a.stats().reservedBytes();
             a.releaseCachedMemory();
             a.releaseCachedMemory();
-            assertEquals(List.of("released " + reserved, "released 0"), listener.events);
+            assertEquals(List.of("released " + reserved, "released 0"), listener.events());
             assertEquals(0, a.stats().reservedBytes());
         }
     }
@@ -92,7 +73,7 @@ class BfcObservabilityTest {
             long region = a.stats().reservedBytes();
             // 600 MiB fits neither the free region nor beside it: the free region goes back, and a larger one comes.
             long y = a.malloc(600 * ByteSize.MiB);
-            assertEquals(List.of("released " + region), listener.events);
+            assertEquals(List.of("released " + region), listener.events());
             a.free(y);
         }
     }

@@ -6,13 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.OutOfMemoryException;
-import io.devalloc.api.observe.AllocatorListener;
-import io.devalloc.api.observe.RetryCause;
 import io.devalloc.api.stats.PoolUsage;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.EventCompletion;
 import io.devalloc.sim.SimulatedDevice;
-import java.util.ArrayList;
+import io.devalloc.testkit.OwnEventLog;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -20,24 +18,8 @@ import org.junit.jupiter.api.Test;
 /** What the caching allocator itself tells its listener (retries, cache releases), and its per-pool gauges. */
 class CachingObservabilityTest {
 
-    /** The allocator's own events, as "released 20971520" and "retried 1048576 1 CACHE_RELEASED". */
-    static final class OwnEvents implements AllocatorListener {
-        final List<String> events = new ArrayList<>();
-
-        @Override
-        public void allocationRetried(long requestedBytes, int attempt, RetryCause cause) {
-            events.add("retried " + requestedBytes + " " + attempt + " " + cause);
-        }
-
-        @Override
-        public void cacheReleased(long bytes, long nanos) {
-            assertTrue(nanos >= 0);
-            events.add("released " + bytes);
-        }
-    }
-
     private final SimulatedDevice device = SimulatedDevice.ofCapacity(ByteSize.GiB);
-    private final OwnEvents listener = new OwnEvents();
+    private final OwnEventLog listener = new OwnEventLog();
 
     private CachingArena arena(String config) {
         return new CachingArena(device, false, CachingConfig.parse(config), listener);
@@ -53,7 +35,7 @@ class CachingObservabilityTest {
             a.free(large);
             long reserved = a.stats().reservedBytes();
             a.emptyCache();
-            assertEquals(List.of("released 0", "released " + reserved), listener.events);
+            assertEquals(List.of("released 0", "released " + reserved), listener.events());
             assertEquals(2 * ByteSize.MiB + 30 * ByteSize.MiB, reserved);
             assertEquals(0, a.stats().reservedBytes());
         }
@@ -67,14 +49,14 @@ class CachingObservabilityTest {
             a.free(cached);
             // 500 MiB: the 300 MiB cached block is too small, the device has 124 MiB: release it and retry.
             long b = a.malloc(300 * ByteSize.MiB + ByteSize.MiB);
-            assertEquals(List.of("released " + 300 * ByteSize.MiB, "retried " + (301 * ByteSize.MiB) + " 1 CACHE_RELEASED"),
-                    listener.events);
+            assertEquals(List.of("released " + 300 * ByteSize.MiB,
+                    "retried " + (301 * ByteSize.MiB) + " 1 CACHE_RELEASED"), listener.events());
             assertEquals(1, a.memoryStats().get("num_alloc_retries"));
             assertEquals(1, a.stats().allocationRetries());
-            listener.events.clear();
+            listener.events().clear();
             assertThrows(OutOfMemoryException.class, () -> a.malloc(200 * ByteSize.MiB));
             assertEquals(List.of("released 0", "retried " + 200 * ByteSize.MiB + " 1 CACHE_RELEASED"),
-                    listener.events, "a ladder that finds nothing to release still waits and retries");
+                    listener.events(), "a ladder that finds nothing to release still waits and retries");
             assertEquals(2, a.stats().allocationRetries());
             a.free(keep);
             a.free(b);
@@ -89,7 +71,7 @@ class CachingObservabilityTest {
             long reserved = a.stats().reservedBytes();
             assertTrue(reserved >= 50 * ByteSize.MiB);
             a.emptyCache();
-            assertEquals(List.of("released " + reserved), listener.events);
+            assertEquals(List.of("released " + reserved), listener.events());
         }
     }
 
@@ -101,12 +83,12 @@ class CachingObservabilityTest {
             for (long b : blocks) {
                 a.free(b);
             }
-            assertEquals(List.of(), listener.events, "a miss below the threshold releases nothing and tells nothing");
+            assertEquals(List.of(), listener.events(), "a miss below the threshold releases nothing and tells nothing");
             long before = a.stats().reservedBytes();
             long c = a.malloc(150 * ByteSize.MiB);
             long collected = before + 150 * ByteSize.MiB - a.stats().reservedBytes();
             assertTrue(collected >= 100 * ByteSize.MiB, "collected " + collected);
-            assertEquals(List.of("released " + collected), listener.events);
+            assertEquals(List.of("released " + collected), listener.events());
             a.free(c);
         }
     }
@@ -121,7 +103,7 @@ class CachingObservabilityTest {
             // 74 MiB left: release_available_cached_blocks frees the 300 MiB block, and the malloc succeeds without
             // the full release.
             long b = a.malloc(120 * ByteSize.MiB);
-            assertEquals(List.of("released " + 300 * ByteSize.MiB), listener.events);
+            assertEquals(List.of("released " + 300 * ByteSize.MiB), listener.events());
             assertEquals(0, a.stats().allocationRetries());
             a.free(b);
             a.free(keep);

@@ -6,9 +6,10 @@ import io.devalloc.api.observe.AllocatorListener;
 
 /**
  * Watches the allocator of a replay as an application watches its own: what the launcher's {@code --metrics} and
- * {@code --jfr} give a replay. Only the replaying pass is watched, from the device's opening (with a warm start's
- * restore, which the allocator really makes) to its last event; the second replay up to the peak, which a replay
- * runs for the peak's snapshot, is not, so every count is the replay's once.
+ * {@code --jfr} give a replay. Only the replaying pass is watched, from its first event to its last (and the frees
+ * of the allocator's close after it): a warm start's restore before the first event is not told, as the replay's own
+ * figures do not count it, and neither is the second replay up to the peak that a replay runs for the peak's
+ * snapshot. So the observer's counts are the replay's.
  *
  * <p>Called on the replaying thread.
  */
@@ -29,18 +30,16 @@ public interface ReplayObserver {
 
     /**
      * Told of the replaying pass's device calls, out-of-memory errors, retries and cache releases, as a listener
-     * set with {@code DeviceAllocators.builder().listener(...)} is (and guarded the same way). Asked when the
-     * replaying pass's device is open, before its allocator is built (again, with the same device, when a warm
-     * start reopens it: return the same listener).
+     * set with {@code DeviceAllocators.builder().listener(...)} is (and guarded the same way). Asked once, just
+     * before the first event.
      *
      * @param device the device the replay runs on
      */
     AllocatorListener listener(DeviceDescriptor device);
 
     /**
-     * The replaying pass's allocator is ready for the first event: built, and restored when the replay starts warm
-     * (the listener was told of the restore's device calls already). Called once per replay, with the allocator
-     * {@link #finished} is given.
+     * The replaying pass's allocator is ready for the first event: built, and restored when the replay starts warm.
+     * Called once per replay, after {@link #listener}, with the allocator {@link #finished} is given.
      */
     default void opened(DeviceAllocator allocator) {
     }

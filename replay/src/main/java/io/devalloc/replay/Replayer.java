@@ -247,6 +247,8 @@ public final class Replayer {
         private boolean compareSegments;
         /** The replay up to the peak for its snapshot: no ground truth, no allocation hook. */
         private boolean snapshotPass;
+        /** What the replaying pass's allocator and device tell, passed to the observer once its events start. */
+        private final ListenerRelay relay = new ListenerRelay();
 
         Run(String trace, AllocatorProvider provider, DeviceSpec spec) {
             this.trace = trace;
@@ -312,6 +314,7 @@ public final class Replayer {
                            boolean twoPasses, long total) {
             WarmSetup warm = setUpWarm(scan);
             if (observed) {
+                relay.to(GuardedListener.of(List.of(observer.listener(device.descriptor()))));
                 observer.opened(allocator);
             }
             compareSegments = scan.isPyTorch();
@@ -635,11 +638,10 @@ public final class Replayer {
             try {
                 if (observed && !snapshotPass) {
                     // As DeviceAllocators.builder() with a listener: the device calls seen by a wrapper, the rest
-                    // by the allocator (its setup's listener) and a decorator (out-of-memory errors).
-                    AllocatorListener listener = GuardedListener.of(List.of(observer.listener(device.descriptor())));
-                    DeviceAllocator inner = provider.create(new ListeningDeviceMemory(device, listener), conf,
-                            listener);
-                    allocator = new ObservedAllocator(inner, listener, null, 0, List.of());
+                    // by the allocator (its setup's listener) and a decorator (out-of-memory errors). All through
+                    // the relay, which tells the observer from the first event on (not a warm start's restore).
+                    DeviceAllocator inner = provider.create(new ListeningDeviceMemory(device, relay), conf, relay);
+                    allocator = new ObservedAllocator(inner, relay, null, 0, List.of());
                 } else {
                     allocator = provider.create(device, conf);
                 }

@@ -27,6 +27,8 @@ public final class ThresholdWatch {
     private final MemoryGauge gauge;
     private final long[] levels;
     private final ThresholdListener listener;
+    /** Whether the listener threw before (racy on purpose: at worst a second WARN). */
+    private volatile boolean failedBefore;
     /** How many levels are at or below the figure last seen. */
     private volatile int band;
 
@@ -114,7 +116,15 @@ public final class ThresholdWatch {
                 }
             }
         } catch (RuntimeException | AssertionError | LinkageError e) {
-            LOG.warn("Threshold listener {} of {} threw; ignored", listener, gauge, e);
+            // As GuardedListener: the first failure at WARN, later ones at DEBUG, so that a listener that throws at
+            // every crossing does not flood the log.
+            if (!failedBefore) {
+                failedBefore = true;
+                LOG.warn("Threshold listener {} of {} threw; ignored (later failures are logged at DEBUG)", listener,
+                        gauge, e);
+            } else {
+                LOG.debug("Threshold listener {} of {} threw; ignored", listener, gauge, e);
+            }
         }
     }
 

@@ -1,43 +1,24 @@
 package io.devalloc.caching.host;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.config.AllocatorConfig;
 import io.devalloc.api.device.DeviceStream;
-import io.devalloc.api.observe.AllocatorListener;
-import io.devalloc.api.observe.RetryCause;
 import io.devalloc.api.spi.AllocatorSetup;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.stats.PoolUsage;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.EventCompletion;
 import io.devalloc.sim.SimulatedDevice;
-import java.util.ArrayList;
+import io.devalloc.testkit.OwnEventLog;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** What caching-host itself tells its listener (the retry after returning the cache, releases), and its gauges. */
 class HostObservabilityTest {
 
-    /** The allocator's own events, as "released 33554432" and "retried 1048576 1 CACHE_RELEASED". */
-    static final class OwnEvents implements AllocatorListener {
-        final List<String> events = new ArrayList<>();
-
-        @Override
-        public void allocationRetried(long requestedBytes, int attempt, RetryCause cause) {
-            events.add("retried " + requestedBytes + " " + attempt + " " + cause);
-        }
-
-        @Override
-        public void cacheReleased(long bytes, long nanos) {
-            assertTrue(nanos >= 0);
-            events.add("released " + bytes);
-        }
-    }
-
     private final SimulatedDevice device = SimulatedDevice.ofCapacity(64 * ByteSize.MiB);
-    private final OwnEvents listener = new OwnEvents();
+    private final OwnEventLog listener = new OwnEventLog();
 
     private HostCachingAllocator host(String config) {
         CachingHostAllocatorProvider provider = new CachingHostAllocatorProvider();
@@ -52,7 +33,7 @@ class HostObservabilityTest {
             a.free(a.malloc(ByteSize.MiB));
             a.emptyCache();
             a.emptyCache();
-            assertEquals(List.of("released " + 5 * ByteSize.MiB, "released 0"), listener.events);
+            assertEquals(List.of("released " + 5 * ByteSize.MiB, "released 0"), listener.events());
         }
     }
 
@@ -63,7 +44,7 @@ class HostObservabilityTest {
             // 48 MiB rounds to 64 MiB; the device has 32 MiB left: the cached 32 MiB go back, then it fits.
             long b = a.malloc(48 * ByteSize.MiB);
             assertEquals(List.of("retried " + 48 * ByteSize.MiB + " 1 CACHE_RELEASED", "released " + 32 * ByteSize.MiB),
-                    listener.events);
+                    listener.events());
             assertEquals(1, a.stats().allocationRetries());
             a.free(b);
         }

@@ -3,13 +3,28 @@ package io.devalloc.examples.docs;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.inject.AbstractModule;
+import com.google.inject.Guice;
+import com.google.inject.Injector;
+import com.google.inject.multibindings.Multibinder;
+import com.google.inject.multibindings.OptionalBinder;
+import io.devalloc.api.DevallocSettings;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.device.DeviceStream;
+import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.jmx.AllocatorMXBean;
 import io.devalloc.api.jmx.AllocatorMXBeans;
+import io.devalloc.api.observe.AllocationFailure;
+import io.devalloc.api.observe.AllocatorListener;
+import io.devalloc.api.observe.DeviceCall;
+import io.devalloc.api.observe.MemoryGauge;
+import io.devalloc.api.observe.OutOfMemoryHandler;
+import io.devalloc.api.observe.ThresholdListener;
+import io.devalloc.api.stats.PoolUsage;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.bfc.BfcAllocator;
 import io.devalloc.bfc.BfcAllocatorProvider;
@@ -18,6 +33,7 @@ import io.devalloc.bfc.BfcStats;
 import io.devalloc.caching.CachingAllocator;
 import io.devalloc.caching.CachingAllocatorProvider;
 import io.devalloc.caching.host.HostCachingAllocator;
+import io.devalloc.guice.DevallocModule;
 import io.devalloc.micrometer.DevallocMetrics;
 import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.trace.pytorch.PyTorchSnapshots;
@@ -33,7 +49,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Stream;
 import javax.management.JMX;
 import javax.management.MalformedObjectNameException;
@@ -43,6 +61,8 @@ import jdk.jfr.consumer.RecordingStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Java snippets of the pages under {@code docs/}, exactly as they are shown there, each in a method that runs
@@ -72,10 +92,159 @@ class DocsSnippetsTest {
         for (Path page : pages) {
             snippets.addAll(MarkdownSnippets.javaBlocks(page));
         }
-        assertEquals(8, snippets.size(), "the java snippets of docs/ (bfc, caching, caching-host, replay,"
+        assertEquals(12, snippets.size(), "the java snippets of docs/ (bfc, caching, caching-host, replay,"
                 + " observability's listener, handler, thresholds, gauges, Guice, JFR, JMX and Micrometer): "
                 + snippets + "; a new one needs a method here");
         MarkdownSnippets.assertEachSnippetIsIn(snippets, MarkdownSnippets.testSource(DocsSnippetsTest.class));
+    }
+
+    private static final Logger log = LoggerFactory.getLogger(DocsSnippetsTest.class);
+
+    /** docs/observability.md, "Listener SPI". */
+    @Test
+    void observabilityListener() {
+        Map<String, LongAdder> deviceCalls = new ConcurrentHashMap<>();
+        LongAdder ooms = new LongAdder();
+        AllocatorListener tracker = new AllocatorListener() {
+            @Override
+            public void deviceCall(DeviceCall call, long address, long bytes, long nanos, boolean succeeded) {
+                deviceCalls.computeIfAbsent(call.tag(), k -> new LongAdder()).increment();   // malloc, free, map, unmap
+            }
+
+            @Override
+            public void outOfMemory(long requestedBytes, OutOfMemoryException error) {
+                ooms.increment();
+            }
+        };
+        DeviceAllocator allocator = DeviceAllocators.builder().device("sim:16GiB").allocator("caching")
+                .listener(tracker).build();
+        // Not in the page: what the listener was told.
+        try (allocator) {
+            allocator.free(allocator.malloc(ByteSize.MiB));
+            assertThrows(OutOfMemoryException.class, () -> allocator.malloc(32 * ByteSize.GiB));
+            assertEquals(1, ooms.sum());
+            // One malloc that succeeded, and two that found no memory: before and after the cache was released.
+            assertEquals(3, deviceCalls.get("malloc").sum());
+            assertEquals(1, allocator.stats().deviceMallocs());
+        }
+    }
+
+    /** What docs/observability.md calls the application's spiller: buffers it can drop when memory runs out. */
+    static final class Spiller implements OutOfMemoryHandler {
+        final List<Long> buffers = new ArrayList<>();
+        DeviceAllocator allocator;
+
+        /** Frees every buffer it holds; whether it freed any. */
+        synchronized boolean spill(long bytes) {
+            if (buffers.isEmpty()) {
+                return false;
+            }
+            for (long b : buffers) {
+                allocator.free(b);
+            }
+            buffers.clear();
+            return true;
+        }
+
+        @Override
+        public boolean onOutOfMemory(AllocationFailure failure) {
+            return spill(failure.requestedBytes());
+        }
+    }
+
+    /** docs/observability.md, "Out-of-memory handler". */
+    @Test
+    void observabilityHandler() {
+        Spiller spiller = new Spiller();
+        DeviceAllocator allocator = DeviceAllocators.builder().device("sim:16GiB").allocator("caching")
+                .outOfMemoryHandler(failure -> spiller.spill(failure.requestedBytes()), 4)   // at most 4 retries
+                .build();
+        // Not in the page: a request that fits only once the spiller dropped its buffer.
+        spiller.allocator = allocator;
+        try (allocator) {
+            spiller.buffers.add(allocator.malloc(10 * ByteSize.GiB));
+            long p = allocator.malloc(10 * ByteSize.GiB);
+            assertTrue(spiller.buffers.isEmpty(), "spilled");
+            assertEquals(1, allocator.stats().outOfMemoryErrors(), "the failed attempt is counted");
+            allocator.free(p);
+        }
+    }
+
+    /** docs/observability.md, "Thresholds". */
+    @Test
+    void observabilityThresholds() {
+        ThresholdListener pressure = new ThresholdListener() {
+            @Override
+            public void crossedUp(MemoryGauge gauge, long level, long bytes) {
+                log.warn("{} rose above {} B", gauge, level);
+            }
+
+            @Override
+            public void crossedDown(MemoryGauge gauge, long level, long bytes) {
+                log.info("{} fell below {} B", gauge, level);
+            }
+        };
+        DeviceAllocator allocator = DeviceAllocators.builder().device("sim:16GiB").allocator("bfc")
+                .config("allow_growth:true")
+                .threshold(MemoryGauge.RESERVED, pressure, 8 * ByteSize.GiB, 12 * ByteSize.GiB, 14 * ByteSize.GiB)
+                .build();
+        // Not in the page: reserved rises over two levels and falls back (the log shows it).
+        try (allocator) {
+            long p = allocator.malloc(13 * ByteSize.GiB);
+            assertTrue(allocator.stats().reservedBytes() >= 13 * ByteSize.GiB);
+            allocator.free(p);
+            allocator.releaseCachedMemory();
+            assertEquals(0, allocator.stats().reservedBytes());
+        }
+    }
+
+    /** docs/observability.md, "Gauges and pools". */
+    @Test
+    void observabilityGauges() {
+        try (DeviceAllocator allocator = DeviceAllocators.open("sim:16GiB", "caching", "")) {
+            long p = allocator.malloc(4 * ByteSize.MiB);
+            for (PoolUsage u : allocator.memoryUsage()) {   // "all", then "small" and "large" for caching
+                log.info("{}: reserved {}, allocated {}, active {}, requested {}, inactive split {}", u.pool(),
+                        u.reservedBytes(), u.allocatedBytes(), u.activeBytes(), u.requestedBytes(),
+                        u.inactiveSplitBytes());
+            }
+            // Not in the page: the pools and the large pool's figures.
+            List<PoolUsage> usage = allocator.memoryUsage();
+            assertEquals(List.of("all", "small", "large"), usage.stream().map(PoolUsage::pool).toList());
+            assertEquals(4 * ByteSize.MiB, usage.get(2).allocatedBytes());
+            allocator.free(p);
+        }
+    }
+
+    /** A listener as an application binds it with Guice: counts the device calls. */
+    static final class MyTracker implements AllocatorListener {
+        static final LongAdder DEVICE_CALLS = new LongAdder();
+
+        @Override
+        public void deviceCall(DeviceCall call, long address, long bytes, long nanos, boolean succeeded) {
+            DEVICE_CALLS.increment();
+        }
+    }
+
+    /** docs/observability.md, "Guice". */
+    @Test
+    void observabilityGuice() {
+        Injector injector = Guice.createInjector(new DevallocModule(new DevallocSettings("sim:16GiB", "caching", "")),
+                new AbstractModule() {
+                    @Override
+                    protected void configure() {
+                        Multibinder.newSetBinder(binder(), AllocatorListener.class).addBinding().to(MyTracker.class);
+                        OptionalBinder.newOptionalBinder(binder(), OutOfMemoryHandler.class).setBinding()
+                                .to(Spiller.class);
+                    }
+                });
+        DeviceAllocator allocator = injector.getInstance(DeviceAllocator.class);
+        // Not in the page: the bound listener is told of the device calls.
+        try (allocator) {
+            long before = MyTracker.DEVICE_CALLS.sum();
+            allocator.free(allocator.malloc(ByteSize.MiB));
+            assertTrue(MyTracker.DEVICE_CALLS.sum() > before);
+        }
     }
 
     /** docs/allocators/bfc.md. */
@@ -185,7 +354,7 @@ class DocsSnippetsTest {
         assertEquals(3, rows.size(), "the header, one allocation and one free: " + rows);
     }
 
-    /** docs/observability.md, JFR: the snippet runs inside a recording, which sees its two device calls. */
+    /** docs/observability.md, JFR: the snippet runs inside a recording, which sees its device calls and release. */
     @Test
     void jfrEvents() {
         List<RecordedEvent> events = new CopyOnWriteArrayList<>();   // test only
@@ -198,12 +367,12 @@ class DocsSnippetsTest {
                     .name("trainer").jfrEvents(true).build()) {
                 long p = allocator.malloc(1 << 20);   // a new 2 MiB segment: one io.devalloc.DeviceAlloc event
                 allocator.free(p);
-                allocator.releaseCachedMemory();      // the segment goes back: one io.devalloc.DeviceFree event
+                allocator.releaseCachedMemory();      // the segment goes back: io.devalloc.DeviceFree, then CacheRelease
             }
             stream.stop();   // test only
         }   // test only
         // Not in the page: what the recording saw.
-        assertEquals(List.of("io.devalloc.DeviceAlloc", "io.devalloc.DeviceFree"),
+        assertEquals(List.of("io.devalloc.DeviceAlloc", "io.devalloc.DeviceFree", "io.devalloc.CacheRelease"),
                 events.stream().filter(e -> "trainer".equals(e.getString("allocator")))
                         .map(e -> e.getEventType().getName()).toList());
     }

@@ -16,14 +16,19 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.direct.DirectAllocatorProvider;
 import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.observe.MemoryGauge;
+import io.devalloc.api.observe.ThresholdListener;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.caching.CachingAllocator;
 import io.devalloc.guice.DevallocModule;
+import io.devalloc.micrometer.DevallocMetrics;
 import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.trace.pytorch.PyTorchSnapshots;
 import io.devalloc.trace.record.RecordingAllocator;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
@@ -63,7 +68,8 @@ class ReadmeSnippetsTest {
     void theReadmeShowsExactlyTheCodeOfThisTest() throws IOException {
         List<MarkdownSnippets.Snippet> snippets =
                 MarkdownSnippets.javaBlocks(MarkdownSnippets.REPOSITORY.resolve("README.md"));
-        assertEquals(4, snippets.size(), "the README's java snippets (builder, provider, recording, Guice): "
+        assertEquals(7, snippets.size(), "the README's java snippets (builder, provider, recording, Guice,"
+                + " Micrometer, JFR, out-of-memory handler and thresholds): "
                 + snippets + "; a new one needs a method here");
         MarkdownSnippets.assertEachSnippetIsIn(snippets, MarkdownSnippets.testSource(ReadmeSnippetsTest.class));
     }
@@ -148,6 +154,83 @@ class ReadmeSnippetsTest {
             assertEquals("direct", allocator.name());
             assertEquals(8 * ByteSize.GiB, allocator.device().memoryInfo().totalBytes());
             assertTrue(injector.getInstance(DeviceAllocator.class) == allocator, "a singleton");
+        }
+    }
+
+    @Test
+    void micrometer() {
+        MeterRegistry registry = new SimpleMeterRegistry();
+        DevallocMetrics metrics = DevallocMetrics.named("trainer");
+        DeviceAllocator allocator = DeviceAllocators.builder().device("sim:8GiB").allocator("caching")
+                .listener(metrics.listener()).build();
+        metrics.bindTo(registry, allocator);
+        // Not in the README: the meters read the allocator.
+        try (allocator) {
+            long p = allocator.malloc(ByteSize.MiB);
+            assertEquals(allocator.stats().reservedBytes(), registry.get("devalloc.memory.reserved")
+                    .tag("allocator", "trainer").tag("pool", "all").gauge().value());
+            assertEquals(1, registry.get("devalloc.device.calls").tag("op", "malloc").tag("outcome", "success")
+                    .functionCounter().count());
+            allocator.free(p);
+        }
+    }
+
+    @Test
+    void jfr() {
+        DeviceAllocator traced = DeviceAllocators.builder().device("sim:8GiB").allocator("caching")
+                .name("trainer").jfrEvents(true).build();
+        // Not in the README: built, and usable (events are written only while a recording runs).
+        try (traced) {
+            traced.free(traced.malloc(ByteSize.MiB));
+            assertEquals(1, traced.stats().deviceMallocs());
+        }
+    }
+
+    @Test
+    void outOfMemoryHandlerAndThresholds() {
+        List<String> crossed = new ArrayList<>();   // test only
+        ThresholdListener alerts = new ThresholdListener() {   // test only
+            @Override
+            public void crossedUp(MemoryGauge gauge, long level, long bytes) {
+                crossed.add("up " + level / ByteSize.GiB);
+            }
+
+            @Override
+            public void crossedDown(MemoryGauge gauge, long level, long bytes) {
+                crossed.add("down " + level / ByteSize.GiB);
+            }
+        };
+        Spiller spiller = new Spiller();   // test only
+        DeviceAllocator guarded = DeviceAllocators.builder().device("sim:8GiB").allocator("caching")
+                .outOfMemoryHandler(failure -> spiller.spill(failure.requestedBytes()) > 0)   // true: try again
+                .threshold(MemoryGauge.RESERVED, alerts, 6 * ByteSize.GiB, 7 * ByteSize.GiB)
+                .build();
+        // Not in the README: the spiller frees what it holds, and the allocation that did not fit succeeds.
+        try (guarded) {
+            spiller.held = guarded.malloc(5 * ByteSize.GiB);
+            spiller.allocator = guarded;
+            long p = guarded.malloc(6500 * ByteSize.MiB);
+            assertEquals(List.of("up 6"), crossed, "5 GiB held, spilled and released to 0, then 6.5 GiB");
+            assertEquals(1, spiller.spills);
+            guarded.free(p);
+        }
+    }
+
+    /** Holds one allocation and gives it back when asked: what a spill to host memory does. */
+    private static final class Spiller {
+        DeviceAllocator allocator;
+        long held;
+        int spills;
+
+        long spill(long bytes) {
+            if (held == 0) {
+                return 0;
+            }
+            allocator.free(held);
+            held = 0;
+            spills++;
+            allocator.releaseCachedMemory();
+            return bytes;
         }
     }
 

@@ -1,0 +1,138 @@
+package io.devalloc.examples;
+
+import static io.devalloc.examples.LauncherTest.row;
+import static io.devalloc.examples.LauncherTest.run;
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.examples.LauncherTest.Run;
+import io.devalloc.replay.TraceSource;
+import io.devalloc.replay.cli.TraceReplays;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code --metrics} and {@code --jfr FILE} on {@code demo} and {@code replay}: what they print and record is true. */
+class ObservabilityOptionsTest {
+
+    private Function<Path, TraceSource> saved;
+
+    @BeforeEach
+    void injectTraces() {
+        saved = TraceReplays.sources;
+        TraceReplays.sources = ReplayCommandTest::source;
+    }
+
+    @AfterEach
+    void restoreTraces() {
+        TraceReplays.sources = saved;
+    }
+
+    /** The count of a counter line, e.g. {@code devalloc.oom{allocator=replay,device=sim:0}  count=0}. */
+    static long meter(Run r, String name, String tags, String statistic) {
+        Matcher m = Pattern.compile("(?m)^  " + Pattern.quote(name + "{" + tags + "}") + "  .*?\\b"
+                + statistic + "=(\\d+)").matcher(r.out() + r.err());
+        assertTrue(m.find(), () -> name + "{" + tags + "} " + statistic + " not printed:\n" + r);
+        return Long.parseLong(m.group(1));
+    }
+
+    static List<RecordedEvent> events(Path file, String name) throws IOException {
+        return RecordingFile.readAllEvents(file).stream().filter(e -> e.getEventType().getName().equals(name))
+                .toList();
+    }
+
+    @Test
+    void replayMetricsAreTheReplaysFiguresAtItsEnd() {
+        // A warm start reopens the simulated device to place the segments and restores them (two device mallocs):
+        // the meters watch one allocator, from the first event on, as the table counts.
+        Run r = run("replay", "warm.csv", "--warm", "--metrics");
+        assertEquals(0, r.exitCode(), r::toString);
+        String tags = "allocator=replay,device=sim:0";
+        assertAll(
+                () -> assertTrue(r.out().contains("Meters (Micrometer, at the end of the run, before the allocator"
+                        + " closed):"), r::toString),
+                () -> assertEquals("2 / 0", row(r, "device mallocs / frees")),
+                () -> assertEquals(2, meter(r, "devalloc.device.calls", tags + ",op=malloc,outcome=success",
+                        "count")),
+                () -> assertEquals(2, meter(r, "devalloc.device.call.duration", tags + ",op=malloc", "count"),
+                        "every call counted is timed"),
+                () -> assertEquals(0, meter(r, "devalloc.device.calls", tags + ",op=free,outcome=success",
+                        "count")),
+                () -> assertEquals(0, meter(r, "devalloc.oom", tags, "count")),
+                () -> assertEquals(56_623_104, meter(r, "devalloc.memory.reserved.peak", tags, "value"),
+                        "the table's peak reserved"),
+                () -> assertEquals("", r.err()));
+    }
+
+    @Test
+    void withJsonTheMetersGoToStandardErrorAndTheOutputStaysOneObject() {
+        Run r = run("replay", "rmm.csv", "--json", "--metrics");
+        assertEquals(0, r.exitCode(), r::toString);
+        assertTrue(r.out().startsWith("{") && r.out().strip().endsWith("}"), r::toString);
+        assertFalse(r.out().contains("devalloc.device.calls"), r::toString);
+        assertEquals(1, meter(r, "devalloc.device.calls",
+                "allocator=replay,device=sim:0,op=malloc,outcome=success", "count"));
+    }
+
+    @Test
+    void replayJfrRecordsTheReplaysDeviceCalls(@TempDir Path dir) throws IOException {
+        Path file = dir.resolve("replay.jfr");
+        Run r = run("replay", "warm.csv", "--warm", "--jfr", file.toString());
+        assertEquals(0, r.exitCode(), r::toString);
+        assertTrue(r.out().contains("JFR recording: " + file + " (jfr print --events 'io.devalloc.*' " + file + ")"),
+                r::toString);
+        List<RecordedEvent> allocs = events(file, "io.devalloc.DeviceAlloc");
+        assertEquals(2, allocs.size(), "the replay's two, not the warm start's restore: " + allocs);
+        for (RecordedEvent e : allocs) {
+            assertEquals("replay", e.getString("allocator"));
+            assertEquals("sim:0", e.getString("device"));
+            assertTrue(e.getLong("size") > 0 && e.getLong("address") != 0, e::toString);
+        }
+    }
+
+    @Test
+    void demoPrintsItsMetersAndRecordsItsEvents(@TempDir Path dir) throws IOException {
+        Path file = dir.resolve("demo.jfr");
+        Run r = run("demo", "--device", "sim:80GiB", "--allocator", "caching", "--steps", "2", "--metrics",
+                "--jfr", file.toString());
+        assertEquals(0, r.exitCode(), r::toString);
+        String tags = "allocator=demo,device=sim:0";
+        String[] mallocsFrees = row(r, "device mallocs / frees").split(" / ");
+        long mallocs = Long.parseLong(mallocsFrees[0]);
+        assertAll(
+                () -> assertEquals(mallocs, meter(r, "devalloc.device.calls", tags + ",op=malloc,outcome=success",
+                        "count")),
+                () -> assertEquals(1, meter(r, "devalloc.cache.releases", tags, "count"),
+                        "the demo's releaseCachedMemory()"),
+                () -> assertEquals(0, meter(r, "devalloc.memory.reserved", tags + ",pool=all", "value"),
+                        "read after the cache was released"),
+                () -> assertEquals(mallocs, events(file, "io.devalloc.DeviceAlloc").size()),
+                () -> assertEquals(mallocs, events(file, "io.devalloc.DeviceFree").size(),
+                        "the release gave every segment back"),
+                () -> assertEquals(1, events(file, "io.devalloc.CacheRelease").size()));
+    }
+
+    @Test
+    void aJfrFileThatCannotBeWrittenIsAUsageErrorBeforeTheRun(@TempDir Path dir) {
+        Path file = dir.resolve("no-such-dir").resolve("run.jfr");
+        Run r = run("replay", "rmm.csv", "--jfr", file.toString());
+        assertEquals(Launcher.EXIT_USAGE, r.exitCode(), r::toString);
+        assertTrue(r.err().contains("--jfr " + file + ": no such directory"), r::toString);
+        assertEquals("", r.out(), "nothing was replayed");
+        Run demo = run("demo", "--device", "sim:1GiB", "--jfr", dir.toString());
+        assertEquals(Launcher.EXIT_USAGE, demo.exitCode(), demo::toString);
+        assertTrue(demo.err().contains("is a directory"), demo::toString);
+    }
+}
