@@ -22,14 +22,15 @@ class BenchmarkListTest {
             list = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
         for (String benchmark : new String[] {"CachedAllocFreeBenchmark",
-                "CachedAllocFreeTwoThreadsBenchmark", "PoolScaleBenchmark", "RandomAllocationsBenchmark",
+                "CachedAllocFreeTwoThreadsBenchmark", "ObservabilityBenchmark", "PoolScaleBenchmark", "RandomAllocationsBenchmark",
                 "ReplayCompactTraceBenchmark", "ReplayEndToEndBenchmark",
                 "TraceReplayBenchmark"}) {
             assertTrue(list.contains("io.devalloc.benchmarks." + benchmark), benchmark + " is not in the list");
         }
         // A line per benchmark method: its class, then its method name.
         for (String[] method : new String[][] {{"RandomAllocationsBenchmark", "n100000"},
-                {"CachedAllocFreeBenchmark", "allocateFree"}, {"CachedAllocFreeTwoThreadsBenchmark", "allocateFree"}}) {
+                {"CachedAllocFreeBenchmark", "allocateFree"}, {"CachedAllocFreeTwoThreadsBenchmark", "allocateFree"},
+                {"ObservabilityBenchmark", "cachedPair"}, {"ObservabilityBenchmark", "devicePair"}}) {
             assertTrue(list.lines().anyMatch(line -> line.contains("io.devalloc.benchmarks." + method[0] + " ")
                     && line.contains(" " + method[1] + " ")), method[0] + "." + method[1] + " is not in the list");
         }

@@ -33,6 +33,83 @@ class BenchmarksSmokeTest {
         b.tearDown();
     }
 
+    /**
+     * The observability benchmark's cached pair, for every observer: nothing wrapped with {@code none}, the
+     * decorator with the others; no device call after setup's pair (so no listener call); the Micrometer counters
+     * agree with {@code stats()}.
+     */
+    @ParameterizedTest
+    @CsvSource({"caching,none", "caching,listener", "caching,micrometer", "caching,jfr",
+            "bfc,none", "bfc,listener", "bfc,micrometer", "bfc,jfr"})
+    void observedCachedPairCallsTheDeviceOnlyInSetup(String allocator, String observer) {
+        ObservabilityBenchmark.Cached s = new ObservabilityBenchmark.Cached();
+        s.allocator = allocator;
+        s.observer = observer;
+        s.setUp();
+        try {
+            assertEquals(!observer.equals("none"),
+                    s.alloc.unwrap(io.devalloc.api.internal.ObservedAllocator.class).isPresent(),
+                    observer + ": " + s.alloc);
+            long deviceMallocs = s.alloc.stats().deviceMallocs();
+            assertEquals(1, deviceMallocs, "setup's pair reserved one segment or region");
+            ObservabilityBenchmark b = new ObservabilityBenchmark();
+            for (int i = 0; i < 100; i++) {
+                assertNotEquals(0L, b.cachedPair(s));
+            }
+            var stats = s.alloc.stats();
+            assertEquals(0, stats.activeAllocations());
+            assertEquals(101, stats.allocationCount(), "setup's pair and 100 measured");
+            assertEquals(deviceMallocs, stats.deviceMallocs(), "a cached pair never calls the device");
+            assertEquals(observer.equals("micrometer") ? 1.0 : 0.0, deviceCalls(s, "malloc"));
+        } finally {
+            s.tearDown();
+        }
+    }
+
+    /** The observability benchmark's device pair: every malloc and free is a device call, each counted once. */
+    @ParameterizedTest
+    @ValueSource(strings = {"none", "listener", "micrometer", "jfr"})
+    void observedDevicePairCallsTheDeviceTwice(String observer) {
+        ObservabilityBenchmark.Uncached s = new ObservabilityBenchmark.Uncached();
+        s.observer = observer;
+        s.setUp();
+        try {
+            ObservabilityBenchmark b = new ObservabilityBenchmark();
+            for (int i = 0; i < 100; i++) {
+                assertNotEquals(0L, b.devicePair(s));
+            }
+            var stats = s.alloc.stats();
+            assertEquals(0, stats.activeAllocations());
+            assertEquals(101, stats.deviceMallocs(), "setup's pair and 100 measured");
+            assertEquals(101, stats.deviceFrees());
+            if (observer.equals("micrometer")) {
+                assertEquals(101.0, deviceCalls(s, "malloc"));
+                assertEquals(101.0, deviceCalls(s, "free"));
+            }
+        } finally {
+            s.tearDown();
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void anUnknownObserverIsRefusedWithTheKnownOnes() {
+        ObservabilityBenchmark.Uncached s = new ObservabilityBenchmark.Uncached();
+        s.observer = "prometheus";
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                s::setUp);
+        assertTrue(e.getMessage().contains("micrometer"), e.getMessage());
+    }
+
+    /** The Micrometer observer's count of successful device calls {@code op}; 0 for the other observers. */
+    private static double deviceCalls(ObservabilityBenchmark.Observed s, String op) {
+        if (s.registry == null) {
+            return 0;
+        }
+        return s.registry.get(io.devalloc.micrometer.DevallocMetrics.DEVICE_CALLS)
+                .tag(io.devalloc.micrometer.DevallocMetrics.TAG_OP, op)
+                .tag(io.devalloc.micrometer.DevallocMetrics.TAG_OUTCOME, "success").functionCounter().count();
+    }
+
     @org.junit.jupiter.api.Test
     void anUnknownAllocatorIsRefusedWithTheKnownNames() {
         IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
