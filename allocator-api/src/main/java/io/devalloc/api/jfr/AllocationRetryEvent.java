@@ -3,7 +3,6 @@ package io.devalloc.api.jfr;
 import jdk.jfr.Category;
 import jdk.jfr.DataAmount;
 import jdk.jfr.Description;
-import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
 
@@ -13,17 +12,9 @@ import jdk.jfr.Name;
 @Category({"devalloc", "Allocator"})
 @Description("The allocator tries an allocation again: after releasing cached memory, waiting for frees, or at an"
         + " out-of-memory handler's request")
-final class AllocationRetryEvent extends Event {
+final class AllocationRetryEvent extends AllocatorEvent {
 
     static final String NAME = "io.devalloc.AllocationRetry";
-
-    @Label("Allocator")
-    @Description("The name the allocator was given, or its kind")
-    String allocator;
-
-    @Label("Device")
-    @Description("The device's id, e.g. cuda:0 or sim:0")
-    String device;
 
     @Label("Requested Size")
     @Description("The bytes the caller asked for")

@@ -3,7 +3,6 @@ package io.devalloc.api.jfr;
 import jdk.jfr.Category;
 import jdk.jfr.DataAmount;
 import jdk.jfr.Description;
-import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
 import jdk.jfr.Timespan;
@@ -14,17 +13,9 @@ import jdk.jfr.Timespan;
 @Category({"devalloc", "Allocator"})
 @Description("The allocator gave cached, unused memory back to the device (empty_cache, a release before a retry,"
         + " garbage collection of the cache)")
-final class CacheReleaseEvent extends Event {
+final class CacheReleaseEvent extends AllocatorEvent {
 
     static final String NAME = "io.devalloc.CacheRelease";
-
-    @Label("Allocator")
-    @Description("The name the allocator was given, or its kind")
-    String allocator;
-
-    @Label("Device")
-    @Description("The device's id, e.g. cuda:0 or sim:0")
-    String device;
 
     @Label("Released Size")
     @Description("The bytes given back in this release (0 when there was nothing to give)")

@@ -3,7 +3,6 @@ package io.devalloc.api.jfr;
 import jdk.jfr.Category;
 import jdk.jfr.DataAmount;
 import jdk.jfr.Description;
-import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.MemoryAddress;
 import jdk.jfr.Timespan;
@@ -13,15 +12,7 @@ import jdk.jfr.Timespan;
  * each concrete event; the abstract class itself is never registered.
  */
 @Category({"devalloc", "Device"})
-abstract class DeviceCallEvent extends Event {
-
-    @Label("Allocator")
-    @Description("The name the allocator was given (DeviceAllocators.builder().name), or its kind")
-    String allocator;
-
-    @Label("Device")
-    @Description("The device's id, e.g. cuda:0 or sim:0")
-    String device;
+abstract class DeviceCallEvent extends AllocatorEvent {
 
     @Label("Address")
     @Description("The address given or returned (0 for a malloc that found no memory)")

@@ -3,7 +3,6 @@ package io.devalloc.api.jfr;
 import jdk.jfr.Category;
 import jdk.jfr.DataAmount;
 import jdk.jfr.Description;
-import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
 import jdk.jfr.Period;
@@ -20,17 +19,9 @@ import jdk.jfr.StackTrace;
 @Description("An allocator's memory gauges, one event per pool (pool 'all' is the whole allocator)")
 @Period("1 s")
 @StackTrace(false)
-final class MemoryUsageEvent extends Event {
+final class MemoryUsageEvent extends AllocatorEvent {
 
     static final String NAME = "io.devalloc.MemoryUsage";
-
-    @Label("Allocator")
-    @Description("The name the allocator was given, or its kind")
-    String allocator;
-
-    @Label("Device")
-    @Description("The device's id, e.g. cuda:0 or sim:0")
-    String device;
 
     @Label("Pool")
     @Description("'all' for the whole allocator, else the pool's name (small, large for caching)")

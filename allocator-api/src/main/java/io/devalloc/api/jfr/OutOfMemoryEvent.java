@@ -3,7 +3,6 @@ package io.devalloc.api.jfr;
 import jdk.jfr.Category;
 import jdk.jfr.DataAmount;
 import jdk.jfr.Description;
-import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
 
@@ -16,17 +15,9 @@ import jdk.jfr.Name;
 @Label("Out of Memory")
 @Category({"devalloc", "Allocator"})
 @Description("An allocation failed for want of memory (before any out-of-memory handler is asked to retry)")
-final class OutOfMemoryEvent extends Event {
+final class OutOfMemoryEvent extends AllocatorEvent {
 
     static final String NAME = "io.devalloc.OutOfMemory";
-
-    @Label("Allocator")
-    @Description("The name the allocator was given, or its kind")
-    String allocator;
-
-    @Label("Device")
-    @Description("The device's id, e.g. cuda:0 or sim:0")
-    String device;
 
     @Label("Requested Size")
     @Description("The bytes the caller asked for")
