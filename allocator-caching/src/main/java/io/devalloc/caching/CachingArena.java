@@ -138,8 +138,6 @@ final class CachingArena extends AbstractDeviceAllocator
     private final AllocatorListener listener;
     /** Whether a listener was set: computed once, so that no release path times itself for nobody. */
     private final boolean listening;
-    /** The size of the request being served, for {@link AllocatorListener#allocationRetried}. */
-    private long requestBeingServed;
 
     private record PendingEvent(DeviceEvent event, int block) {
     }
@@ -226,7 +224,6 @@ final class CachingArena extends AbstractDeviceAllocator
             BlockPool pool = SizeRules.isSmall(s) ? smallPool : largePool;
             long a = sizes.allocationSize(s);
             long st = stream.handle();
-            requestBeingServed = size;
 
             int block = getFreeBlock(pool, st, s);
             if (block == NONE && triggerFreeMemoryCallbacks()) {
@@ -252,6 +249,10 @@ final class CachingArena extends AbstractDeviceAllocator
                         block = getFreeBlock(pool, st, s);
                     }
                     if (block == NONE) {
+                        if (listening) {
+                            // Once per request at most, as num_alloc_retries counts: after release_cached_blocks.
+                            listener.allocationRetried(size, 1, RetryCause.CACHE_RELEASED);
+                        }
                         block = allocBlock(pool, st, s, a, true);
                     }
                 }
@@ -340,10 +341,6 @@ final class CachingArena extends AbstractDeviceAllocator
     private int allocBlock(BlockPool pool, long stream, long s, long a, boolean isRetry) {
         if (isRetry) {
             stats.numAllocRetries++;
-            if (listening) {
-                // Once per request at most, as num_alloc_retries counts: after release_cached_blocks.
-                listener.allocationRetried(requestBeingServed, 1, RetryCause.CACHE_RELEASED);
-            }
         }
         if (setFraction && totalAllocatedMemory + a > allowedMemoryMaximum) {
             return NONE;
