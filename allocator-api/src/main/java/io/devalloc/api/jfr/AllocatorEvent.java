@@ -17,4 +17,10 @@ abstract class AllocatorEvent extends Event {
     @Label("Device")
     @Description("The device's id, e.g. cuda:0 or sim:0")
     String device;
+
+    /** Says which allocator and device the event is about. */
+    final void source(String allocatorName, String deviceId) {
+        this.allocator = allocatorName;
+        this.device = deviceId;
+    }
 }

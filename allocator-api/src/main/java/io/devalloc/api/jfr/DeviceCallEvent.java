@@ -35,8 +35,7 @@ abstract class DeviceCallEvent extends AllocatorEvent {
     long callDuration;
 
     final void set(String allocatorName, String deviceId, long address, long bytes, long nanos, boolean ok) {
-        this.allocator = allocatorName;
-        this.device = deviceId;
+        source(allocatorName, deviceId);
         this.address = address;
         this.size = bytes;
         this.callDuration = nanos;

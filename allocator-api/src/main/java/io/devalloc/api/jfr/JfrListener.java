@@ -53,8 +53,7 @@ public final class JfrListener implements AllocatorListener {
     public void outOfMemory(long requestedBytes, OutOfMemoryException error) {
         OutOfMemoryEvent event = new OutOfMemoryEvent();
         if (event.shouldCommit()) {
-            event.allocator = allocatorName;
-            event.device = deviceId;
+            event.source(allocatorName, deviceId);
             event.requestedSize = requestedBytes;
             event.reason = error.reason().name();
             event.deviceFree = error.deviceFreeBytes();
@@ -69,8 +68,7 @@ public final class JfrListener implements AllocatorListener {
     public void allocationRetried(long requestedBytes, int attempt, RetryCause cause) {
         AllocationRetryEvent event = new AllocationRetryEvent();
         if (event.shouldCommit()) {
-            event.allocator = allocatorName;
-            event.device = deviceId;
+            event.source(allocatorName, deviceId);
             event.requestedSize = requestedBytes;
             event.attempt = attempt;
             event.cause = cause.name();
@@ -82,8 +80,7 @@ public final class JfrListener implements AllocatorListener {
     public void cacheReleased(long bytes, long nanos) {
         CacheReleaseEvent event = new CacheReleaseEvent();
         if (event.shouldCommit()) {
-            event.allocator = allocatorName;
-            event.device = deviceId;
+            event.source(allocatorName, deviceId);
             event.releasedSize = bytes;
             event.callDuration = nanos;
             event.commit();

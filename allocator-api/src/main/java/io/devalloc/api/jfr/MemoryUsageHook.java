@@ -24,8 +24,7 @@ final class MemoryUsageHook implements Runnable {
     public void run() {
         for (PoolUsage usage : allocator.memoryUsage()) {
             MemoryUsageEvent event = new MemoryUsageEvent();
-            event.allocator = allocatorName;
-            event.device = deviceId;
+            event.source(allocatorName, deviceId);
             event.pool = usage.pool();
             event.reserved = usage.reservedBytes();
             event.allocated = usage.allocatedBytes();
