@@ -29,7 +29,10 @@ class LongLongHashMapTest {
                     assertEquals(expected, m.remove(key, -1));
                     ref.remove(key);
                 }
-                default -> assertEquals(expected, m.get(key, -1));
+                default -> {
+                    assertEquals(expected, m.get(key, -1));
+                    assertEquals(ref.containsKey(key), m.containsKey(key));
+                }
             }
             assertEquals(ref.size(), m.size());
         }

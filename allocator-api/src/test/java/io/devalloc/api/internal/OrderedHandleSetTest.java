@@ -437,4 +437,47 @@ class OrderedHandleSetTest {
         }
         assertEquals(334, c.set.size());
     }
+
+    /**
+     * Runs of operations near one key, as an allocator's pools see them (the same sizes freed and allocated again,
+     * now and then a jump elsewhere or past either end): inserts, removes, finds and lower bounds around the keys
+     * just touched agree with a TreeMap while the leaves there split, borrow and merge.
+     */
+    @ParameterizedTest
+    @CsvSource({"41,false", "42,true"})
+    void localRunsOfOperationsAgreeWithATreeMap(long seed, boolean weighted) {
+        Random r = new Random(seed);
+        Checked c = new Checked(weighted);
+        for (long k = 0; k < 1500; k++) {
+            c.set.insert(7, 1024, 4 * k, (int) (4 * k), 1);
+            c.model.put(4 * k, new Entry((int) (4 * k), 1, c.set.find(7, 1024, 4 * k)));
+        }
+        long here = 3000;
+        for (int step = 0; step < 40_000; step++) {
+            if (r.nextInt(200) == 0) {
+                here = r.nextInt(6200) - 100; // a jump, also past either end
+            }
+            // Even keys, as Checked's full check expects (it looks between neighbours, at odd keys).
+            long k = 2 * Math.max(-100, Math.min(3150, here / 2 + r.nextInt(21) - 10));
+            Entry e = c.model.get(k);
+            if (e != null && (r.nextInt(2) == 0 || c.model.size() > 2500)) {
+                c.model.remove(k);
+                c.set.remove(e.node);
+            } else if (e == null && c.model.size() > 100) {
+                int node = c.set.insert(7, 1024, k, (int) k, 1);
+                c.model.put(k, new Entry((int) k, 1, node));
+            }
+            long q = k + r.nextInt(9) - 4;
+            Long ceiling = c.model.ceilingKey(q);
+            assertEquals(ceiling == null ? OrderedHandleSet.NO_NODE : c.model.get(ceiling).node,
+                    c.set.lowerBound(7, 1024, q), () -> "lower bound of " + q);
+            Entry at = c.model.get(q);
+            assertEquals(at == null ? OrderedHandleSet.NO_NODE : at.node, c.set.find(7, 1024, q));
+            assertEquals(c.model.size(), c.set.size());
+            if (step % 500 == 0) {
+                c.check();
+            }
+        }
+        c.check();
+    }
 }
