@@ -94,6 +94,9 @@ public final class PyTorchPickleReader implements TraceReader {
     /** Pass as the device to read the device whose trace has the most entries. */
     public static final int BUSIEST_DEVICE = -1;
 
+    /** Dict keys whose values the reader never reads, dropped while the pickle loads (see {@link RestrictedUnpickler}). */
+    private static final Set<String> SKIPPED_KEYS = Set.of("frames");
+
     private static final Set<String> ALLOCATED_STATES =
             Set.of("active_allocated", "active_pending_free", "active_awaiting_free");
 
@@ -404,23 +407,28 @@ public final class PyTorchPickleReader implements TraceReader {
     /** Entry {@code i} of the device's trace, with its record number. */
     private Entry entry(int i) throws TraceFormatException {
         long record = prefix == null ? 0 : prefix.size() + i + 1;
-        String where = "device_traces[" + device + "][" + i + "]";
         Object o = trace.get(i);
         if (!(o instanceof Map<?, ?> map)) {
-            throw new TraceFormatException(file, record, where + ": expected a dict, got " + pythonType(o));
+            throw new TraceFormatException(file, record, entryName(i) + ": expected a dict, got " + pythonType(o));
         }
-        return new Entry(map, where, record);
+        return new Entry(map, i, record);
+    }
+
+    /** How messages name trace entry {@code i}. */
+    private String entryName(int i) {
+        return "device_traces[" + device + "][" + i + "]";
     }
 
     /** One trace entry: its fields, read the way {@code pickle_to_csv.py} writes them. */
     private final class Entry {
         final Map<?, ?> map;
-        final String where;
+        /** The entry's index in the device's trace; its name in messages is made only for a message. */
+        final int index;
         final long record;
 
-        Entry(Map<?, ?> map, String where, long record) {
+        Entry(Map<?, ?> map, int index, long record) {
             this.map = map;
-            this.where = where;
+            this.index = index;
             this.record = record;
         }
 
@@ -470,7 +478,7 @@ public final class PyTorchPickleReader implements TraceReader {
         }
 
         TraceFormatException error(String problem) {
-            return new TraceFormatException(file, record, where + ": " + problem);
+            return new TraceFormatException(file, record, entryName(index) + ": " + problem);
         }
     }
 
@@ -478,7 +486,8 @@ public final class PyTorchPickleReader implements TraceReader {
 
     private static Object unpickle(byte[] data, String file) throws TraceFormatException {
         try {
-            return RestrictedUnpickler.load(data);
+            // Stack frames are not read: skipped as they are built, they are never all in memory at once.
+            return RestrictedUnpickler.load(data, SKIPPED_KEYS);
         } catch (RestrictedUnpickler.Refused e) {
             throw new TraceFormatException(file, 0, e.getMessage());
         } catch (PickleException e) {

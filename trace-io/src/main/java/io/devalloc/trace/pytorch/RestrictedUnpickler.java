@@ -4,8 +4,12 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
+import java.util.BitSet;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import net.razorvine.pickle.Opcodes;
 import net.razorvine.pickle.PickleException;
 import net.razorvine.pickle.Unpickler;
@@ -20,6 +24,15 @@ import net.razorvine.pickle.Unpickler;
  *
  * <p>The whole pickle is in memory (a pickle is one object graph and cannot be streamed), so every length that an
  * opcode declares is checked against the bytes left before anything is allocated for it.
+ *
+ * <p><b>Memory.</b> Python's pickler memoizes every string, list and dict it writes, and an unpickler that keeps its
+ * whole memo keeps every object of the file alive to the end, whether or not anything refers to it again: for a
+ * PyTorch snapshot, every stack frame of every trace entry (most of the file). So the bytes are scanned once first
+ * for the memo keys that a {@code GET}, {@code BINGET} or {@code LONG_BINGET} reads ({@link #referencedMemoKeys});
+ * the load then memoizes only those, numbering {@code MEMOIZE}'s keys as Python does (the count of keys set so far).
+ * And dict entries under a key the caller names as skipped (the snapshot reader's {@code frames}) are stored as an
+ * empty list, so that a stack trace is garbage as soon as its entry is built. Dicts are {@link PickleDict}s (half
+ * a {@link HashMap}'s memory for a small dict). What the load returns is the same graph but for those values.
  */
 final class RestrictedUnpickler extends Unpickler {
 
@@ -63,14 +76,40 @@ final class RestrictedUnpickler extends Unpickler {
         }
     }
 
-    /** The pickle's bytes, with the read position visible. */
+    /**
+     * The pickle's bytes, with the read position visible. Reads without {@link ByteArrayInputStream}'s lock: one
+     * thread loads a pickle, and Pyrolite reads every opcode and argument with a call of its own.
+     */
     private static final class Bytes extends ByteArrayInputStream {
         Bytes(byte[] data) {
             super(data);
         }
 
+        @Override
+        @SuppressWarnings("UnsynchronizedOverridesSynchronized") // confined to the loading thread
+        public int read() {
+            return pos < count ? buf[pos++] & 0xff : -1;
+        }
+
+        @Override
+        @SuppressWarnings("UnsynchronizedOverridesSynchronized") // confined to the loading thread
+        public int read(byte[] b, int off, int len) {
+            java.util.Objects.checkFromIndexSize(off, len, b.length);
+            if (pos >= count) {
+                return -1;
+            }
+            int n = Math.min(len, count - pos);
+            System.arraycopy(buf, pos, b, off, n);
+            pos += n;
+            return n;
+        }
+
         int position() {
             return pos;
+        }
+
+        byte[] buf() {
+            return buf;
         }
 
         int remaining() {
@@ -83,26 +122,165 @@ final class RestrictedUnpickler extends Unpickler {
     }
 
     private final Bytes bytes;
+    /** The memo keys below {@link #scanned} that a later opcode reads; keys at or above it are always kept. */
+    private final BitSet referenced;
+    private final int scanned;
+    private final Set<String> skippedKeys;
+    /** The memo keys set so far (what Python's len(memo) counts), below {@link #scanned} and beyond it. */
+    private final BitSet assigned = new BitSet();
+    private final Set<Integer> assignedBeyond = new HashSet<>();
+    private int assignedCount;
+    /** Distinct short strings kept for sharing; beyond this many, new ones are not kept. */
+    private static final int SHARED_STRINGS = 4096;
+    /** Longer strings are not shared. */
+    private static final int SHARED_LENGTH = 64;
+    private final Map<String, String> sharedStrings = new HashMap<>();
 
-    private RestrictedUnpickler(Bytes bytes) {
+    private RestrictedUnpickler(Bytes bytes, BitSet referenced, int scanned, Set<String> skippedKeys) {
         this.bytes = bytes;
+        this.referenced = referenced;
+        this.scanned = scanned;
+        this.skippedKeys = skippedKeys;
     }
 
     /**
-     * Unpickles plain data.
+     * Unpickles plain data, all of it.
      *
      * @throws Refused        for an opcode outside the allow-list, or a length beyond the end of the data
      * @throws PickleException for any other malformed pickle (Pyrolite's own checks)
      * @throws IOException    when the data ends early
      */
     static Object load(byte[] data) throws IOException {
+        return load(data, Set.of());
+    }
+
+    /**
+     * Unpickles plain data, with every dict entry whose key is one of {@code skippedKeys} holding an empty list in
+     * place of its value (see the class documentation).
+     *
+     * @throws Refused        for an opcode outside the allow-list, or a length beyond the end of the data
+     * @throws PickleException for any other malformed pickle (Pyrolite's own checks)
+     * @throws IOException    when the data ends early
+     */
+    static Object load(byte[] data, Set<String> skippedKeys) throws IOException {
         Bytes in = new Bytes(data);
-        RestrictedUnpickler u = new RestrictedUnpickler(in);
+        RestrictedUnpickler u = new RestrictedUnpickler(in, referencedMemoKeys(data), data.length, skippedKeys);
         try {
             return u.load(in);
         } finally {
             u.close();
         }
+    }
+
+    /**
+     * The memo keys below {@code data.length} that a {@code GET}, {@code BINGET} or {@code LONG_BINGET} of the
+     * pickle reads, found by walking its opcodes without building anything. The walk stops where the load would
+     * fail (an opcode outside the allow-list, a length or line beyond the data), since the load reads nothing
+     * after that; a key at or above {@code data.length} is kept whenever it is set, unscanned.
+     */
+    static BitSet referencedMemoKeys(byte[] data) {
+        BitSet used = new BitSet();
+        int n = data.length;
+        long p = 0;
+        while (p < n) {
+            int at = (int) p;
+            int op = data[at] & 0xff;
+            p++;
+            switch (op) {
+                case Opcodes.STOP -> {
+                    return used;
+                }
+                case Opcodes.PROTO, Opcodes.BININT1, Opcodes.BINPUT -> p += 1;
+                case Opcodes.BININT2 -> p += 2;
+                case Opcodes.BININT, Opcodes.LONG_BINPUT -> p += 4;
+                case Opcodes.BINFLOAT, Opcodes.FRAME -> p += 8;
+                case Opcodes.BINGET -> {
+                    if (p < n) {
+                        use(used, data[(int) p] & 0xff, n);
+                    }
+                    p += 1;
+                }
+                case Opcodes.LONG_BINGET -> {
+                    if (p + 4 <= n) {
+                        use(used, (int) littleEndian(data, (int) p, 4), n);
+                    }
+                    p += 4;
+                }
+                case Opcodes.GET, Opcodes.INT, Opcodes.LONG, Opcodes.FLOAT, Opcodes.STRING, Opcodes.UNICODE,
+                     Opcodes.PUT -> {
+                    int end = lineEnd(data, (int) p);
+                    if (end < 0) {
+                        return used;
+                    }
+                    if (op == Opcodes.GET) {
+                        try {
+                            use(used, Integer.parseInt(new String(data, (int) p, end - (int) p,
+                                    java.nio.charset.StandardCharsets.US_ASCII).strip()), n);
+                        } catch (NumberFormatException e) {
+                            return used;
+                        }
+                    }
+                    p = end + 1L;
+                }
+                case Opcodes.SHORT_BINSTRING, Opcodes.SHORT_BINUNICODE, Opcodes.LONG1 -> {
+                    if (p >= n) {
+                        return used;
+                    }
+                    p += 1 + (data[(int) p] & 0xff);
+                }
+                case Opcodes.BINSTRING, Opcodes.BINUNICODE, Opcodes.LONG4 -> {
+                    if (p + 4 > n) {
+                        return used;
+                    }
+                    p += 4 + littleEndian(data, (int) p, 4);
+                }
+                case Opcodes.BINUNICODE8 -> {
+                    if (p + 8 > n) {
+                        return used;
+                    }
+                    long length = littleEndian(data, (int) p, 8);
+                    if (length < 0 || length > n) {
+                        return used;
+                    }
+                    p += 8 + length;
+                }
+                case Opcodes.MARK, Opcodes.POP, Opcodes.POP_MARK, Opcodes.DUP, Opcodes.NONE, Opcodes.NEWTRUE,
+                     Opcodes.NEWFALSE, Opcodes.EMPTY_LIST, Opcodes.APPEND, Opcodes.APPENDS, Opcodes.LIST,
+                     Opcodes.EMPTY_TUPLE, Opcodes.TUPLE, Opcodes.TUPLE1, Opcodes.TUPLE2, Opcodes.TUPLE3,
+                     Opcodes.EMPTY_DICT, Opcodes.DICT, Opcodes.SETITEM, Opcodes.SETITEMS, Opcodes.MEMOIZE -> {
+                    // No argument.
+                }
+                default -> {
+                    return used; // refused by the load, which stops there
+                }
+            }
+        }
+        return used;
+    }
+
+    private static void use(BitSet used, int key, int limit) {
+        if (key >= 0 && key < limit) {
+            used.set(key);
+        }
+    }
+
+    /** {@code width} bytes at {@code at}, little-endian, unsigned for widths below 8. */
+    private static long littleEndian(byte[] data, int at, int width) {
+        long v = 0;
+        for (int i = width - 1; i >= 0; i--) {
+            v = (v << 8) | (data[at + i] & 0xff);
+        }
+        return v;
+    }
+
+    /** The index of the first newline at or after {@code from}, or -1. */
+    private static int lineEnd(byte[] data, int from) {
+        for (int i = from; i < data.length; i++) {
+            if (data[i] == '\n') {
+                return i;
+            }
+        }
+        return -1;
     }
 
     @Override
@@ -122,7 +300,114 @@ final class RestrictedUnpickler extends Unpickler {
             throw new Refused("byte " + at + ": " + NAMES.get((int) key) + " declares " + declared
                     + " bytes but only " + bytes.remaining() + " are left");
         }
-        return super.dispatch(key);
+        switch (key) {
+            case Opcodes.MEMOIZE -> memoize(assignedCount);
+            case Opcodes.BINPUT -> memoize(readByte(at));
+            case Opcodes.LONG_BINPUT -> memoize((int) (readByte(at) | readByte(at) << 8 | readByte(at) << 16
+                    | (long) readByte(at) << 24));
+            case Opcodes.PUT -> memoize(putIndex(at));
+            case Opcodes.EMPTY_DICT -> stack.add(new PickleDict());
+            case Opcodes.SHORT_BINUNICODE -> stack.add(string(readByte(at)));
+            case Opcodes.BINUNICODE -> {
+                // declaredLength checked the length against the bytes left: it is below 2^31.
+                int length = (int) (readByte(at) | readByte(at) << 8 | readByte(at) << 16 | (long) readByte(at) << 24);
+                stack.add(string(length));
+            }
+            case Opcodes.APPENDS -> {
+                // Pyrolite's APPENDS trims the list to its size after every batch (Python writes a batch per 1,000
+                // items), copying the whole list each time: quadratic in a list of a million trace entries.
+                List<Object> items = stack.pop_all_since_marker();
+                @SuppressWarnings("unchecked")
+                List<Object> list = (List<Object>) stack.peek();
+                list.addAll(items);
+            }
+            case Opcodes.SETITEM -> {
+                Object value = stack.pop();
+                Object k = stack.pop();
+                setItem(k, value);
+            }
+            case Opcodes.SETITEMS -> {
+                List<Object> items = stack.pop_all_since_marker();
+                if (items.size() % 2 != 0) {
+                    throw new PickleException("byte " + at + ": SETITEMS with an odd number of items ("
+                            + items.size() + ")");
+                }
+                for (int i = 0; i < items.size(); i += 2) {
+                    setItem(items.get(i), items.get(i + 1));
+                }
+            }
+            default -> {
+                return super.dispatch(key);
+            }
+        }
+        return NO_RETURN_VALUE;
+    }
+
+    /** Sets memo key {@code index} to the top of the stack, if a later opcode reads it (Python's memo otherwise). */
+    private void memoize(int index) {
+        Object top = stack.peek();
+        if (index >= 0 && index < scanned) {
+            if (!assigned.get(index)) {
+                assigned.set(index);
+                assignedCount++;
+            }
+            if (!referenced.get(index)) {
+                return;
+            }
+        } else if (assignedBeyond.add(index)) {
+            assignedCount++;
+        }
+        memo.put(index, top);
+    }
+
+    /** Puts an entry into the dict below it on the stack, a skipped key's value replaced by an empty list. */
+    @SuppressWarnings("unchecked")
+    private void setItem(Object k, Object value) {
+        Map<Object, Object> dict = (Map<Object, Object>) stack.peek();
+        dict.put(k, k instanceof String name && skippedKeys.contains(name) ? List.of() : value);
+    }
+
+    /**
+     * The UTF-8 string of the next {@code length} bytes (SHORT_BINUNICODE's and BINUNICODE's), as Pyrolite decodes
+     * it; up to {@value #SHARED_LENGTH} bytes, the same {@link String} for equal text while fewer than
+     * {@value #SHARED_STRINGS} distinct ones have been seen: a pickler that does not memoize strings (devalloc's own
+     * writes every dict key again) would otherwise leave a String per key of every trace entry.
+     */
+    private String string(int length) {
+        String text = new String(bytes.buf(), bytes.position(), length, java.nio.charset.StandardCharsets.UTF_8);
+        bytes.skip(length);
+        if (length > SHARED_LENGTH) {
+            return text;
+        }
+        String shared = sharedStrings.get(text);
+        if (shared != null) {
+            return shared;
+        }
+        if (sharedStrings.size() < SHARED_STRINGS) {
+            sharedStrings.put(text, text);
+        }
+        return text;
+    }
+
+    private int readByte(int at) throws IOException {
+        int b = bytes.read();
+        if (b < 0) {
+            throw new IOException("byte " + at + ": the pickle ends inside an opcode");
+        }
+        return b;
+    }
+
+    /** PUT's decimal key, on a line of its own. */
+    private int putIndex(int at) throws IOException {
+        String text = line();
+        if (text == null) {
+            throw new IOException("byte " + at + ": the pickle ends inside an opcode");
+        }
+        try {
+            return Integer.parseInt(text.strip());
+        } catch (NumberFormatException e) {
+            throw new PickleException("byte " + at + ": PUT with a key that is not a number: '" + text + "'");
+        }
     }
 
     /** The bytes that a length-prefixed opcode reads after itself (its prefix included), or 0 for the others. */
