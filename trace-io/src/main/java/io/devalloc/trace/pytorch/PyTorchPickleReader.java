@@ -72,15 +72,18 @@ import net.razorvine.pickle.PickleException;
  * {@code device_traces} is not a snapshot.
  *
  * <p><b>Memory.</b> Unlike the other readers this one is not streaming: a pickle is a single object graph that has
- * to be loaded whole, so the file's bytes, then the snapshot (every trace entry with its stack frames, every
- * segment) are in memory, and the warm-start rows are worked out from them before the first event. Trace entries are
- * released as they are read. Why not streaming: the first events (the warm-start rows) depend on the last entry of
- * the trace and on the segments, and a pickle's memo lets any later object refer to any earlier one, so an entry
- * cannot be dropped before the end of the file without an unpickler of its own. Measured (docs/benchmarks.md, "cold
- * replay speed"): a pickle of a million trace entries written by devalloc (174 MB) needs a heap of about 1.5 GB
- * (it fails at 800 MB) and loads in 20 to 60 s on a shared 2-core machine. {@code devalloc replay} and
- * {@code compare} load a pickle once per run (into {@code CompactTrace} columns, not once per pass). Convert a large
- * snapshot to CSV once ({@code pickle_to_csv.py}) to replay it in constant memory.
+ * to be loaded whole, so the file's bytes, then the snapshot (every trace entry, every segment) are in memory, and
+ * the warm-start rows are worked out from them before the first event. Trace entries are released as they are read.
+ * Why not streaming: the first events (the warm-start rows) depend on the last entry of the trace and on the
+ * segments, and a pickle's memo lets any later object refer to any earlier one. What bounds it instead (see
+ * {@link RestrictedUnpickler}): stack frames, most of a real snapshot, are dropped as each entry is built (this
+ * reader never reads them); only the memoized objects that a later opcode reads are kept; dicts are compact and equal
+ * short strings shared. What stays is the file's bytes plus about 200 bytes per trace entry. Measured
+ * (docs/benchmarks.md, "a pickle of a million entries"): a pickle of a million trace entries written by devalloc
+ * (174 MB) replays with a 500 MB heap in about 6 s ({@code -Xmx500m}; it needed more than 1 GB and 24 to 30 s
+ * before). {@code devalloc replay} and {@code compare} load a pickle once per run (into {@code CompactTrace} columns,
+ * not once per pass). To replay in constant memory, convert a large snapshot to CSV once
+ * ({@code pickle_to_csv.py}).
  *
  * <p><b>Safety.</b> The pickle is read by Pyrolite restricted to plain data (see {@link RestrictedUnpickler}): a
  * pickle that names a class or function, or constructs anything, is refused with a {@link TraceFormatException}
