@@ -119,6 +119,33 @@ class LauncherScriptTest {
         assertEquals(1, missing.exitCode(), missing::toString);
     }
 
+    /**
+     * A JDK's release file gives the version without starting a JVM (each start costs every command about 0.1 s per
+     * candidate): its java here fails if run, and a link to it elsewhere (as /usr/bin/java) finds the file too.
+     */
+    @Test
+    void readsTheVersionFromTheReleaseFileWithoutRunningJava() throws Exception {
+        Path home = tmp.resolve("jdk-release");
+        Path java = home.resolve("bin/java");
+        Files.createDirectories(java.getParent());
+        Files.writeString(java, "#!/bin/sh\necho ran >&2\nexit 3\n");
+        executable(java);
+        Files.writeString(home.resolve("release"), "IMPLEMENTOR=\"Eclipse Adoptium\"\nJAVA_VERSION=\"25.0.3\"\n");
+        Result r = withFunctions(Map.of(), "java_feature_version '" + java + "'");
+        assertEquals(0, r.exitCode(), r::toString);
+        assertEquals("25\n", r.out(), r::toString);
+        Path links = Files.createDirectories(tmp.resolve("usr/bin"));
+        Path link = Files.createSymbolicLink(links.resolve("java"), java);
+        Result viaLink = withFunctions(Map.of(), "java_feature_version '" + link + "'");
+        assertEquals("25\n", viaLink.out(), viaLink::toString);
+        // Without a version in the file, java is asked.
+        Path other = fakeJdk("jdk-no-version", "openjdk version \"21.0.1\" 2023-10-17");
+        Files.writeString(other.resolve("release"), "IMPLEMENTOR=\"x\"\n");
+        Result asked = withFunctions(Map.of(), "java_feature_version '" + other.resolve("bin/java") + "'");
+        assertEquals(0, asked.exitCode(), asked::toString);
+        assertEquals("21\n", asked.out(), asked::toString);
+    }
+
     @Test
     void javaHomeWinsWhenItIsNewEnough() throws Exception {
         Path jdk26 = fakeJdk("jdk26", "openjdk version \"26\" 2026-03-17");
