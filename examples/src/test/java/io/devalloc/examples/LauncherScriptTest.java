@@ -146,6 +146,23 @@ class LauncherScriptTest {
         assertEquals("21\n", asked.out(), asked::toString);
     }
 
+    /** A JDK whose release file says 25 but whose java does not run is passed over, and named if nothing else fits. */
+    @Test
+    void aJdkThatDoesNotRunIsPassedOver() throws Exception {
+        Path broken = tmp.resolve("jdk-broken");
+        Files.createDirectories(broken.resolve("bin"));
+        Files.writeString(broken.resolve("bin/java"), "#!/bin/sh\nexit 1\n");
+        executable(broken.resolve("bin/java"));
+        Files.writeString(broken.resolve("release"), "JAVA_VERSION=\"25.0.1\"\n");
+        Path jdk25 = fakeJdk("jdk25", "openjdk version \"25.0.1\" 2025-10-21");
+        Result r = withFunctions(Map.of("JAVA_HOME", broken.toString(), "JAVA25_HOME", jdk25.toString()), "find_java");
+        assertEquals(jdk25.resolve("bin/java") + "\n", r.out(), r::toString);
+        Result none = withFunctions(Map.of(),
+                "java_candidates() { echo '" + broken.resolve("bin/java") + "'; }; find_java");
+        assertEquals(1, none.exitCode(), none::toString);
+        assertTrue(none.err().contains(broken.resolve("bin/java") + " (Java 25, does not run)"), none::toString);
+    }
+
     @Test
     void javaHomeWinsWhenItIsNewEnough() throws Exception {
         Path jdk26 = fakeJdk("jdk26", "openjdk version \"26\" 2026-03-17");

@@ -3,22 +3,26 @@ package io.devalloc.trace.pytorch;
 import java.util.AbstractMap;
 import java.util.AbstractSet;
 import java.util.Arrays;
+import java.util.ConcurrentModificationException;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Set;
 
 /**
- * The dict of an unpickled snapshot: its keys and values in two arrays, searched in order, with no node per entry.
- * A PyTorch snapshot is a million small dicts (a trace entry has six to ten keys); as {@link HashMap}s they took
- * about 400 bytes each, as these about half that, which is what lets a large snapshot load in a bounded heap. Past
- * {@value #LINEAR_LIMIT} entries the dict moves into a {@link HashMap}, so that a large dict is not searched
- * linearly.
+ * The dict of an unpickled snapshot: its keys and values in two arrays, searched in order, with no node per entry,
+ * iterated in insertion order as a Python dict is. A PyTorch snapshot is a million small dicts (a trace entry has six
+ * to ten keys); as {@link HashMap}s they took about 400 bytes each, as these about half that, which is what lets a
+ * large snapshot load in a bounded heap. Past {@value #LINEAR_LIMIT} entries the dict moves into a
+ * {@link LinkedHashMap}, so that a large dict is not searched linearly.
  *
- * <p>A mutable {@link Map} with {@code null} keys and values allowed, {@code equals} and {@code hashCode} as every
- * map's; it does not support removal through its views. Not thread-safe: built by the loading thread, read after.
+ * <p>A mutable {@link Map}: {@code null} keys and values allowed, removal through {@link #remove}, {@link #clear}
+ * and the entry set's iterator, {@code setValue} on its entries, iterators that fail fast on a change made
+ * elsewhere; {@code equals} and {@code hashCode} as every map's. Not thread-safe: built by the loading thread, read
+ * after.
  */
 final class PickleDict extends AbstractMap<Object, Object> {
 
@@ -27,8 +31,10 @@ final class PickleDict extends AbstractMap<Object, Object> {
     private Object[] keys = new Object[8];
     private Object[] values = new Object[8];
     private int size;
-    /** Every entry, once there are more than {@link #LINEAR_LIMIT}; null before. */
-    private HashMap<Object, Object> large;
+    /** Every entry, once there have been more than {@link #LINEAR_LIMIT}; null before. */
+    private LinkedHashMap<Object, Object> large;
+    /** Changes of the arrays' entries (adds, removes, the move to {@link #large}), for fail-fast iterators. */
+    private int modCount;
 
     @Override
     public int size() {
@@ -69,15 +75,18 @@ final class PickleDict extends AbstractMap<Object, Object> {
             values[i] = value;
             return old;
         }
+        modCount++;
         if (size == LINEAR_LIMIT) {
-            large = new HashMap<>();
+            LinkedHashMap<Object, Object> all = new LinkedHashMap<>(4 * LINEAR_LIMIT);
             for (int j = 0; j < size; j++) {
-                large.put(keys[j], values[j]);
+                all.put(keys[j], values[j]);
             }
+            all.put(key, value);
+            large = all;
             keys = null;
             values = null;
             size = 0;
-            return large.put(key, value);
+            return null;
         }
         if (size == keys.length) {
             keys = Arrays.copyOf(keys, size * 2);
@@ -90,36 +99,115 @@ final class PickleDict extends AbstractMap<Object, Object> {
     }
 
     @Override
-    public Set<Map.Entry<Object, Object>> entrySet() {
+    public Object remove(Object key) {
         if (large != null) {
-            return large.entrySet();
+            return large.remove(key);
         }
+        int i = indexOf(key);
+        if (i < 0) {
+            return null;
+        }
+        Object old = values[i];
+        removeAt(i);
+        return old;
+    }
+
+    private void removeAt(int i) {
+        modCount++;
+        int tail = size - i - 1;
+        System.arraycopy(keys, i + 1, keys, i, tail);
+        System.arraycopy(values, i + 1, values, i, tail);
+        size--;
+        keys[size] = null;
+        values[size] = null;
+    }
+
+    @Override
+    public void clear() {
+        if (large != null) {
+            large.clear();
+            return;
+        }
+        modCount++;
+        Arrays.fill(keys, 0, size, null);
+        Arrays.fill(values, 0, size, null);
+        size = 0;
+    }
+
+    /** A view: what it shows follows the dict, also across the move to {@link #large}. */
+    @Override
+    public Set<Map.Entry<Object, Object>> entrySet() {
         return new AbstractSet<>() {
             @Override
             public int size() {
-                return size;
+                return PickleDict.this.size();
             }
 
             @Override
             public Iterator<Map.Entry<Object, Object>> iterator() {
-                return new Iterator<>() {
-                    private int next;
-
-                    @Override
-                    public boolean hasNext() {
-                        return next < size;
-                    }
-
-                    @Override
-                    public Map.Entry<Object, Object> next() {
-                        if (next >= size) {
-                            throw new NoSuchElementException();
-                        }
-                        int i = next++;
-                        return new SimpleImmutableEntry<>(keys[i], values[i]);
-                    }
-                };
+                return large != null ? large.entrySet().iterator() : new ArrayIterator();
             }
         };
+    }
+
+    /** Iterates the arrays; fails fast when the dict changes other than through it (or moves to a map). */
+    private final class ArrayIterator implements Iterator<Map.Entry<Object, Object>> {
+        private int next;
+        private int last = -1;
+        private int expectedModCount = modCount;
+
+        @Override
+        public boolean hasNext() {
+            return next < size && large == null;
+        }
+
+        @Override
+        public Map.Entry<Object, Object> next() {
+            checkUnchanged();
+            if (next >= size) {
+                throw new NoSuchElementException();
+            }
+            last = next++;
+            return new Entry(last);
+        }
+
+        @Override
+        public void remove() {
+            if (last < 0) {
+                throw new IllegalStateException("next() was not called, or the entry was already removed");
+            }
+            checkUnchanged();
+            removeAt(last);
+            next = last;
+            last = -1;
+            expectedModCount = modCount;
+        }
+
+        private void checkUnchanged() {
+            if (modCount != expectedModCount || large != null) {
+                throw new ConcurrentModificationException();
+            }
+        }
+    }
+
+    /** An entry of the arrays; {@code setValue} writes through while no entry was added or removed since. */
+    private final class Entry extends SimpleEntry<Object, Object> {
+        private static final long serialVersionUID = 1L;
+        private final int index;
+        private final int expectedModCount = modCount;
+
+        Entry(int index) {
+            super(keys[index], values[index]);
+            this.index = index;
+        }
+
+        @Override
+        public Object setValue(Object value) {
+            if (large != null || modCount != expectedModCount) {
+                throw new ConcurrentModificationException();
+            }
+            values[index] = value;
+            return super.setValue(value);
+        }
     }
 }

@@ -97,7 +97,7 @@ public final class PyTorchPickleReader implements TraceReader {
     /** Pass as the device to read the device whose trace has the most entries. */
     public static final int BUSIEST_DEVICE = -1;
 
-    /** Dict keys whose values the reader never reads, dropped while the pickle loads (see {@link RestrictedUnpickler}). */
+    /** Dict keys whose values this reader never reads: dropped as the pickle loads ({@link RestrictedUnpickler}). */
     private static final Set<String> SKIPPED_KEYS = Set.of("frames");
 
     private static final Set<String> ALLOCATED_STATES =

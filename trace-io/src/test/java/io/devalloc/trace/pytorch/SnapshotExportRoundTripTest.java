@@ -153,7 +153,7 @@ class SnapshotExportRoundTripTest {
             assertTrue(!snapshot.settings().isEmpty(), allocator + " reports its settings");
             Map<?, ?> read =
                     (Map<?, ?>) RestrictedUnpickler.load(PickleWriter.toBytes(PyTorchSnapshots.toDict(snapshot)));
-            // Pyrolite reads a dict into a HashMap: the keys' order is checked where the tree is built.
+            // Compared without regard to order: the keys' order is checked where the tree is built.
             assertEquals(canonical(snapshot.settings()), canonical(read.get("allocator_settings")));
             a.free(x);
         }
