@@ -78,10 +78,11 @@ import net.razorvine.pickle.PickleException;
  * segments, and a pickle's memo lets any later object refer to any earlier one. What bounds it instead (see
  * {@link RestrictedUnpickler}): stack frames, most of a real snapshot, are dropped as each entry is built (this
  * reader never reads them); only the memoized objects that a later opcode reads are kept; dicts are compact and equal
- * short strings shared. What stays is the file's bytes plus about 200 bytes per trace entry. Measured
- * (docs/benchmarks.md, "a pickle of a million entries"): a pickle of a million trace entries written by devalloc
- * (174 MB) replays with a 500 MB heap in about 6 s ({@code -Xmx500m}; it needed more than 1 GB and 24 to 30 s
- * before). {@code devalloc replay} and {@code compare} load a pickle once per run (into {@code CompactTrace} columns,
+ * short strings shared. What stays is the file's bytes plus a few hundred bytes per trace entry. Measured
+ * (docs/benchmarks.md, "a pickle of a million entries"): a million trace entries replay with {@code -Xmx500m} in
+ * about 6 s when devalloc wrote them (174 MB; more than 1 GB of heap and 24 to 30 s before), and with
+ * {@code -Xmx700m} in about 10 s when CPython wrote them with 32 stack frames each (316 MB; 43 s and 5.8 GB of
+ * memory before, out of memory with 1 GB). {@code devalloc replay} and {@code compare} load a pickle once per run (into {@code CompactTrace} columns,
  * not once per pass). To replay in constant memory, convert a large snapshot to CSV once
  * ({@code pickle_to_csv.py}).
  *
