@@ -82,9 +82,9 @@ import net.razorvine.pickle.PickleException;
  * (docs/benchmarks.md, "a pickle of a million entries"): a million trace entries replay with {@code -Xmx500m} in
  * about 6 s when devalloc wrote them (174 MB; more than 1 GB of heap and 24 to 30 s before), and with
  * {@code -Xmx700m} in about 10 s when CPython wrote them with 32 stack frames each (316 MB; 43 s and 5.8 GB of
- * memory before, out of memory with 1 GB). {@code devalloc replay} and {@code compare} load a pickle once per run (into {@code CompactTrace} columns,
- * not once per pass). To replay in constant memory, convert a large snapshot to CSV once
- * ({@code pickle_to_csv.py}).
+ * memory before, out of memory with 1 GB). {@code devalloc replay} and {@code compare} load a pickle once per run
+ * (into {@code CompactTrace} columns, not once per pass). To replay in constant memory, convert a large snapshot to
+ * CSV once ({@code pickle_to_csv.py}).
  *
  * <p><b>Safety.</b> The pickle is read by Pyrolite restricted to plain data (see {@link RestrictedUnpickler}): a
  * pickle that names a class or function, or constructs anything, is refused with a {@link TraceFormatException}
