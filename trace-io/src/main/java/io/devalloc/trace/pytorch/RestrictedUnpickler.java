@@ -324,17 +324,22 @@ final class RestrictedUnpickler extends Unpickler {
             case Opcodes.SETITEM -> {
                 Object value = stack.pop();
                 Object k = stack.pop();
-                setItem(k, value);
+                setItem(dictOnStack(), k, value, at);
             }
             case Opcodes.SETITEMS -> {
-                List<Object> items = stack.pop_all_since_marker();
-                if (items.size() % 2 != 0) {
-                    throw new PickleException("byte " + at + ": SETITEMS with an odd number of items ("
-                            + items.size() + ")");
-                }
+                List<Object> items = itemPairs("SETITEMS", at);
+                Map<Object, Object> dict = dictOnStack();
                 for (int i = 0; i < items.size(); i += 2) {
-                    setItem(items.get(i), items.get(i + 1));
+                    setItem(dict, items.get(i), items.get(i + 1), at);
                 }
+            }
+            case Opcodes.DICT -> {
+                List<Object> items = itemPairs("DICT", at);
+                PickleDict dict = new PickleDict();
+                for (int i = 0; i < items.size(); i += 2) {
+                    setItem(dict, items.get(i), items.get(i + 1), at);
+                }
+                stack.add(dict);
             }
             default -> {
                 return super.dispatch(key);
@@ -360,10 +365,30 @@ final class RestrictedUnpickler extends Unpickler {
         memo.put(index, top);
     }
 
-    /** Puts an entry into the dict below it on the stack, a skipped key's value replaced by an empty list. */
+    /** The items since the mark, which must come in key, value pairs. */
+    private List<Object> itemPairs(String opcode, int at) {
+        List<Object> items = stack.pop_all_since_marker();
+        if (items.size() % 2 != 0) {
+            throw new PickleException("byte " + at + ": " + opcode + " with an odd number of items (" + items.size()
+                    + ")");
+        }
+        return items;
+    }
+
     @SuppressWarnings("unchecked")
-    private void setItem(Object k, Object value) {
-        Map<Object, Object> dict = (Map<Object, Object>) stack.peek();
+    private Map<Object, Object> dictOnStack() {
+        return (Map<Object, Object>) stack.peek();
+    }
+
+    /**
+     * Puts an entry into {@code dict}, a skipped key's value replaced by an empty list. A list or dict key is refused,
+     * as Python refuses it (unhashable): hashing one nested through the memo could take exponential time.
+     */
+    private void setItem(Map<Object, Object> dict, Object k, Object value, int at) {
+        if (k instanceof List<?> || k instanceof Map<?, ?>) {
+            throw new PickleException("byte " + at + ": a " + (k instanceof List<?> ? "list" : "dict")
+                    + " as a dict key (unhashable in Python)");
+        }
         dict.put(k, k instanceof String name && skippedKeys.contains(name) ? List.of() : value);
     }
 
@@ -389,19 +414,20 @@ final class RestrictedUnpickler extends Unpickler {
         return text;
     }
 
-    private int readByte(int at) throws IOException {
+    private int readByte(int at) {
         int b = bytes.read();
         if (b < 0) {
-            throw new IOException("byte " + at + ": the pickle ends inside an opcode");
+            throw new PickleException("byte " + at + ": the pickle ends inside an opcode");
         }
         return b;
     }
 
     /** PUT's decimal key, on a line of its own. */
-    private int putIndex(int at) throws IOException {
+    private int putIndex(int at) {
         String text = line();
         if (text == null) {
-            throw new IOException("byte " + at + ": the pickle ends inside an opcode");
+            throw new PickleException("byte " + at + ": PUT without a decimal key on a line of its own (at most 200"
+                    + " bytes) before the pickle ends");
         }
         try {
             return Integer.parseInt(text.strip());

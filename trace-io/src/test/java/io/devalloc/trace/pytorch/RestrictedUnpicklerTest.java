@@ -9,10 +9,13 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The unpickler's memory rules (see {@link RestrictedUnpickler}): only memo keys read later are kept, numbered as
@@ -154,6 +157,40 @@ class RestrictedUnpicklerTest {
         assertSame(first, second);
         assertSame(first, list.get(2));
         assertEquals("é" + "x".repeat(80), list.get(3), "a long string decodes as UTF-8, unshared");
+    }
+
+    /**
+     * {@code a = [7, 's']; pickle.dumps({'a': a, 'b': a, 'frames': [a]}, protocol=p)} from CPython: protocol 0 (MARK
+     * DICT, text PUT and GET), 2 (BINPUT, BINGET, BINUNICODE) and 4 (FRAME, MEMOIZE, SHORT_BINUNICODE).
+     */
+    @ParameterizedTest
+    @CsvSource({
+        "286470300a56610a70310a286c70320a49370a6156730a70330a617356620a70340a67320a73566672616d65730a70350a286c7036"
+            + "0a67320a61732e",
+        "80027d71002858010000006171015d7102284b075801000000737103655801000000627104680258060000006672616d6573710"
+            + "55d7106680261752e",
+        "80049527000000000000007d94288c0161945d94284b078c017394658c01629468028c066672616d6573945d94680261752e"})
+    void readsWhatCPythonWritesWithEveryKindOfMemo(String hex) throws Exception {
+        byte[] data = HexFormat.of().parseHex(hex);
+        BitSet two = new BitSet();
+        two.set(2);
+        assertEquals(two, RestrictedUnpickler.referencedMemoKeys(data), "only the list [7, 's'] is read again");
+        Map<?, ?> all = (Map<?, ?>) RestrictedUnpickler.load(data);
+        assertEquals(List.of(7, "s"), all.get("a"));
+        assertSame(all.get("a"), all.get("b"));
+        assertSame(all.get("a"), ((List<?>) all.get("frames")).get(0));
+        assertEquals(List.of("a", "b", "frames"), List.copyOf(all.keySet()), "a Python dict's order");
+        Map<?, ?> read = (Map<?, ?>) RestrictedUnpickler.load(data, Set.of("frames"));
+        assertEquals(List.of(), read.get("frames"));
+        assertSame(read.get("a"), read.get("b"));
+    }
+
+    /** A list as a dict key: Python refuses it (unhashable); so does this reader, before hashing anything. */
+    @Test
+    void aListAsADictKeyIsRefused() {
+        byte[] data = new Pickle().op(EMPTY_DICT, EMPTY_LIST, BININT1, 1, SETITEM).stop();
+        Exception e = assertThrows(Exception.class, () -> RestrictedUnpickler.load(data));
+        assertTrue(e.getMessage().contains("a list as a dict key (unhashable in Python)"), e.getMessage());
     }
 
     @Test
