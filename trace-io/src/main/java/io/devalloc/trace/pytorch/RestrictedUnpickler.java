@@ -4,11 +4,13 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
+import java.nio.charset.StandardCharsets;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import net.razorvine.pickle.Opcodes;
 import net.razorvine.pickle.PickleException;
@@ -94,7 +96,7 @@ final class RestrictedUnpickler extends Unpickler {
         @Override
         @SuppressWarnings("UnsynchronizedOverridesSynchronized") // confined to the loading thread
         public int read(byte[] b, int off, int len) {
-            java.util.Objects.checkFromIndexSize(off, len, b.length);
+            Objects.checkFromIndexSize(off, len, b.length);
             if (pos >= count) {
                 return -1;
             }
@@ -215,7 +217,7 @@ final class RestrictedUnpickler extends Unpickler {
                     if (op == Opcodes.GET) {
                         try {
                             use(used, Integer.parseInt(new String(data, (int) p, end - (int) p,
-                                    java.nio.charset.StandardCharsets.US_ASCII).strip()), n);
+                                    StandardCharsets.US_ASCII).strip()), n);
                         } catch (NumberFormatException e) {
                             return used;
                         }
@@ -303,16 +305,12 @@ final class RestrictedUnpickler extends Unpickler {
         switch (key) {
             case Opcodes.MEMOIZE -> memoize(assignedCount);
             case Opcodes.BINPUT -> memoize(readByte(at));
-            case Opcodes.LONG_BINPUT -> memoize((int) (readByte(at) | readByte(at) << 8 | readByte(at) << 16
-                    | (long) readByte(at) << 24));
+            case Opcodes.LONG_BINPUT -> memoize(readInt32(at));
             case Opcodes.PUT -> memoize(putIndex(at));
             case Opcodes.EMPTY_DICT -> stack.add(new PickleDict());
             case Opcodes.SHORT_BINUNICODE -> stack.add(string(readByte(at)));
-            case Opcodes.BINUNICODE -> {
-                // declaredLength checked the length against the bytes left: it is below 2^31.
-                int length = (int) (readByte(at) | readByte(at) << 8 | readByte(at) << 16 | (long) readByte(at) << 24);
-                stack.add(string(length));
-            }
+            // declaredLength checked the length against the bytes left: it is below 2^31.
+            case Opcodes.BINUNICODE -> stack.add(string(readInt32(at)));
             case Opcodes.APPENDS -> {
                 // Pyrolite's APPENDS trims the list to its size after every batch (Python writes a batch per 1,000
                 // items), copying the whole list each time: quadratic in a list of a million trace entries.
@@ -399,7 +397,7 @@ final class RestrictedUnpickler extends Unpickler {
      * writes every dict key again) would otherwise leave a String per key of every trace entry.
      */
     private String string(int length) {
-        String text = new String(bytes.buf(), bytes.position(), length, java.nio.charset.StandardCharsets.UTF_8);
+        String text = new String(bytes.buf(), bytes.position(), length, StandardCharsets.UTF_8);
         bytes.skip(length);
         if (length > SHARED_LENGTH) {
             return text;
@@ -412,6 +410,11 @@ final class RestrictedUnpickler extends Unpickler {
             sharedStrings.put(text, text);
         }
         return text;
+    }
+
+    /** A signed little-endian 32-bit integer, as Pyrolite reads LONG_BINPUT's and LONG_BINGET's keys. */
+    private int readInt32(int at) {
+        return readByte(at) | readByte(at) << 8 | readByte(at) << 16 | readByte(at) << 24;
     }
 
     private int readByte(int at) {
