@@ -11,6 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Deque;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -44,12 +46,40 @@ import java.util.RandomAccess;
  *   <tr><td>{@link Map} with {@link String} keys</td><td>{@code dict} (iteration order kept)</td>
  *       <td>{@code EMPTY_DICT}, then {@code SETITEM} for one entry or {@code MARK} … {@code SETITEMS} batches of at
  *       most 1000</td></tr>
+ *   <tr><td>a non-empty {@link List}, {@link Map} or array met again (the same object)</td><td>the same
+ *       {@code list} or {@code dict} object</td><td>{@code BINGET} (memo keys 0..255) or {@code LONG_BINGET}
+ *       (see below)</td></tr>
  * </table>
  *
- * <p>The output is exactly what CPython's own pickler writes for the loaded object with protocol 2 and its memo
- * switched off ({@code Pickler.fast = True}; equivalently {@code pickletools.optimize(pickle.dumps(obj, 2))} when
- * no object is shared): {@code PROTO 2}, the value, {@code STOP}, with no {@code BINPUT}/{@code BINGET}. Repeated
- * strings are therefore written out each time; a loader never needs a memo.
+ * <h2>Shared containers</h2>
+ * A non-empty {@link List}, {@link Map}, {@code Object[]}, {@code long[]}, {@code int[]} or {@code double[]} that
+ * occurs more than once in the tree, by identity, is written once and loads as one Python object: at its first
+ * occurrence {@code BINPUT} (or {@code LONG_BINPUT} for memo keys from 256 on) follows its {@code EMPTY_LIST} or
+ * {@code EMPTY_DICT}, before its items, as in CPython's pickler, and every later occurrence is a {@code BINGET} (or
+ * {@code LONG_BINGET}) of that key. Memo keys are 0, 1, 2, … in the order the shared containers are first written,
+ * and a container that occurs once gets no {@code PUT}. That is what {@code pickletools.optimize} makes of
+ * CPython's pickle of the loaded object (it drops the {@code PUT}s that no {@code GET} reads and renumbers the
+ * rest), except that CPython also memoizes strings and tuples: this writer shares only the containers above.
+ * The reason is PyTorch's own snapshots: {@code py_symbolize} gives every trace entry recorded by one allocator
+ * call (one {@code CapturedTraceback}) the same Python list of stack frames, so a reader can tell which entries
+ * came from one call by the identity of {@code frames}, and a tree built that way in Java keeps that sharing
+ * when written. memory_viz's JavaScript unpickler reads {@code BINPUT}, {@code LONG_BINPUT}, {@code BINGET} and
+ * {@code LONG_BINGET}, as CPython does. Not shared, whatever their identity:
+ * <ul>
+ *   <li>Empty containers: Java hands out one immutable empty list or map ({@code List.of()},
+ *       {@code Collections.emptyList()}, {@code Map.of()}) wherever one is asked for, which says nothing about the
+ *       Python objects (devalloc's snapshot builders give every entry without frames {@code List.of()}); each is
+ *       written as its own {@code EMPTY_LIST} or {@code EMPTY_DICT}, which is also shorter than a
+ *       {@code BINGET}.</li>
+ *   <li>{@link PythonTuple}s: a Python tuple cannot change, so its identity means nothing, and Java shares tuple
+ *       constants such as {@link PythonTuple#DEFAULT_POOL_ID} among all segments; a tuple is written in full at
+ *       each occurrence (a shared container inside it is still shared).</li>
+ * </ul>
+ * A tree without shared containers is therefore written exactly as CPython's own pickler writes the loaded object
+ * with protocol 2 and its memo switched off ({@code Pickler.fast = True}): {@code PROTO 2}, the value,
+ * {@code STOP}, with no {@code BINPUT}/{@code BINGET}; repeated strings are written out each time. The sharing is
+ * found by a first walk over the tree that notes each container the first and the second time it is met (an
+ * {@link IdentityHashMap} entry per non-empty container, for the duration of the call); the write then follows.
  *
  * <p>Details:
  * <ul>
@@ -66,7 +96,8 @@ import java.util.RandomAccess;
  *   <li>Anything else (sets, records, enums, {@code char}, {@code BigDecimal}, maps with non-{@code String} or
  *       {@code null} keys, …) is rejected with an {@link IllegalArgumentException} that names the type and the
  *       path of the value, e.g. {@code $.segments[0].blocks[3].state}. Nesting deeper than {@link #MAX_DEPTH}
- *       containers (in practice: a container that contains itself) is rejected the same way.</li>
+ *       containers is rejected the same way, and so is a container that contains itself (a cycle): CPython could
+ *       pickle it through the memo, but JSON cannot hold it and no snapshot has one.</li>
  * </ul>
  *
  * <p>The class is stateless and thread-safe; each call works on its own buffers. The value tree must not be
@@ -74,7 +105,7 @@ import java.util.RandomAccess;
  */
 public final class PickleWriter {
 
-    /** Containers nested deeper than this are rejected (a cycle would otherwise overflow the stack). */
+    /** Containers nested deeper than this are rejected (the writer recurses once per level). */
     public static final int MAX_DEPTH = JsonWriter.MAX_DEPTH;
 
     /** Items per {@code APPENDS}/{@code SETITEMS} batch, as CPython's {@code _BATCHSIZE}. */
@@ -101,6 +132,10 @@ public final class PickleWriter {
     private static final int LONG1 = 0x8a;
     private static final int EMPTY_TUPLE = ')';
     private static final int TUPLE = 't';
+    private static final int BINPUT = 'q';
+    private static final int LONG_BINPUT = 'r';
+    private static final int BINGET = 'h';
+    private static final int LONG_BINGET = 'j';
     /** {@code TUPLE1}, {@code TUPLE2}, {@code TUPLE3} by item count. */
     private static final int[] TUPLE_OF_SIZE = {EMPTY_TUPLE, 0x85, 0x86, 0x87};
 
@@ -112,13 +147,13 @@ public final class PickleWriter {
      * holds an unsupported value, the exception is thrown after part of the pickle may already have reached
      * {@code out}; use {@link #toBytes(Object)} to get all or nothing.
      *
-     * @throws IllegalArgumentException if the tree holds an unsupported type, a non-{@code String} map key or is
-     *     nested deeper than {@link #MAX_DEPTH}; the message names the type and the path
+     * @throws IllegalArgumentException if the tree holds an unsupported type, a non-{@code String} map key or a
+     *     cycle, or is nested deeper than {@link #MAX_DEPTH}; the message names the type and the path
      * @throws IOException if {@code out} fails
      */
     public static void write(Object value, OutputStream out) throws IOException {
         Objects.requireNonNull(out, "out");
-        Encoder encoder = new Encoder(out);
+        Encoder encoder = new Encoder(out, Sharing.of(value));
         encoder.op(PROTO);
         encoder.op(2);
         try {
@@ -146,14 +181,94 @@ public final class PickleWriter {
         return bytes.toByteArray();
     }
 
+    /** The memo key of a shared container, once written; open while its items are written. */
+    private static final class Memo {
+        int key = -1;
+        boolean open;
+    }
+
+    /**
+     * The non-empty containers of one tree that occur more than once in it by identity: found before the write,
+     * since the first occurrence needs its {@code PUT} before the second is reached.
+     */
+    private static final class Sharing {
+        /** A container met once so far; the second meeting replaces it with a {@link Memo}. */
+        private static final Object ONCE = new Object();
+        private final IdentityHashMap<Object, Object> seen = new IdentityHashMap<>();
+
+        /**
+         * Walks the tree without recursion (it may be deeper than the writer accepts: the write then fails at the
+         * right path), opening each list, map and array once, so the walk is linear in the tree's size and ends on
+         * a cycle. Unsupported values are left for the write to reject.
+         */
+        static Sharing of(Object root) {
+            Sharing sharing = new Sharing();
+            Deque<Object> toOpen = new ArrayDeque<>();
+            sharing.meet(root, toOpen);
+            while (!toOpen.isEmpty()) {
+                switch (toOpen.pop()) {
+                    case Map<?, ?> map -> map.values().forEach(v -> sharing.meet(v, toOpen));
+                    case List<?> list -> list.forEach(v -> sharing.meet(v, toOpen));
+                    case PythonTuple tuple -> tuple.items().forEach(v -> sharing.meet(v, toOpen));
+                    case Object[] array -> Arrays.asList(array).forEach(v -> sharing.meet(v, toOpen));
+                    default -> throw new AssertionError("only containers with items are opened");
+                }
+            }
+            return sharing;
+        }
+
+        /**
+         * Notes one occurrence of {@code value}; queues its items the first time. A tuple is not shared but written
+         * in full each time, so its items are queued at every occurrence (a list in a tuple met twice is met twice).
+         */
+        private void meet(Object value, Deque<Object> toOpen) {
+            if (value instanceof PythonTuple) {
+                toOpen.push(value);
+                return;
+            }
+            if (!sharable(value)) {
+                return;
+            }
+            Object mark = seen.putIfAbsent(value, ONCE);
+            if (mark == null) {
+                if (value instanceof Map<?, ?> || value instanceof List<?> || value instanceof Object[]) {
+                    toOpen.push(value);
+                }
+            } else if (mark == ONCE) {
+                seen.put(value, new Memo());
+            }
+        }
+
+        /** Whether {@code value} is a non-empty list, map or array: the containers that may be shared. */
+        private static boolean sharable(Object value) {
+            return switch (value) {
+                case Map<?, ?> map -> !map.isEmpty();
+                case List<?> list -> !list.isEmpty();
+                case Object[] array -> array.length > 0;
+                case long[] array -> array.length > 0;
+                case int[] array -> array.length > 0;
+                case double[] array -> array.length > 0;
+                case null, default -> false;
+            };
+        }
+
+        /** The memo of a container that occurs more than once, or {@code null}. */
+        Memo memo(Object container) {
+            return seen.get(container) instanceof Memo memo ? memo : null;
+        }
+    }
+
     /** One write: a buffer in front of the caller's stream. */
     private static final class Encoder {
         private final OutputStream out;
+        private final Sharing sharing;
         private final byte[] buf = new byte[8192];
         private int pos;
+        private int nextMemoKey;
 
-        Encoder(OutputStream out) {
+        Encoder(OutputStream out, Sharing sharing) {
             this.out = out;
+            this.sharing = sharing;
         }
 
         void value(Object value, int depth) throws IOException {
@@ -169,21 +284,12 @@ public final class PickleWriter {
                 case Double d -> binfloat(d);
                 case Float f -> binfloat(Double.parseDouble(Float.toString(f)));
                 case Map<?, ?> map -> map(map, depth + 1);
-                case List<?> list -> list(list, depth + 1);
+                case List<?> list -> list(list, list, depth + 1);
                 case PythonTuple tuple -> tuple(tuple.items(), depth + 1);
-                case Object[] array -> list(Arrays.asList(array), depth + 1);
-                case long[] array -> {
-                    enter(depth + 1);
-                    sequence(array.length, i -> integer(array[i]));
-                }
-                case int[] array -> {
-                    enter(depth + 1);
-                    sequence(array.length, i -> integer(array[i]));
-                }
-                case double[] array -> {
-                    enter(depth + 1);
-                    sequence(array.length, i -> binfloat(array[i]));
-                }
+                case Object[] array -> list(array, Arrays.asList(array), depth + 1);
+                case long[] array -> array(array, array.length, i -> integer(array[i]), depth + 1);
+                case int[] array -> array(array, array.length, i -> integer(array[i]), depth + 1);
+                case double[] array -> array(array, array.length, i -> binfloat(array[i]), depth + 1);
                 default -> throw new BadValue("unsupported type " + value.getClass().getName());
             }
         }
@@ -194,15 +300,72 @@ public final class PickleWriter {
             }
         }
 
-        private void list(List<?> list, int depth) throws IOException {
+        /** A list, or an {@code Object[]} as {@code container} seen through {@code list}. */
+        private void list(Object container, List<?> list, int depth) throws IOException {
+            Memo memo = sharing.memo(container);
+            if (fetched(memo)) {
+                return;
+            }
             enter(depth);
             List<?> indexed = list instanceof RandomAccess ? list : new ArrayList<>(list);
-            sequence(indexed.size(), i -> value(indexed.get(i), depth));
+            sequence(memo, indexed.size(), i -> value(indexed.get(i), depth));
+        }
+
+        private void array(Object array, int size, Element element, int depth) throws IOException {
+            Memo memo = sharing.memo(array);
+            if (fetched(memo)) {
+                return;
+            }
+            enter(depth);
+            sequence(memo, size, element);
         }
 
         /**
-         * A tuple as CPython's {@code save_tuple} writes it with protocol 2 and no memo: {@code EMPTY_TUPLE}; up to
-         * three items followed by {@code TUPLE1}..{@code TUPLE3}; else {@code MARK}, the items, {@code TUPLE}.
+         * For a shared container written before, its {@code BINGET} or {@code LONG_BINGET}; true if written. One
+         * still being written contains itself: rejected, as {@link JsonWriter} rejects it.
+         */
+        private boolean fetched(Memo memo) throws IOException {
+            if (memo == null || memo.key < 0) {
+                return false;
+            }
+            if (memo.open) {
+                throw new BadValue("a container that contains itself (a cycle: nested deeper than " + MAX_DEPTH
+                        + " levels, without end)");
+            }
+            memoOp(BINGET, LONG_BINGET, memo.key);
+            return true;
+        }
+
+        /** Right after a shared container's opening opcode, at its first write: its {@code PUT}, the next key. */
+        private void put(Memo memo) throws IOException {
+            if (memo != null) {
+                memo.key = nextMemoKey++;
+                memo.open = true;
+                memoOp(BINPUT, LONG_BINPUT, memo.key);
+            }
+        }
+
+        private static void close(Memo memo) {
+            if (memo != null) {
+                memo.open = false;
+            }
+        }
+
+        /** A memo opcode with a one-byte key below 256, else its four-byte (little-endian) form. */
+        private void memoOp(int oneByte, int fourBytes, int key) throws IOException {
+            if (key < 256) {
+                op(oneByte);
+                op(key);
+            } else {
+                op(fourBytes);
+                int32(key);
+            }
+        }
+
+        /**
+         * A tuple as CPython's {@code save_tuple} writes it with protocol 2 and no memo (a tuple is never shared,
+         * see the class documentation): {@code EMPTY_TUPLE}; up to three items followed by {@code TUPLE1}..
+         * {@code TUPLE3}; else {@code MARK}, the items, {@code TUPLE}.
          */
         private void tuple(List<Object> items, int depth) throws IOException {
             enter(depth);
@@ -217,25 +380,27 @@ public final class PickleWriter {
             op(small ? TUPLE_OF_SIZE[size] : TUPLE);
         }
 
-        /** {@code EMPTY_LIST} and the elements, batched as CPython's {@code batch_list_exact}. */
-        private void sequence(int size, Element element) throws IOException {
+        /**
+         * {@code EMPTY_LIST}, its {@code PUT} if shared, and the elements, batched as CPython's
+         * {@code batch_list_exact}.
+         */
+        private void sequence(Memo memo, int size, Element element) throws IOException {
             op(EMPTY_LIST);
-            if (size == 0) {
-                return;
-            }
+            put(memo);
             if (size == 1) {
                 element(element, 0);
                 op(APPEND);
-                return;
-            }
-            for (int start = 0; start < size; start += BATCH_SIZE) {
-                op(MARK);
-                int end = Math.min(size, start + BATCH_SIZE);
-                for (int i = start; i < end; i++) {
-                    element(element, i);
+            } else {
+                for (int start = 0; start < size; start += BATCH_SIZE) {
+                    op(MARK);
+                    int end = Math.min(size, start + BATCH_SIZE);
+                    for (int i = start; i < end; i++) {
+                        element(element, i);
+                    }
+                    op(APPENDS);
                 }
-                op(APPENDS);
             }
+            close(memo);
         }
 
         private static void element(Element element, int index) throws IOException {
@@ -246,31 +411,37 @@ public final class PickleWriter {
             }
         }
 
-        /** {@code EMPTY_DICT} and the entries in iteration order, batched as CPython's {@code batch_dict_exact}. */
+        /**
+         * {@code EMPTY_DICT}, its {@code PUT} if shared, and the entries in iteration order, batched as CPython's
+         * {@code batch_dict_exact}.
+         */
         private void map(Map<?, ?> map, int depth) throws IOException {
-            enter(depth);
-            op(EMPTY_DICT);
-            int size = map.size();
-            if (size == 0) {
+            Memo memo = sharing.memo(map);
+            if (fetched(memo)) {
                 return;
             }
+            enter(depth);
+            op(EMPTY_DICT);
+            put(memo);
+            int size = map.size();
             if (size == 1) {
                 entry(map.entrySet().iterator().next(), depth);
                 op(SETITEM);
-                return;
-            }
-            op(MARK);
-            int inBatch = 0;
-            for (Map.Entry<?, ?> e : map.entrySet()) {
-                if (inBatch == BATCH_SIZE) {
-                    op(SETITEMS);
-                    op(MARK);
-                    inBatch = 0;
+            } else if (size > 1) {
+                op(MARK);
+                int inBatch = 0;
+                for (Map.Entry<?, ?> e : map.entrySet()) {
+                    if (inBatch == BATCH_SIZE) {
+                        op(SETITEMS);
+                        op(MARK);
+                        inBatch = 0;
+                    }
+                    entry(e, depth);
+                    inBatch++;
                 }
-                entry(e, depth);
-                inBatch++;
+                op(SETITEMS);
             }
-            op(SETITEMS);
+            close(memo);
         }
 
         private void entry(Map.Entry<?, ?> entry, int depth) throws IOException {

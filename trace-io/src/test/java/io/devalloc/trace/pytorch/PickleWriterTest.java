@@ -289,6 +289,125 @@ public class PickleWriterTest {
     }
 
     @Test
+    void cyclesThroughMapsAndTuplesAreRejectedWithThePathWhereTheyClose() {
+        Map<String, Object> self = new LinkedHashMap<>();
+        self.put("ok", 1);
+        self.put("self", self);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> PickleWriter.toBytes(List.of(self)));
+        assertTrue(e.getMessage().contains("a container that contains itself"), e.getMessage());
+        assertTrue(e.getMessage().endsWith("at $[0].self"), e.getMessage());
+
+        List<Object> viaTuple = new ArrayList<>();
+        viaTuple.add(PythonTuple.of(1, viaTuple));
+        e = assertThrows(IllegalArgumentException.class, () -> PickleWriter.toBytes(map("k", viaTuple)));
+        assertTrue(e.getMessage().endsWith("at $.k[0][1]"), e.getMessage());
+    }
+
+    // ------------------------------------------------------------------------------------------------------------
+    // Shared containers. Expected bytes computed with CPython 3.11.7 as pickletools.optimize(pickle.dumps(v, 2))
+    // of the same object graph, built with no two strings the same object (CPython memoizes strings too), e.g.
+    //   s = lambda x: ''.join(list(x)); F = [{s('filename'): s('f.py'), s('line'): 1}]
+    // or, where this writer deliberately differs from CPython (empty containers and tuples are never shared), with
+    // CPython's pickle._Pickler whose memoize() skips all but non-empty lists and dicts, then optimize().
+    // ------------------------------------------------------------------------------------------------------------
+
+    @Test
+    void sharedContainersAreWrittenOnceAsCPythonDoes() {
+        // {'device_traces': [[{'frames': F, 'action': 'alloc'}, {'frames': F, 'action': 'free'}]]}: BINPUT 0 after
+        // F's EMPTY_LIST, BINGET 0 for the second entry's frames.
+        List<Object> frames = List.of(map("filename", "f.py", "line", 1));
+        assertPickle("80027d580d0000006465766963655f7472616365735d5d287d2858060000006672616d65735d71007d2858080000"
+                + "0066696c656e616d655804000000662e707958040000006c696e654b0175615806000000616374696f6e5805000000"
+                + "616c6c6f63757d2858060000006672616d657368005806000000616374696f6e580400000066726565756561732e",
+                map("device_traces", List.of(List.of(map("frames", frames, "action", "alloc"),
+                        map("frames", frames, "action", "free")))));
+        // a = [1, 2]; d = {'xy': a}; [a, d, d, a]: keys in the order of the first writes, a dict shared too
+        List<Object> a = List.of(1, 2);
+        Map<String, Object> d = map("xy", a);
+        assertPickle("80025d285d7100284b014b02657d71015802000000787968007368016800652e", List.of(a, d, d, a));
+        // m = {'ab': [3]}; [m, [m]]
+        Map<String, Object> m = map("ab", List.of(3));
+        assertPickle("80025d287d7100580200000061625d4b0361735d680061652e", List.of(m, List.of(m)));
+        // Arrays are shared as lists: a = [1, 2]; [a, a]
+        String twice = "80025d285d7100284b014b02656800652e";
+        long[] longs = {1, 2};
+        assertPickle(twice, List.of(longs, longs));
+        int[] ints = {1, 2};
+        assertPickle(twice, new Object[] {ints, ints});
+        Object[] objects = {1, 2};
+        assertPickle(twice, List.of(objects, objects));
+        assertPickle(twice, List.of(a, a));
+    }
+
+    @Test
+    void emptyContainersAndTuplesAreNeverShared() {
+        // [[], [], {}, {}] with four distinct objects: Java's List.of() and Map.of() are one object each
+        assertPickle("80025d285d5d7d7d652e", List.of(List.of(), List.of(), Map.of(), Map.of()));
+        assertPickle("80025d285d5d652e", List.of(new long[0], Collections.emptyList()));
+        // [(0, 0), (0, 0)]: one PythonTuple in Java, written out twice (CPython would BINGET the second)
+        assertPickle("80025d284b004b00864b004b0086652e",
+                List.of(PyTorchSnapshots.DEFAULT_POOL_ID, PyTorchSnapshots.DEFAULT_POOL_ID));
+        // L = [1]; t = (L,); [t, t]: the tuple twice, the list in it once
+        PythonTuple t = PythonTuple.of(List.of(1));
+        assertPickle("80025d285d71004b016185680085652e", List.of(t, t));
+    }
+
+    /** 300 lists each met twice: memo keys 0..255 take BINPUT/BINGET, 256..299 LONG_BINPUT/LONG_BINGET. */
+    private static List<Object> threeHundredSharedLists() {
+        List<Object> tree = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            List<Object> list = List.of(i);
+            tree.add(list);
+            tree.add(list);
+        }
+        return tree;
+    }
+
+    @Test
+    void memoKeysFrom256OnTakeFourBytes() {
+        ByteArrayOutputStream expected = new ByteArrayOutputStream();
+        expected.writeBytes(new byte[] {(byte) 0x80, 2, ']', '('});
+        for (int i = 0; i < 300; i++) {
+            expected.write(']');
+            if (i < 256) {
+                expected.writeBytes(new byte[] {'q', (byte) i, 'K', (byte) i, 'a', 'h', (byte) i});
+            } else {
+                expected.writeBytes(new byte[] {'r', (byte) i, 1, 0, 0, 'M', (byte) i, 1, 'a', 'j', (byte) i, 1, 0, 0});
+            }
+        }
+        expected.writeBytes(new byte[] {'e', '.'});
+        assertArrayEquals(expected.toByteArray(), PickleWriter.toBytes(threeHundredSharedLists()));
+    }
+
+    /**
+     * CPython's own pickle of the same lists (ints only, so CPython shares exactly what this writer shares) is the
+     * same bytes, and CPython loads the shared frames of {@link #snapshotTree()} as one list.
+     */
+    @Test
+    void cpythonWritesTheSameMemoAndLoadsSharedListsAsOneObject(@TempDir Path dir) throws Exception {
+        assumeTrue(pythonAvailable(), "python3 not on PATH");
+        Path lists = dir.resolve("lists.pickle");
+        Files.write(lists, PickleWriter.toBytes(threeHundredSharedLists()));
+        Path snapshot = dir.resolve("snapshot.pickle");
+        Files.write(snapshot, PickleWriter.toBytes(snapshotTree()));
+        String out = runPython(dir, """
+                import pickle, pickletools, sys
+                data = open(sys.argv[1], 'rb').read()
+                x = [l for l in [[i] for i in range(300)] for _ in (0, 1)]
+                print(pickletools.optimize(pickle.dumps(x, 2)) == data)
+                y = pickle.loads(data)
+                print(y == x, all(y[i] is y[i + 1] and y[i] is not y[i + 2] for i in range(0, 598, 2)))
+                s = pickle.loads(open(sys.argv[2], 'rb').read())
+                f = s['segments'][0]['blocks'][0]['frames']
+                print(f is s['segments'][1]['frames'] and f is s['device_traces'][0][0]['frames'], len(f))
+                # List.of() everywhere in Java: distinct empty lists in Python
+                print(s['segments'][0]['frames'] is s['segments'][0]['blocks'][1]['frames'])
+                """, List.of(lists.toString(), snapshot.toString()));
+        assertEquals("True\nTrue True\nTrue 2\nFalse\n", out);
+    }
+
+    @Test
     void deepButFiniteTreesAreFine() {
         Object v = 1;
         for (int i = 0; i < PickleWriter.MAX_DEPTH; i++) {
@@ -387,9 +506,10 @@ public class PickleWriterTest {
 
     /**
      * Loads argv[1] (our pickle) with a unpickler that refuses globals, checks its opcodes, re-pickles it with
-     * CPython's memo-free protocol-2 pickler and compares the bytes, loads argv[2] (compact JSON) and argv[3]
-     * (pretty JSON) and compares them type-strictly with the pickle (non-finite floats must be JSON null), then
-     * prints {@code expr=ascii(eval(expr))} for each further argument, with the snapshot as {@code s}.
+     * CPython's protocol-2 pickler memoizing non-empty lists and dicts only (the pure-Python one, batching as the C
+     * one does), drops the unread PUTs ({@code pickletools.optimize}) and compares the bytes, loads argv[2] (compact
+     * JSON) and argv[3] (pretty JSON) and compares them type-strictly with the pickle (non-finite floats must be JSON
+     * null), then prints {@code expr=ascii(eval(expr))} for each further argument, with the snapshot as {@code s}.
      */
     private static final String ROUND_TRIP_SCRIPT = """
             import io, json, math, pickle, pickletools, sys
@@ -400,11 +520,28 @@ public class PickleWriterTest {
             s = Safe(io.BytesIO(data)).load()
             print('ops=' + ','.join(sorted({op.name for op, arg, pos in pickletools.genops(data)})))
             print('proto=' + str(data[1]))
+            class ContainersOnly(pickle._Pickler):
+                def memoize(self, obj):  # PickleWriter's memo: non-empty lists and dicts only
+                    if type(obj) in (list, dict) and obj:
+                        super().memoize(obj)
+                # Batches as the C pickler writes them (the Python one ends with APPEND/SETITEM for a last one).
+                def _batch_appends(self, items, *rest):
+                    self.batches(list(items), pickle.APPEND, pickle.APPENDS, self.save)
+                def _batch_setitems(self, items, *rest):
+                    self.batches(list(items), pickle.SETITEM, pickle.SETITEMS, lambda kv: [self.save(x) for x in kv])
+                def batches(self, items, one, many, save):
+                    if len(items) == 1:
+                        save(items[0])
+                        self.write(one)
+                        return
+                    for i in range(0, len(items), 1000):
+                        self.write(pickle.MARK)
+                        for item in items[i:i + 1000]:
+                            save(item)
+                        self.write(many)
             buf = io.BytesIO()
-            p = pickle.Pickler(buf, 2)
-            p.fast = True
-            p.dump(s)
-            print('redump_equal=' + str(buf.getvalue() == data))
+            ContainersOnly(buf, 2).dump(s)
+            print('redump_equal=' + str(pickletools.optimize(buf.getvalue()) == data))
             def same(a, b, path):
                 if isinstance(a, float) and not math.isfinite(a):
                     assert b is None, (path, a, b)
@@ -503,9 +640,10 @@ public class PickleWriterTest {
             // probe expressions contain no "=": the first one separates expression and value
             got.put(line.substring(0, eq), line.substring(eq + 1));
         }
-        // Only opcodes that both CPython and memory_viz's JavaScript unpickler read; no memo opcodes.
-        assertEquals("APPEND,APPENDS,BINFLOAT,BININT,BININT1,BININT2,BINUNICODE,EMPTY_DICT,EMPTY_LIST,EMPTY_TUPLE,"
-                + "LONG1,MARK,NEWFALSE,NEWTRUE,NONE,PROTO,SETITEM,SETITEMS,STOP,TUPLE,TUPLE1,TUPLE2,TUPLE3",
+        // Only opcodes that both CPython and memory_viz's JavaScript unpickler read; BINPUT and BINGET for the
+        // frames list that three entries share.
+        assertEquals("APPEND,APPENDS,BINFLOAT,BINGET,BININT,BININT1,BININT2,BINPUT,BINUNICODE,EMPTY_DICT,EMPTY_LIST,"
+                + "EMPTY_TUPLE,LONG1,MARK,NEWFALSE,NEWTRUE,NONE,PROTO,SETITEM,SETITEMS,STOP,TUPLE,TUPLE1,TUPLE2,TUPLE3",
                 got.get("ops"), out);
         assertEquals("2", got.get("proto"), out);
         assertEquals("True", got.get("redump_equal"), "CPython re-pickles the loaded tree to the same bytes\n" + out);
