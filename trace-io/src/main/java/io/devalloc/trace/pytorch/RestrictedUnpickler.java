@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -32,9 +33,14 @@ import net.razorvine.pickle.Unpickler;
  * PyTorch snapshot, every stack frame of every trace entry (most of the file). So the bytes are scanned once first
  * for the memo keys that a {@code GET}, {@code BINGET} or {@code LONG_BINGET} reads ({@link #referencedMemoKeys});
  * the load then memoizes only those, numbering {@code MEMOIZE}'s keys as Python does (the count of keys set so far).
- * And dict entries under a key the caller names as skipped (the snapshot reader's {@code frames}) are stored as an
- * empty list, so that a stack trace is garbage as soon as its entry is built. Dicts are {@link PickleDict}s (half
- * a {@link HashMap}'s memory for a small dict). What the load returns is the same graph but for those values.
+ * And dict entries under a key the caller names as skipped (the snapshot reader's {@code frames}) hold a
+ * {@link SkippedValue} in place of the value, so that a stack trace is garbage as soon as its entry is built; the
+ * skipped value keeps only which list of the pickle it was (its identity), since PyTorch shares one frames list
+ * among the trace entries of one allocator call. For that, a list that the load memoizes (one that a later opcode
+ * reads) is noted with its skipped value while the load runs; those lists are held by the memo anyway, so the note
+ * keeps nothing else alive. (Only the memo puts one object in two places: {@code DUP} copies the top of the stack,
+ * but a key must come between two values of a dict.) Dicts are {@link PickleDict}s (half a {@link HashMap}'s
+ * memory for a small dict). What the load returns is the same graph but for those values.
  */
 final class RestrictedUnpickler extends Unpickler {
 
@@ -137,6 +143,13 @@ final class RestrictedUnpickler extends Unpickler {
     /** Longer strings are not shared. */
     private static final int SHARED_LENGTH = 64;
     private final Map<String, String> sharedStrings = new HashMap<>();
+    /**
+     * The skipped value of each list that may be met again (memoized and read later), so that every dict entry
+     * skipping it gets the same identity; filled only when some keys are skipped.
+     */
+    private final IdentityHashMap<Object, SkippedValue> listIdentities = new IdentityHashMap<>();
+    /** The next identity of a {@link SkippedValue}: one per list, unique within the load. */
+    private long nextIdentity;
 
     private RestrictedUnpickler(Bytes bytes, BitSet referenced, int scanned, Set<String> skippedKeys) {
         this.bytes = bytes;
@@ -157,8 +170,9 @@ final class RestrictedUnpickler extends Unpickler {
     }
 
     /**
-     * Unpickles plain data, with every dict entry whose key is one of {@code skippedKeys} holding an empty list in
-     * place of its value (see the class documentation).
+     * Unpickles plain data, with every dict entry whose key is one of {@code skippedKeys} holding a
+     * {@link SkippedValue} in place of its value: the same identity for entries that held the same list of the
+     * pickle, a new one for any other (see the class documentation).
      *
      * @throws Refused        for an opcode outside the allow-list, or a length beyond the end of the data
      * @throws PickleException for any other malformed pickle (Pyrolite's own checks)
@@ -361,6 +375,20 @@ final class RestrictedUnpickler extends Unpickler {
             assignedCount++;
         }
         memo.put(index, top);
+        noteList(top);
+    }
+
+    /** Gives a list that may be met again its skipped value now, if any key is skipped. */
+    private void noteList(Object value) {
+        if (value instanceof List<?> && !skippedKeys.isEmpty()) {
+            listIdentities.computeIfAbsent(value, list -> new SkippedValue(nextIdentity++));
+        }
+    }
+
+    /** A skipped value for {@code value}: the list's noted one, or a new identity. */
+    private SkippedValue skipped(Object value) {
+        SkippedValue noted = value instanceof List<?> ? listIdentities.get(value) : null;
+        return noted != null ? noted : new SkippedValue(nextIdentity++);
     }
 
     /** The items since the mark, which must come in key, value pairs. */
@@ -379,15 +407,15 @@ final class RestrictedUnpickler extends Unpickler {
     }
 
     /**
-     * Puts an entry into {@code dict}, a skipped key's value replaced by an empty list. A list or dict key is refused,
-     * as Python refuses it (unhashable): hashing one nested through the memo could take exponential time.
+     * Puts an entry into {@code dict}, a skipped key's value replaced by its {@link SkippedValue}. A list or dict key
+     * is refused, as Python refuses it (unhashable): hashing one nested through the memo could take exponential time.
      */
     private void setItem(Map<Object, Object> dict, Object k, Object value, int at) {
         if (k instanceof List<?> || k instanceof Map<?, ?>) {
             throw new PickleException("byte " + at + ": a " + (k instanceof List<?> ? "list" : "dict")
                     + " as a dict key (unhashable in Python)");
         }
-        dict.put(k, k instanceof String name && skippedKeys.contains(name) ? List.of() : value);
+        dict.put(k, k instanceof String name && skippedKeys.contains(name) ? skipped(value) : value);
     }
 
     /**

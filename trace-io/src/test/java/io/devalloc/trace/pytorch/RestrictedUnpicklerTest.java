@@ -1,14 +1,18 @@
 package io.devalloc.trace.pytorch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
+import java.lang.reflect.RecordComponent;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -19,8 +23,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The unpickler's memory rules (see {@link RestrictedUnpickler}): only memo keys read later are kept, numbered as
- * CPython numbers them; skipped keys' values are dropped; lists grow by batches without copying; short strings are
- * shared. The byte sequences were checked against CPython's {@code pickle.loads}.
+ * CPython numbers them; skipped keys' values are dropped, keeping only which list they were; lists grow by batches
+ * without copying; short strings are shared. The byte sequences were checked against CPython's {@code pickle.loads}.
  */
 class RestrictedUnpicklerTest {
 
@@ -95,14 +99,17 @@ class RestrictedUnpicklerTest {
     }
 
     @Test
-    void aSharedObjectIsStillSharedAndSkippedKeysHoldAnEmptyList() throws Exception {
+    void aSharedObjectIsStillSharedAndSkippedKeysHoldASkippedValue() throws Exception {
         Map<?, ?> all = (Map<?, ?>) RestrictedUnpickler.load(sharedListAndFrames());
         assertEquals(Map.of("a", List.of(7), "b", List.of(7), "frames", List.of("a")), all);
         assertSame(all.get("a"), all.get("b"), "BINGET returns the memoized list itself");
 
         Map<?, ?> read = (Map<?, ?>) RestrictedUnpickler.load(sharedListAndFrames(), Set.of("frames"));
-        assertEquals(Map.of("a", List.of(7), "b", List.of(7), "frames", List.of()), read);
+        assertEquals(List.of("a", "b", "frames"), List.copyOf(read.keySet()));
+        assertEquals(List.of(7), read.get("a"));
         assertSame(read.get("a"), read.get("b"));
+        SkippedValue frames = assertInstanceOf(SkippedValue.class, read.get("frames"));
+        assertEquals("a skipped value", frames.toString(), "names nothing of Java");
     }
 
     /**
@@ -181,8 +188,117 @@ class RestrictedUnpicklerTest {
         assertSame(all.get("a"), ((List<?>) all.get("frames")).get(0));
         assertEquals(List.of("a", "b", "frames"), List.copyOf(all.keySet()), "a Python dict's order");
         Map<?, ?> read = (Map<?, ?>) RestrictedUnpickler.load(data, Set.of("frames"));
-        assertEquals(List.of(), read.get("frames"));
+        assertInstanceOf(SkippedValue.class, read.get("frames"));
         assertSame(read.get("a"), read.get("b"));
+    }
+
+    /** The skipped values of {@code load(data, {"frames"})}'s top-level list of dicts, in order. */
+    private static List<SkippedValue> skippedFrames(byte[] data) throws Exception {
+        List<SkippedValue> frames = new ArrayList<>();
+        for (Object entry : (List<?>) RestrictedUnpickler.load(data, Set.of("frames"))) {
+            frames.add(assertInstanceOf(SkippedValue.class, ((Map<?, ?>) entry).get("frames")));
+        }
+        return frames;
+    }
+
+    /**
+     * {@code F = [{'name': 'f', 'line': 1}]; G = [{'name': 'g', 'line': 2}]; pickle.dumps([{'action': 'a',
+     * 'frames': F}, {'action': 'b', 'frames': F}, {'action': 'c', 'frames': G}], protocol=p)} from CPython 3.11:
+     * protocol 0 (text PUT and GET), 2 (BINPUT, BINGET) and 4 (MEMOIZE, BINGET). F is memoized and read again; G is
+     * memoized but never read.
+     */
+    @ParameterizedTest
+    @CsvSource({
+        "286c70300a286470310a56616374696f6e0a70320a56610a70330a73566672616d65730a70340a286c70350a286470360a566e616d"
+            + "650a70370a56660a70380a73566c696e650a70390a49310a7361736128647031300a67320a56620a7031310a7367340a67350a"
+            + "736128647031320a67320a56630a7031330a7367340a286c7031340a28647031350a67370a56670a7031360a7367390a49320a"
+            + "736173612e",
+        "80025d7100287d7101285806000000616374696f6e7102580100000061710358060000006672616d657371045d71057d71062858"
+            + "040000006e616d657107580100000066710858040000006c696e6571094b017561757d710a286802580100000062710b680468"
+            + "05757d710c286802580100000063710d68045d710e7d710f286807580100000067711068094b02756175652e",
+        "80049565000000000000005d94287d94288c06616374696f6e948c0161948c066672616d6573945d947d94288c046e616d65948c"
+            + "0166948c046c696e65944b017561757d942868028c01629468046805757d942868028c01639468045d947d942868078c0167"
+            + "9468094b02756175652e"})
+    void entriesSharingAFramesListHaveOneIdentity(String hex) throws Exception {
+        byte[] data = HexFormat.of().parseHex(hex);
+        List<?> all = (List<?>) RestrictedUnpickler.load(data);
+        assertSame(((Map<?, ?>) all.get(0)).get("frames"), ((Map<?, ?>) all.get(1)).get("frames"));
+
+        List<SkippedValue> frames = skippedFrames(data);
+        assertEquals(frames.get(0).identity(), frames.get(1).identity(), "F, read again through the memo");
+        assertSame(frames.get(0), frames.get(1), "one instance per shared list");
+        assertNotEquals(frames.get(0).identity(), frames.get(2).identity(), "G is another list");
+        assertNotEquals(frames.get(0), frames.get(2));
+    }
+
+    /**
+     * {@code pickle.dumps([{'frames': [1]}, {'frames': [1]}], protocol=2)} from CPython: two equal lists, each
+     * memoized (BINPUT 3, BINPUT 5) but never read again, and not one object.
+     */
+    @Test
+    void equalButDistinctListsHaveIdentitiesOfTheirOwn() throws Exception {
+        byte[] data = HexFormat.of().parseHex(
+                "80025d7100287d710158060000006672616d657371025d71034b0161737d710468025d71054b016173652e");
+        List<SkippedValue> frames = skippedFrames(data);
+        assertNotEquals(frames.get(0).identity(), frames.get(1).identity());
+        // A list built without any memo opcode (devalloc's own writer's way for one that is not shared) too.
+        byte[] plain = new Pickle().op(EMPTY_LIST, MARK)
+                .op(EMPTY_DICT).str("frames").op(EMPTY_LIST, BININT1, 1, APPEND, SETITEM)
+                .op(EMPTY_DICT).str("frames").op(EMPTY_LIST, BININT1, 1, APPEND, SETITEM)
+                .op(APPENDS).stop();
+        frames = skippedFrames(plain);
+        assertNotEquals(frames.get(0), frames.get(1));
+    }
+
+    /**
+     * Identity is the object's, not the memo key's: key 0 is set to one list, read, then set to another and read
+     * (CPython loads this as {@code x[0]['frames'] is x[1]['frames']}, {@code x[2]['frames'] is x[3]['frames']}, and
+     * not {@code x[0]['frames'] is x[2]['frames']}). Values other than lists get an identity of their own each time,
+     * even a string read twice through the memo.
+     */
+    @Test
+    void aMemoKeySetAgainNamesAnotherList() throws Exception {
+        byte[] data = new Pickle().op(EMPTY_LIST, MARK)
+                .op(EMPTY_DICT).str("frames").op(EMPTY_LIST, BINPUT, 0, SETITEM)
+                .op(EMPTY_DICT).str("frames").op(BINGET, 0, SETITEM)
+                .op(EMPTY_DICT).str("frames").op(EMPTY_LIST, BINPUT, 0, SETITEM)
+                .op(EMPTY_DICT).str("frames").op(BINGET, 0, SETITEM)
+                .op(EMPTY_DICT).str("frames").str("s").op(BINPUT, 1, SETITEM)
+                .op(EMPTY_DICT).str("frames").op(BINGET, 1, SETITEM)
+                .op(APPENDS).stop();
+        List<SkippedValue> frames = skippedFrames(data);
+        assertEquals(frames.get(0), frames.get(1));
+        assertEquals(frames.get(2), frames.get(3));
+        assertNotEquals(frames.get(0), frames.get(2));
+        assertNotEquals(frames.get(4), frames.get(5), "identity is tracked for lists only");
+        assertEquals(4, new HashSet<>(List.of(frames.get(0), frames.get(2), frames.get(4), frames.get(5))).size());
+    }
+
+    /** devalloc's own writer shares a list that occurs twice through BINPUT and BINGET: the reader sees it so. */
+    @Test
+    void pickleWritersSharedFramesHaveOneIdentity() throws Exception {
+        List<Object> f = List.of(PickleWriterTest.map("name", "f", "line", 1));
+        List<Object> g = List.of(PickleWriterTest.map("name", "g", "line", 2));
+        List<Object> unshared = List.of(PickleWriterTest.map("name", "h", "line", 3));
+        byte[] data = PickleWriter.toBytes(List.of(PickleWriterTest.map("action", "a", "frames", f),
+                PickleWriterTest.map("action", "b", "frames", f), PickleWriterTest.map("action", "c", "frames", g),
+                PickleWriterTest.map("action", "d", "frames", unshared), PickleWriterTest.map("action", "e",
+                        "frames", g), PickleWriterTest.map("action", "f", "frames", List.of()),
+                PickleWriterTest.map("action", "g", "frames", List.of())));
+        List<SkippedValue> frames = skippedFrames(data);
+        assertEquals(frames.get(0), frames.get(1));
+        assertEquals(frames.get(2), frames.get(4));
+        assertEquals(5, new HashSet<>(List.of(frames.get(0), frames.get(2), frames.get(3), frames.get(5),
+                frames.get(6))).size(),
+                "f, g, the unshared list and each empty list (never shared by the writer) are distinct");
+    }
+
+    /** A skipped value keeps a number and nothing else: not the list, which is garbage once its entry is built. */
+    @Test
+    void aSkippedValueHoldsOnlyItsIdentity() {
+        RecordComponent[] components = SkippedValue.class.getRecordComponents();
+        assertEquals(1, components.length);
+        assertEquals(long.class, components[0].getType());
     }
 
     /** A list as a dict key: Python refuses it (unhashable); so does this reader, before hashing anything. */
