@@ -24,8 +24,9 @@ import java.nio.file.Path;
  *   <tr><td>{@code free_completed}</td><td>{@link TraceEvent.Kind#FREE}</td></tr>
  *   <tr><td>{@code segment_alloc}, {@code segment_free}, {@code segment_map}, {@code segment_unmap}</td>
  *       <td>the {@code SEGMENT_*} ground-truth events</td></tr>
- *   <tr><td>{@code oom}</td><td>{@link TraceEvent.Kind#OOM}: key 0 (the row has no address) and, as
- *       {@code pickle_to_csv.py} writes it, the device's free bytes as the size</td></tr>
+ *   <tr><td>{@code oom}</td><td>{@link TraceEvent.Kind#OOM}: the size column holds the device's free bytes, as
+ *       {@code pickle_to_csv.py} writes it, which become the event's key ({@link TraceEvent#FREE_BYTES_UNKNOWN}
+ *       when empty); the request is not in the CSV (size 0)</td></tr>
  *   <tr><td>{@code free_requested}, {@code snapshot}</td><td>checked, then skipped (counted by
  *       {@link #skipped()})</td></tr>
  * </table>
@@ -87,7 +88,7 @@ public final class PyTorchCsvReader implements TraceReader {
                     skipped++;
                     continue;
                 }
-                return new TraceEvent(fastAction.kind, fastAddr, fastSize, fastStream, 0, lines.lineNumber());
+                return event(fastAction.kind, fastAddr, fastSize, fastSize, fastStream);
             }
             // Anything fusedRow does not take (blank lines, empty or long numbers, the last lines, errors) is read
             // column by column, with the messages.
@@ -120,8 +121,20 @@ public final class PyTorchCsvReader implements TraceReader {
                 skipped++;
                 continue;
             }
-            return new TraceEvent(action.kind, addr, size, stream, 0, lines.lineNumber());
+            return event(action.kind, addr, size, columns.empty(3) ? TraceEvent.FREE_BYTES_UNKNOWN : size, stream);
         }
+    }
+
+    /**
+     * The row's event. An {@code oom} row's size column holds the device's free bytes ({@code pickle_to_csv.py}
+     * writes {@code device_free} there, and no request): they become the event's key, and its size (the request) is
+     * 0, not known.
+     */
+    private TraceEvent event(TraceEvent.Kind kind, long addr, long size, long freeBytes, long stream) {
+        if (kind == TraceEvent.Kind.OOM) {
+            return new TraceEvent(kind, freeBytes, 0, stream, 0, lines.lineNumber());
+        }
+        return new TraceEvent(kind, addr, size, stream, 0, lines.lineNumber());
     }
 
     // The common row, parsed while its end is looked for: six columns, every number 1 to 18 ASCII digits, a known

@@ -8,17 +8,14 @@ import io.devalloc.trace.TraceEvent.Kind;
 import java.io.IOException;
 import java.io.InputStream;
 import java.math.BigInteger;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import net.razorvine.pickle.PickleException;
 
 /**
  * Reads the pickle that {@code torch.cuda.memory._dump_snapshot()} writes, giving the events that
@@ -43,11 +40,17 @@ import net.razorvine.pickle.PickleException;
  *       is neither live from a traced {@code alloc} nor among those freed addresses, in segment then block
  *       order.</li>
  *   <li>the device's trace, each entry mapped as {@link PyTorchCsvReader} maps its row ({@code free_requested} and
- *       {@code snapshot} skipped; {@code oom} with key 0 and the entry's {@code device_free} as the size).</li>
+ *       {@code snapshot} skipped), except {@code oom}: the entry's {@code device_free} is the event's key (as the
+ *       CSV's) and its {@code size}, the rounded request that failed, which the CSV loses, is the event's size.
+ *       A {@code segment_free} or {@code segment_unmap} event is flagged {@link TraceEvent#FLUSH_IN_MALLOC} when its
+ *       stack frames are the very frames of the entry after its run (the allocator's own flush inside
+ *       {@code malloc}), {@link TraceEvent#FLUSH_ELSEWHERE} when they are other frames (the program's
+ *       {@code empty_cache()}), neither when one of the two has no frames.</li>
  * </ol>
- * The device is the one given, or by default the one whose trace has the most entries (the first of equals). An
- * event's {@link TraceEvent#line() line} is its record number: the 1-based row it has in that CSV below the header
- * (the CSV's {@code seq} + 1).
+ * The device is the one given, or by default the only one with a history ({@link #ONLY_DEVICE}); a snapshot with a
+ * history on several devices is read device by device ({@link PyTorchSnapshotFile}). An event's
+ * {@link TraceEvent#line() line} is its record number: the 1-based row it has in that CSV below the header (the
+ * CSV's {@code seq} + 1).
  *
  * <p><b>Where it differs from {@code pickle_to_csv.py}.</b> The script undoes a {@code segment_map} or
  * {@code segment_unmap} by shrinking or growing "the segment with the largest base at or below the address" by the
@@ -65,11 +68,10 @@ import net.razorvine.pickle.PickleException;
  * <p><b>Newer snapshots.</b> A trace entry's {@code pool_id} (newest PyTorch: a tuple, {@code (0, 0)} for the default
  * pools), the top-level {@code host_segments} and {@code host_traces} (the pinned host allocator's, with device -1)
  * and {@code external_annotations} are read past: the events are the device's ({@code allocator_settings} is kept:
- * {@link #recordedSettings()}). A snapshot without {@code device_traces} (taken with {@code include_traces=False}),
- * or with an empty list of them, has no recorded events: its events are just the warm-start rows worked out from its
- * {@code segments} (a presegment per segment, a prealloc per live block), for the device given or, by default, the
- * lowest device index among its segments (0 when it has none). A dict with neither {@code segments} nor
- * {@code device_traces} is not a snapshot.
+ * {@link #recordedSettings()}). A device without a trace list or with an empty one (a snapshot taken with
+ * {@code include_traces=False}) has no recorded events: its events are just the warm-start rows worked out from its
+ * {@code segments} (a presegment per segment, a prealloc per live block), its end state. A dict with neither
+ * {@code segments} nor {@code device_traces} is not a snapshot.
  *
  * <p><b>Memory.</b> Unlike the other readers this one is not streaming: a pickle is a single object graph that has
  * to be loaded whole, so the file's bytes, then the snapshot (every trace entry, every segment) are in memory, and
@@ -95,11 +97,11 @@ import net.razorvine.pickle.PickleException;
  */
 public final class PyTorchPickleReader implements TraceReader {
 
-    /** Pass as the device to read the device whose trace has the most entries. */
-    public static final int BUSIEST_DEVICE = -1;
-
-    /** Dict keys whose values this reader never reads: dropped as the pickle loads ({@link RestrictedUnpickler}). */
-    private static final Set<String> SKIPPED_KEYS = Set.of("frames");
+    /**
+     * Pass as the device to read the snapshot's only device with a history ({@link PyTorchSnapshotFile#onlyDevice()});
+     * a snapshot with a history on several devices is then refused, naming them.
+     */
+    public static final int ONLY_DEVICE = -1;
 
     private static final Set<String> ALLOCATED_STATES =
             Set.of("active_allocated", "active_pending_free", "active_awaiting_free");
@@ -112,73 +114,47 @@ public final class PyTorchPickleReader implements TraceReader {
     private int prefixIndex;
     private int traceIndex;
     private long skipped;
+    /** The index of the first entry after the run of segment frees and unmaps being read; -1 before the first. */
+    private int runEnd = -1;
+    /** The stack frames' identity of the entry after that run, or null when it has none (or there is none). */
+    private Long runFollowerFrames;
 
-    /** Reads a file, for the device with the most trace entries. */
+    /** Reads a file's only device with a history ({@link #ONLY_DEVICE}). */
     public PyTorchPickleReader(Path file) throws IOException {
-        this(file, BUSIEST_DEVICE);
+        this(file, ONLY_DEVICE);
     }
 
-    /** Reads a file, for the given device (or {@link #BUSIEST_DEVICE}). */
+    /** Reads one device of a file (or {@link #ONLY_DEVICE}). */
     public PyTorchPickleReader(Path file, int device) throws IOException {
-        this(Files.readAllBytes(file), file.toString(), device);
+        this(PyTorchSnapshotFile.read(file), device);
     }
 
     /**
-     * Reads a pickle from a stream (read to its end here, not closed).
+     * Reads one device of a pickle from a stream (read to its end here, not closed).
      *
      * @param in     the pickle
      * @param file   the name messages give
-     * @param device the device, or {@link #BUSIEST_DEVICE}
+     * @param device the device, or {@link #ONLY_DEVICE}
      */
     public PyTorchPickleReader(InputStream in, String file, int device) throws IOException {
-        this(in.readAllBytes(), file, device);
+        this(PyTorchSnapshotFile.read(in, file), device);
     }
 
-    private PyTorchPickleReader(byte[] data, String file, int device) throws IOException {
-        if (device < BUSIEST_DEVICE) {
-            throw new IllegalArgumentException("device must be >= 0 or BUSIEST_DEVICE, got " + device);
+    /**
+     * Reads device {@code device} of a loaded snapshot (or {@link #ONLY_DEVICE}); {@link PyTorchSnapshotFile#reader}
+     * is the public way.
+     */
+    PyTorchPickleReader(PyTorchSnapshotFile snapshot, int device) throws TraceFormatException {
+        if (device < ONLY_DEVICE) {
+            throw new IllegalArgumentException("device must be >= 0 or ONLY_DEVICE, got " + device);
         }
-        this.file = file;
-        Map<?, ?> snapshot = dict(unpickle(data, file), "the snapshot");
-        if (!snapshot.containsKey("device_traces") && !snapshot.containsKey("segments")) {
-            throw new TraceFormatException(file, 0, "not a memory snapshot: the dict has neither device_traces nor"
-                    + " segments");
-        }
-        Object recorded = snapshot.get("allocator_settings");
-        if (recorded instanceof Map<?, ?> m) {
-            this.settings = RecordedAllocatorSettings.of(m);
-        } else if (recorded == null) {
-            this.settings = RecordedAllocatorSettings.absent();
-        } else {
-            this.settings = new RecordedAllocatorSettings(Map.of(), "", List.of("the snapshot's allocator_settings"
-                    + " is " + pythonType(recorded) + ", not a dict: PyTorch's defaults are assumed"));
-        }
-        List<?> traces = list(snapshot.containsKey("device_traces") ? snapshot.get("device_traces") : List.of(),
-                "device_traces");
-        List<?> segments = list(snapshot.containsKey("segments") ? snapshot.get("segments") : List.of(), "segments");
-        int chosen = device;
-        if (traces.isEmpty()) {
-            // Taken without traces: only the state at the end, for the device asked for or the first one in it.
-            if (chosen == BUSIEST_DEVICE) {
-                chosen = lowestDevice(segments);
-            }
-        } else if (chosen == BUSIEST_DEVICE) {
-            chosen = 0;
-            for (int i = 0; i < traces.size(); i++) {
-                if (list(traces.get(i), "device_traces[" + i + "]").size()
-                        > list(traces.get(chosen), "device_traces[" + chosen + "]").size()) {
-                    chosen = i;
-                }
-            }
-        } else if (chosen >= traces.size()) {
-            throw new TraceFormatException(file, 0, "device " + chosen + " has no trace: the snapshot has "
-                    + traces.size() + " device_traces");
-        }
-        this.device = chosen;
+        this.file = snapshot.file();
+        this.device = device == ONLY_DEVICE ? snapshot.onlyDevice() : device;
         @SuppressWarnings("unchecked")
-        List<Object> entries = traces.isEmpty() ? new ArrayList<>()
-                : (List<Object>) list(traces.get(chosen), "device_traces[" + chosen + "]");
+        List<Object> entries = (List<Object>) snapshot.take(this.device);
         this.trace = entries;
+        this.settings = snapshot.recordedSettings();
+        List<?> segments = snapshot.segments();
         List<TraceEvent> rows = new ArrayList<>();
         segmentsAtStart(segments, rows);
         liveAtStart(segments, rows);
@@ -216,17 +192,27 @@ public final class PyTorchPickleReader implements TraceReader {
         while (traceIndex < trace.size()) {
             int i = traceIndex++;
             Entry e = entry(i);
-            trace.set(i, null);
             PyTorchAction action = e.action();
-            long addr = action.needsAddressAndSize ? e.required("addr") : e.optional("addr", 0);
-            long size = action == PyTorchAction.OOM && e.map.containsKey("device_free") ? e.size("device_free")
-                    : action.needsAddressAndSize ? e.size("size") : e.optionalSize("size");
+            long addr;
+            long size;
+            if (action == PyTorchAction.OOM) {
+                // The key is the device's free bytes, the size the (rounded) request: TraceEvent's OOM fields.
+                addr = e.map.containsKey("device_free") ? e.size("device_free") : TraceEvent.FREE_BYTES_UNKNOWN;
+                size = e.optionalSize("size");
+            } else {
+                addr = action.needsAddressAndSize ? e.required("addr") : e.optional("addr", 0);
+                size = action.needsAddressAndSize ? e.size("size") : e.optionalSize("size");
+            }
             long stream = e.optional("stream", 0);
             if (action.kind == null) {
+                trace.set(i, null);
                 skipped++;
                 continue;
             }
-            return new TraceEvent(action.kind, addr, size, stream, 0, e.record);
+            int flags = action == PyTorchAction.SEGMENT_FREE || action == PyTorchAction.SEGMENT_UNMAP
+                    ? flushContext(i, e.map) : 0;
+            trace.set(i, null);
+            return new TraceEvent(action.kind, addr, size, stream, 0, e.record, flags);
         }
         return null;
     }
@@ -377,22 +363,6 @@ public final class PyTorchPickleReader implements TraceReader {
         throw new TraceFormatException(file, 0, where + ": 'is_expandable': expected a bool, got " + show(v));
     }
 
-    /**
-     * The lowest {@code device} among the segments (0 when none gives one): the device of a snapshot without traces.
-     */
-    private int lowestDevice(List<?> segments) throws TraceFormatException {
-        int lowest = Integer.MAX_VALUE;
-        for (int s = 0; s < segments.size(); s++) {
-            String where = "segments[" + s + "]";
-            Map<?, ?> seg = dict(segments.get(s), where);
-            Object d = seg.get("device");
-            if (isInteger(d) && toBig(d).signum() >= 0 && toBig(d).compareTo(BigInteger.valueOf(lowest)) < 0) {
-                lowest = toBig(d).intValue();
-            }
-        }
-        return lowest == Integer.MAX_VALUE ? 0 : lowest;
-    }
-
     /** {@code seg.get("device", device) == device}. */
     private boolean onDevice(Map<?, ?> seg) {
         if (!seg.containsKey("device")) {
@@ -486,112 +456,82 @@ public final class PyTorchPickleReader implements TraceReader {
         }
     }
 
-    // ---- plain values ----
+    // ---- what the allocator was doing when it freed segments ----
 
-    private static Object unpickle(byte[] data, String file) throws TraceFormatException {
-        try {
-            // Stack frames are not read: skipped as they are built, they are never all in memory at once.
-            return RestrictedUnpickler.load(data, SKIPPED_KEYS);
-        } catch (RestrictedUnpickler.Refused e) {
-            throw new TraceFormatException(file, 0, e.getMessage());
-        } catch (PickleException e) {
-            throw new TraceFormatException(file, 0, "not a readable pickle: " + e.getMessage());
-        } catch (IOException | RuntimeException e) {
-            throw new TraceFormatException(file, 0, "not a readable pickle: " + e);
+    /**
+     * The flag of the {@code segment_free} or {@code segment_unmap} entry {@code i}: whether it was recorded with the
+     * same stack frames as the entry that follows its run ({@link TraceEvent#FLUSH_IN_MALLOC}), other frames
+     * ({@link TraceEvent#FLUSH_ELSEWHERE}), or 0 when either has none. PyTorch records every entry one allocator
+     * call makes with that call's context, and its snapshot turns one context into one list object of frames
+     * (py_symbolize), which the pickle keeps as one memo entry: the release steps of {@code malloc}'s retry ladder
+     * (and its garbage collection) share the frames of the {@code segment_alloc}, {@code segment_map} or {@code oom}
+     * entry of the same call, which follows them; {@code empty_cache()} gathers a context of its own.
+     */
+    private int flushContext(int i, Map<?, ?> entry) {
+        if (i >= runEnd) {
+            int j = i + 1;
+            while (j < trace.size() && isFlushRow(trace.get(j))) {
+                j++;
+            }
+            runEnd = j;
+            runFollowerFrames = j < trace.size() ? framesIdentity(trace.get(j)) : null;
         }
+        Long own = framesIdentity(entry);
+        if (own == null || runFollowerFrames == null) {
+            return 0;
+        }
+        return own.equals(runFollowerFrames) ? TraceEvent.FLUSH_IN_MALLOC : TraceEvent.FLUSH_ELSEWHERE;
     }
 
-    private Map<?, ?> dict(Object o, String what) throws TraceFormatException {
-        if (o instanceof Map<?, ?> m) {
-            return m;
+    private static boolean isFlushRow(Object entry) {
+        return entry instanceof Map<?, ?> m && ("segment_free".equals(m.get("action"))
+                || "segment_unmap".equals(m.get("action")));
+    }
+
+    /** The identity of an entry's stack frames in the pickle, or null when it has none that tell. */
+    private static Long framesIdentity(Object entry) {
+        if (entry instanceof Map<?, ?> m && m.get("frames") instanceof SkippedValue frames
+                && frames.identity() != SkippedValue.NO_IDENTITY) {
+            return frames.identity();
         }
-        throw new TraceFormatException(file, 0, what + ": expected a dict, got " + pythonType(o));
+        return null;
+    }
+
+    // ---- plain values ----
+
+    private Map<?, ?> dict(Object o, String what) throws TraceFormatException {
+        return SnapshotValues.dict(file, o, what);
     }
 
     private List<?> list(Object o, String what) throws TraceFormatException {
-        if (o instanceof List<?> l) {
-            return l;
-        }
-        if (o instanceof Object[] tuple) {
-            return Arrays.asList(tuple);
-        }
-        throw new TraceFormatException(file, 0, what + ": expected a list, got " + pythonType(o));
+        return SnapshotValues.list(file, o, what);
     }
 
     private long unsigned(Map<?, ?> map, String key, String where) throws TraceFormatException {
-        if (!map.containsKey(key)) {
-            throw new TraceFormatException(file, 0, where + ": '" + key + "' is missing");
-        }
-        Long v = asUnsigned(map.get(key));
-        if (v == null) {
-            throw new TraceFormatException(file, 0, where + ": '" + key
-                    + "': expected a non-negative integer below 2^64, got " + show(map.get(key)));
-        }
-        return v;
+        return SnapshotValues.unsigned(file, map, key, where);
     }
 
     private long size(Map<?, ?> map, String key, String where) throws TraceFormatException {
-        long v = unsigned(map, key, where);
-        if (v < 0) {
-            throw new TraceFormatException(file, 0, where + ": '" + key + "': expected a size below 2^63, got "
-                    + Long.toUnsignedString(v));
-        }
-        return v;
+        return SnapshotValues.size(file, map, key, where);
     }
 
     private static boolean isInteger(Object v) {
-        return v instanceof Integer || v instanceof Long || v instanceof BigInteger || v instanceof Short
-                || v instanceof Byte;
+        return SnapshotValues.isInteger(v);
     }
 
     private static BigInteger toBig(Object v) {
-        return v instanceof BigInteger b ? b : BigInteger.valueOf(((Number) v).longValue());
+        return SnapshotValues.toBig(v);
     }
 
-    private static final BigInteger TWO_TO_64 = BigInteger.ONE.shiftLeft(64);
-
-    /** A Python int in [0, 2^64) as an unsigned long, or null (booleans, floats, strings, out of range). */
     private static Long asUnsigned(Object v) {
-        if (!isInteger(v)) {
-            return null;
-        }
-        BigInteger b = toBig(v);
-        if (b.signum() < 0 || b.compareTo(TWO_TO_64) >= 0) {
-            return null;
-        }
-        return b.longValue();
+        return SnapshotValues.asUnsigned(v);
     }
 
     private static String show(Object v) {
-        String text = v instanceof String s ? "'" + s + "'" : v instanceof Object[] ? "a tuple" : String.valueOf(v);
-        return text.length() > 60 ? text.substring(0, 60) + "..." : text;
+        return SnapshotValues.show(v);
     }
 
     private static String pythonType(Object o) {
-        if (o == null) {
-            return "None";
-        }
-        if (o instanceof Map) {
-            return "a dict";
-        }
-        if (o instanceof List) {
-            return "a list";
-        }
-        if (o instanceof Object[]) {
-            return "a tuple";
-        }
-        if (o instanceof String) {
-            return "a str";
-        }
-        if (o instanceof Boolean) {
-            return "a bool";
-        }
-        if (o instanceof Double) {
-            return "a float";
-        }
-        if (isInteger(o)) {
-            return "an int";
-        }
-        return "a " + o.getClass().getSimpleName();
+        return SnapshotValues.pythonType(o);
     }
 }

@@ -385,9 +385,16 @@ final class RestrictedUnpickler extends Unpickler {
         }
     }
 
-    /** A skipped value for {@code value}: the list's noted one, or a new identity. */
+    /**
+     * A skipped value for {@code value}: the list's noted one, or a new identity; {@link SkippedValue#NONE} for an
+     * empty list or a value that is not a list, which tells nothing of where it came from (Java's {@code List.of()}
+     * is one object wherever a writer used it for "no frames").
+     */
     private SkippedValue skipped(Object value) {
-        SkippedValue noted = value instanceof List<?> ? listIdentities.get(value) : null;
+        if (!(value instanceof List<?> list) || list.isEmpty()) {
+            return SkippedValue.NONE;
+        }
+        SkippedValue noted = listIdentities.get(value);
         return noted != null ? noted : new SkippedValue(nextIdentity++);
     }
 

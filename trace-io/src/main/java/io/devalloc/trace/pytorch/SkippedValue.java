@@ -9,9 +9,10 @@ package io.devalloc.trace.pytorch;
  *
  * <p>Identity is tracked for lists only, which is what {@code frames} holds: a list memoized in the pickle
  * ({@code PUT}, {@code BINPUT}, {@code LONG_BINPUT}, {@code MEMOIZE}) and read again ({@code GET}, {@code BINGET},
- * {@code LONG_BINGET}) has one identity wherever it is skipped. Any other skipped value (a list that is not
- * memoized, or memoized but never read again, or a value that is not a list) has an identity of its own.
- * Identities are numbers of one load, from 0 up; they mean nothing across loads.
+ * {@code LONG_BINGET}) has one identity wherever it is skipped. Any other non-empty list (not memoized, or memoized
+ * but never read again) has an identity of its own. An empty list, or a value that is not a list, has none
+ * ({@link #NONE}): it tells nothing of which call recorded the entry. Identities are numbers of one load, from 0
+ * up; they mean nothing across loads.
  *
  * <p>Two skipped values are {@link #equals(Object) equal} exactly when their identities are; the load gives the
  * entries of one shared list the same instance.
@@ -19,6 +20,11 @@ package io.devalloc.trace.pytorch;
  * @param identity equal for two skipped values of one load exactly when they were the same list of the pickle
  */
 record SkippedValue(long identity) {
+
+    /** The {@link #identity()} of a skipped value that has none: an empty list, or a value that is not a list. */
+    static final long NO_IDENTITY = -1;
+    /** The skipped value of an empty list or of a value that is not a list. */
+    static final SkippedValue NONE = new SkippedValue(NO_IDENTITY);
 
     /** Names nothing of Java, for messages about a value that was skipped where data was expected. */
     @Override

@@ -24,7 +24,8 @@ import java.nio.file.Path;
  *       RMM's user guide shows, is accepted too); checked, not kept.</li>
  *   <li>{@code Action}: {@code allocate} gives {@link Kind#ALLOC}, {@code free} gives {@link Kind#FREE},
  *       {@code allocate failure} (an allocation that threw) gives {@link Kind#OOM}: what the recorded resource did,
- *       ground truth that a replay counts and does not replay, with the size that could not be served.</li>
+ *       ground truth of what the recorded resource did, with the size that could not be served (the key is
+ *       {@link TraceEvent#FREE_BYTES_UNKNOWN}: RMM does not log the device's free memory).</li>
  *   <li>{@code Pointer}: hexadecimal, with or without {@code 0x}, or {@code (nil)} for null (key 0).</li>
  *   <li>{@code Size}: bytes, decimal (for a free, the size given to {@code deallocate}).</li>
  *   <li>{@code Stream}: the stream handle, hexadecimal with or without {@code 0x} ({@code 0} for the default
@@ -98,7 +99,9 @@ public final class RmmCsvReader implements TraceReader {
             long pointer = pointer(line, columns.start(3), columns.end(3), "Pointer");
             long size = lines.size(line, columns.start(4), columns.end(4), "Size");
             long stream = pointer(line, columns.start(5), columns.end(5), "Stream");
-            return new TraceEvent(kind, pointer, size, stream, thread, lines.lineNumber());
+            // A failure's pointer is (nil): its key says the device's free bytes are not recorded (TraceEvent#key).
+            return new TraceEvent(kind, kind == Kind.OOM ? TraceEvent.FREE_BYTES_UNKNOWN : pointer, size, stream,
+                    thread, lines.lineNumber());
         }
         return null;
     }

@@ -64,7 +64,7 @@ class PyTorchCsvReaderTest {
                 new TraceEvent(Kind.SEGMENT_FREE, 5000, 300, 7, 0, 8),
                 new TraceEvent(Kind.SEGMENT_MAP, 9000, 2048, 0, 0, 9),
                 new TraceEvent(Kind.SEGMENT_UNMAP, 9000, 1024, 0, 0, 11),
-                new TraceEvent(Kind.OOM, 0, 12345, 0, 0, 12),
+                new TraceEvent(Kind.OOM, 12345, 0, 0, 0, 12),
                 new TraceEvent(Kind.ALLOC, -1L, Long.MAX_VALUE, 0, 0, 14)), events);
         assertEquals(4, reader.skipped());
     }
@@ -190,7 +190,11 @@ class PyTorchCsvReaderTest {
             text.append(number(random, 18)).append(',').append(action.text).append(',').append(addr).append(',')
                     .append(size).append(',').append(stream).append(',').append(time)
                     .append(random.nextInt(20) == 0 ? "\r\n" : "\n");
-            if (action.kind != null) {
+            if (action.kind == TraceEvent.Kind.OOM) {
+                // An oom row's size column is the device's free bytes: the event's key; the request is unknown.
+                expected.add(new TraceEvent(action.kind, size.isEmpty() ? TraceEvent.FREE_BYTES_UNKNOWN
+                        : Long.parseLong(size), 0, stream.isEmpty() ? 0 : Long.parseLong(stream), 0, line));
+            } else if (action.kind != null) {
                 expected.add(new TraceEvent(action.kind, addr.isEmpty() ? 0 : Long.parseUnsignedLong(addr),
                         size.isEmpty() ? 0 : Long.parseLong(size), stream.isEmpty() ? 0 : Long.parseLong(stream), 0,
                         line));

@@ -131,17 +131,18 @@ class SnapshotExportRoundTripTest {
         assertEquals(1700, segment.get("requested_size"));
         assertEquals(67_108_864, ((Map<?, ?>) snapshot.get("allocator_settings")).get("max_split_size"));
 
-        // The trace reader: device 1 is the busiest; the state at the end is explained by the trace.
+        // The trace reader: device 1 is the only one with a history; the state at the end is explained by the trace.
         PyTorchPickleReader reader = new PyTorchPickleReader(new ByteArrayInputStream(w.pickle()), "gpu1.pickle",
-                PyTorchPickleReader.BUSIEST_DEVICE);
+                PyTorchPickleReader.ONLY_DEVICE);
         assertEquals(1, reader.device());
         List<TraceEvent> events = Events.readAll(reader);
         assertEquals(List.of(Kind.SEGMENT_ALLOC, Kind.ALLOC, Kind.ALLOC),
                 events.stream().map(TraceEvent::kind).toList());
         assertEquals(List.of(700L, 1000L), events.stream().filter(e -> e.kind() == Kind.ALLOC).map(TraceEvent::size)
                 .toList());
-        assertEquals(List.of(), Events.readAll(new PyTorchPickleReader(new ByteArrayInputStream(w.pickle()),
-                "gpu1.pickle", 0)), "device 0 has no history and no segment");
+        PyTorchSnapshotFile file = PyTorchSnapshotFile.read(new ByteArrayInputStream(w.pickle()), "gpu1.pickle");
+        assertEquals(List.of(1), file.devices().stream().map(SnapshotDevice::index).toList());
+        assertEquals(List.of(0), file.unusedDevices(), "device 0 has no history and no segment: never used");
     }
 
     @ParameterizedTest
@@ -166,7 +167,7 @@ class SnapshotExportRoundTripTest {
         withoutTraces.remove("device_traces"); // as _snapshot(include_traces=False)
         List<TraceEvent> events = Events.readAll(new PyTorchPickleReader(
                 new ByteArrayInputStream(PickleWriter.toBytes(withoutTraces)), "state.pickle",
-                PyTorchPickleReader.BUSIEST_DEVICE));
+                PyTorchPickleReader.ONLY_DEVICE));
         long segment = ((Number) first(w.dict().get("segments")).get("address")).longValue();
         assertEquals(List.of(new TraceEvent(Kind.PRESEGMENT, segment, 2 * MiB, 0, 0, 1),
                 new TraceEvent(Kind.PREALLOC, w.live(), 700, 0, 0, 2),

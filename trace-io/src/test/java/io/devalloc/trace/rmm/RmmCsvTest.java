@@ -52,13 +52,13 @@ class RmmCsvTest {
         assertEquals(TraceFormat.RMM_CSV, reader.format());
         assertEquals(List.of(
                 new TraceEvent(Kind.ALLOC, 0x10012400000L, 1048576, 0, 2342727, 2),
-                new TraceEvent(Kind.OOM, 0, 1099511627776L, 0x5617a0c0L, 2342727, 3),
+                new TraceEvent(Kind.OOM, TraceEvent.FREE_BYTES_UNKNOWN, 1099511627776L, 0x5617a0c0L, 2342727, 3),
                 new TraceEvent(Kind.ALLOC, 0x7f2a00000200L, 256, 0x5617a0c0L, 2342728, 4),
                 new TraceEvent(Kind.FREE, 0x10012400000L, 1048576, 0, 2342727, 6),
                 new TraceEvent(Kind.FREE, 0x7f2a00000200L, 256, 0x5617a0c0L, 2342728, 7),
                 new TraceEvent(Kind.ALLOC, 0, 0, 0, 2342728, 8),
                 // RMM before its printf-style logger wrote a failure's null pointer as 0x0.
-                new TraceEvent(Kind.OOM, 0, 2048, 0, 2342728, 9)), Events.readAll(reader));
+                new TraceEvent(Kind.OOM, TraceEvent.FREE_BYTES_UNKNOWN, 2048, 0, 2342728, 9)), Events.readAll(reader));
     }
 
     @Test
@@ -103,7 +103,7 @@ class RmmCsvTest {
             // A request that failed comes back as the trace's OOM event, with its size.
             writer.allocateFailure(1L << 40, 0x7f00_0000_0001L, 1000);
         }
-        events.add(new TraceEvent(Kind.OOM, 0, 1L << 40, 0x7f00_0000_0001L, 1000, line));
+        events.add(new TraceEvent(Kind.OOM, TraceEvent.FREE_BYTES_UNKNOWN, 1L << 40, 0x7f00_0000_0001L, 1000, line));
         assertEquals(TraceFormat.RMM_CSV, TraceFormats.detect(file));
         List<TraceEvent> read = Events.readAll(TraceFormats.open(file));
         assertEquals(Events.withoutLines(events), Events.withoutLines(read));
@@ -192,7 +192,9 @@ class RmmCsvTest {
                     .append(',').append(pointerText).append(',').append(size).append(',').append(streamText)
                     .append(random.nextInt(20) == 0 ? "\r\n" : "\n");
             Kind kind = action.equals("allocate") ? Kind.ALLOC : action.equals("free") ? Kind.FREE : Kind.OOM;
-            expected.add(new TraceEvent(kind, pointer, size, stream, thread, line));
+            // A failure's key says the device's free bytes are unknown: RMM does not log them.
+            expected.add(new TraceEvent(kind, kind == Kind.OOM ? TraceEvent.FREE_BYTES_UNKNOWN : pointer, size, stream,
+                    thread, line));
         }
         Path file = dir.resolve("shapes.csv");
         Files.writeString(file, text, StandardCharsets.UTF_8);

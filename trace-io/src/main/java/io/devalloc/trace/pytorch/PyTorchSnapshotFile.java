@@ -1,0 +1,276 @@
+package io.devalloc.trace.pytorch;
+
+import io.devalloc.trace.TraceFormatException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.math.BigInteger;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * A PyTorch memory snapshot pickle ({@code torch.cuda.memory._dump_snapshot()}), loaded once and split by CUDA
+ * device: a job that used several GPUs has one history per device ({@code device_traces[i]} is device i's) and
+ * segments that each name their device. {@link #devices()} lists every device the snapshot holds, with history or
+ * only an end state, as PyTorch's memory_viz page offers them; {@link #reader(int)} reads one device's events with
+ * {@link PyTorchPickleReader}. Nothing is chosen silently: {@link #onlyDevice()} is the one device of a snapshot
+ * that has history on exactly one, and a snapshot with history on several must be read device by device.
+ *
+ * <p>Loading reads the whole file and unpickles it (see {@link PyTorchPickleReader} for what that costs and what
+ * is dropped on the way); a device's trace entries are released as its reader reads them, so each device can be
+ * read once. Not thread-safe: one thread reads the devices, one after the other.
+ */
+public final class PyTorchSnapshotFile {
+
+    /** The largest device index accepted: more GPUs than any machine has. */
+    static final int MAX_DEVICE = 1 << 16;
+
+    /** Dict keys whose values this reader never reads: dropped as the pickle loads ({@link RestrictedUnpickler}). */
+    private static final Set<String> SKIPPED_KEYS = Set.of("frames");
+
+    private final String file;
+    private final RecordedAllocatorSettings settings;
+    private final List<?> traces;
+    private final List<?> segments;
+    private final List<SnapshotDevice> devices;
+    private final List<Integer> unused;
+    private final Set<Integer> read = new HashSet<>();
+
+    private PyTorchSnapshotFile(byte[] data, String file) throws TraceFormatException {
+        this.file = file;
+        Map<?, ?> snapshot = SnapshotValues.dict(file, unpickle(data, file), "the snapshot");
+        if (!snapshot.containsKey("device_traces") && !snapshot.containsKey("segments")) {
+            throw new TraceFormatException(file, 0, "not a memory snapshot: the dict has neither device_traces nor"
+                    + " segments");
+        }
+        Object recorded = snapshot.get("allocator_settings");
+        if (recorded instanceof Map<?, ?> m) {
+            this.settings = RecordedAllocatorSettings.of(m);
+        } else if (recorded == null) {
+            this.settings = RecordedAllocatorSettings.absent();
+        } else {
+            this.settings = new RecordedAllocatorSettings(Map.of(), "", List.of("the snapshot's allocator_settings"
+                    + " is " + SnapshotValues.pythonType(recorded) + ", not a dict: PyTorch's defaults are assumed"));
+        }
+        this.traces = SnapshotValues.list(file, snapshot.containsKey("device_traces")
+                ? snapshot.get("device_traces") : List.of(), "device_traces");
+        this.segments = SnapshotValues.list(file, snapshot.containsKey("segments") ? snapshot.get("segments")
+                : List.of(), "segments");
+        TreeMap<Integer, long[]> found = new TreeMap<>();
+        for (int i = 0; i < traces.size(); i++) {
+            List<?> entries = SnapshotValues.list(file, traces.get(i), "device_traces[" + i + "]");
+            long events = 0;
+            for (Object entry : entries) {
+                if (entry instanceof Map<?, ?> m && m.get("action") instanceof String a) {
+                    PyTorchAction action = PyTorchAction.of(a);
+                    if (action != null && action.kind != null) {
+                        events++;
+                    }
+                }
+            }
+            found.put(i, new long[] {entries.size(), events, 0, 0});
+        }
+        for (int s = 0; s < segments.size(); s++) {
+            String where = "segments[" + s + "]";
+            Map<?, ?> seg = SnapshotValues.dict(file, segments.get(s), where);
+            int device = segmentDevice(seg, where);
+            long[] counts = found.computeIfAbsent(device, d -> new long[4]);
+            counts[2]++;
+            Object size = seg.get("total_size");
+            Long bytes = SnapshotValues.asUnsigned(size);
+            if (bytes != null && bytes > 0) {
+                counts[3] = saturatedAdd(counts[3], bytes);
+            }
+        }
+        List<SnapshotDevice> listed = new ArrayList<>();
+        List<Integer> empty = new ArrayList<>();
+        for (Map.Entry<Integer, long[]> e : found.entrySet()) {
+            long[] c = e.getValue();
+            if (c[0] == 0 && c[2] == 0) {
+                empty.add(e.getKey());
+            } else {
+                listed.add(new SnapshotDevice(e.getKey(), c[0], c[1], c[2], c[3]));
+            }
+        }
+        this.devices = List.copyOf(listed);
+        this.unused = List.copyOf(empty);
+    }
+
+    /**
+     * Loads the snapshot in {@code file}.
+     *
+     * @throws TraceFormatException naming the file, when it is not a readable snapshot pickle
+     * @throws IOException          when it cannot be read
+     */
+    public static PyTorchSnapshotFile read(Path file) throws IOException {
+        return new PyTorchSnapshotFile(Files.readAllBytes(file), file.toString());
+    }
+
+    /**
+     * Loads a snapshot from a stream (read to its end here, not closed).
+     *
+     * @param file the name messages give
+     * @throws TraceFormatException naming the file, when it is not a readable snapshot pickle
+     * @throws IOException          when it cannot be read
+     */
+    public static PyTorchSnapshotFile read(InputStream in, String file) throws IOException {
+        return new PyTorchSnapshotFile(in.readAllBytes(), file);
+    }
+
+    /** The name messages give (the path read). */
+    public String file() {
+        return file;
+    }
+
+    /**
+     * The allocator settings the snapshot was recorded with ({@code allocator_settings}), with their configuration
+     * text for allocator {@code caching}; PyTorch's defaults, with a note, when the snapshot has none. One process
+     * has one allocator configuration, so they hold for every device.
+     */
+    public RecordedAllocatorSettings recordedSettings() {
+        return settings;
+    }
+
+    /**
+     * Every device the snapshot holds, by index: each with a trace entry or a segment. A segment without a
+     * {@code device} key counts as device 0's.
+     */
+    public List<SnapshotDevice> devices() {
+        return devices;
+    }
+
+    /** The devices with a recorded history ({@link SnapshotDevice#hasHistory()}), by index. */
+    public List<SnapshotDevice> devicesWithHistory() {
+        List<SnapshotDevice> with = new ArrayList<>();
+        for (SnapshotDevice d : devices) {
+            if (d.hasHistory()) {
+                with.add(d);
+            }
+        }
+        return with;
+    }
+
+    /**
+     * The indexes of {@code device_traces} lists that are empty on a device without segments: GPUs the process could
+     * see and never used (PyTorch writes a list for every visible device).
+     */
+    public List<Integer> unusedDevices() {
+        return unused;
+    }
+
+    /**
+     * The device a reader of "the" snapshot reads: the only device with a history; with none, the lowest device
+     * with segments (0 for an empty snapshot).
+     *
+     * @throws TraceFormatException when several devices have a history, naming them: each is its own trace
+     */
+    public int onlyDevice() throws TraceFormatException {
+        List<SnapshotDevice> with = devicesWithHistory();
+        if (with.size() > 1) {
+            throw new TraceFormatException(file, 0, "the snapshot has a history on " + with.size() + " devices ("
+                    + indexes(with) + "): each is a trace of its own; read one device (its index), or all of them"
+                    + " one after the other");
+        }
+        if (with.size() == 1) {
+            return with.getFirst().index();
+        }
+        return devices.isEmpty() ? 0 : devices.getFirst().index();
+    }
+
+    /** The listing of {@code devices}' indexes, {@code 0, 1 and 3}. */
+    static String indexes(List<SnapshotDevice> devices) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < devices.size(); i++) {
+            if (i > 0) {
+                b.append(i == devices.size() - 1 ? " and " : ", ");
+            }
+            b.append(devices.get(i).index());
+        }
+        return b.toString();
+    }
+
+    /** The device with index {@code index}, or null when the snapshot does not hold it. */
+    public SnapshotDevice device(int index) {
+        for (SnapshotDevice d : devices) {
+            if (d.index() == index) {
+                return d;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A reader of device {@code device}'s events (its warm-start rows, then its trace); each device may be read
+     * once, since its trace entries are released as they are read.
+     *
+     * @throws TraceFormatException     when the snapshot does not hold that device, naming those it holds, or the
+     *                                  device's entries or segments are malformed
+     * @throws IllegalStateException    when that device was read already
+     */
+    public PyTorchPickleReader reader(int device) throws TraceFormatException {
+        return new PyTorchPickleReader(this, device);
+    }
+
+    /**
+     * Device {@code device}'s trace entries, for its reader (which releases them as it reads): empty for a device
+     * with segments only; checked once per device.
+     *
+     * @throws TraceFormatException  when the snapshot does not hold that device, naming those it holds
+     * @throws IllegalStateException when that device was taken already
+     */
+    List<?> take(int device) throws TraceFormatException {
+        if (device(device) == null && !(devices.isEmpty() && device == 0)) {
+            throw new TraceFormatException(file, 0, "device " + device + " is not in the snapshot: "
+                    + (devices.isEmpty() ? "it holds no device (no trace entry, no segment)"
+                    : "it holds device" + (devices.size() == 1 ? " " : "s ") + indexes(devices)));
+        }
+        if (!read.add(device)) {
+            throw new IllegalStateException("device " + device + " of " + file + " was read already: its trace"
+                    + " entries are released as they are read; load the file again to read it again");
+        }
+        return device < traces.size()
+                ? SnapshotValues.list(file, traces.get(device), "device_traces[" + device + "]") : List.of();
+    }
+
+    /** The end state's segments, every device's. */
+    List<?> segments() {
+        return segments;
+    }
+
+    /** A segment's device: its {@code device} key, 0 when it has none. */
+    private int segmentDevice(Map<?, ?> seg, String where) throws TraceFormatException {
+        if (!seg.containsKey("device")) {
+            return 0;
+        }
+        Object d = seg.get("device");
+        if (!SnapshotValues.isInteger(d) || SnapshotValues.toBig(d).signum() < 0
+                || SnapshotValues.toBig(d).compareTo(BigInteger.valueOf(MAX_DEVICE)) > 0) {
+            throw new TraceFormatException(file, 0, where + ": 'device': expected a device index from 0 to "
+                    + MAX_DEVICE + ", got " + SnapshotValues.show(d));
+        }
+        return SnapshotValues.toBig(d).intValue();
+    }
+
+    private static long saturatedAdd(long a, long b) {
+        long sum = a + b;
+        return sum < 0 ? Long.MAX_VALUE : sum;
+    }
+
+    private static Object unpickle(byte[] data, String file) throws TraceFormatException {
+        try {
+            // Stack frames are not read: dropped as they are built (their identity kept), never all in memory.
+            return RestrictedUnpickler.load(data, SKIPPED_KEYS);
+        } catch (RestrictedUnpickler.Refused e) {
+            throw new TraceFormatException(file, 0, e.getMessage());
+        } catch (net.razorvine.pickle.PickleException e) {
+            throw new TraceFormatException(file, 0, "not a readable pickle: " + e.getMessage());
+        } catch (IOException | RuntimeException e) {
+            throw new TraceFormatException(file, 0, "not a readable pickle: " + e);
+        }
+    }
+}
