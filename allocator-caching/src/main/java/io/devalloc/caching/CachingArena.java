@@ -218,6 +218,7 @@ final class CachingArena extends AbstractDeviceAllocator
         long[] rejection = null;
         lock.lock();
         try {
+            trace.beginCall();
             ensureOpen();
             processEvents();
             long s = sizes.roundSize(size);
@@ -645,6 +646,7 @@ final class CachingArena extends AbstractDeviceAllocator
         }
         lock.lock();
         try {
+            trace.beginCall();
             ensureOpen();
             int h = (int) allocatedBlocks.get(address, -1);
             if (h < 0) {
@@ -660,6 +662,7 @@ final class CachingArena extends AbstractDeviceAllocator
     public void free(long address, long allocationId) {
         lock.lock();
         try {
+            trace.beginCall();
             ensureOpen();
             int h = (int) allocatedBlocks.get(address, -1);
             if (h < 0 || allocationIdOf(h) != allocationId) {
@@ -1302,6 +1305,7 @@ final class CachingArena extends AbstractDeviceAllocator
     public void emptyCache() {
         lock.lock();
         try {
+            trace.beginCall();
             ensureOpen();
             releaseCachedBlocks();
         } finally {
@@ -1445,6 +1449,7 @@ final class CachingArena extends AbstractDeviceAllocator
         }
         lock.lock();
         try {
+            trace.beginCall();
             ensureOpen();
             // PyTorch's small pool only ever holds 2 MiB segments.
             BlockPool pool = bytes == SMALL_BUFFER ? smallPool : largePool;
@@ -1480,6 +1485,7 @@ final class CachingArena extends AbstractDeviceAllocator
         Objects.requireNonNull(stream, "stream");
         lock.lock();
         try {
+            trace.beginCall();
             ensureOpen();
             if (!options.expandableSegments()) {
                 throw new IllegalStateException(this + " runs without expandable segments; restore the segment with"
@@ -1522,6 +1528,7 @@ final class CachingArena extends AbstractDeviceAllocator
         }
         lock.lock();
         try {
+            trace.beginCall();
             ensureOpen();
             ExpandableSegment es = null;
             for (ExpandableSegment candidate : expandableSegments) {
@@ -1595,6 +1602,7 @@ final class CachingArena extends AbstractDeviceAllocator
         }
         lock.lock();
         try {
+            trace.beginCall();
             ensureOpen();
             int h = findFreeBlockContaining(address, blockSize, stream.handle());
             BlockPool pool = poolOf(h);
@@ -1893,6 +1901,7 @@ final class CachingArena extends AbstractDeviceAllocator
     public Map<String, Object> snapshotDict() {
         lock.lock();
         try {
+            trace.beginCall();
             Map<String, Object> snapshot = SnapshotBuilder.dict(blocks, segmentHeads(), device().descriptor().index(),
                     trace.entries(), options.allocatorSettings());
             // PyTorch records a snapshot action (address 0, total active bytes) when history is on; it shows in the

@@ -145,9 +145,22 @@ final class SnapshotBuilder {
         return segments;
     }
 
+    /**
+     * The history as PyTorch's trace entries. The entries of one allocator call share one list of stack frames, the
+     * same object (one frame naming the call), as PyTorch's snapshot gives the entries of one context the same list:
+     * a reader can then tell the cache flushes of {@code malloc}'s retry ladder (recorded in the malloc) from an
+     * {@code empty_cache()}, and a pickle writer that keeps sharing writes the list once.
+     */
     private static List<Object> traceDicts(List<TraceEntry> history) {
         List<Object> traces = new ArrayList<>();
-        for (TraceEntry e : history) {
+        long lastCall = -1;
+        List<Object> frames = List.of();
+        for (int i = 0; i < history.size(); i++) {
+            TraceEntry e = history.get(i);
+            if (e.call() != lastCall || traces.isEmpty()) {
+                lastCall = e.call();
+                frames = callFrames(history, i);
+            }
             Map<String, Object> t = new LinkedHashMap<>();
             t.put("action", e.action().wireName());
             t.put(e.action() == TraceAction.OOM ? "device_free" : "addr", e.address());
@@ -156,12 +169,48 @@ final class SnapshotBuilder {
             t.put("time_us", e.timeUs());
             t.put("compile_context", "N/A");
             t.put("user_metadata", "");
-            t.put("frames", List.of());
+            t.put("frames", frames);
             // Every block here is in the default pools (no CUDA graph pools), which PyTorch writes as (0, 0).
             t.put("pool_id", PythonTuple.DEFAULT_POOL_ID);
             traces.add(t);
         }
         return traces;
+    }
+
+    /**
+     * The stack frames of the call whose first entry is {@code history.get(from)}: one frame naming devalloc's call,
+     * {@code malloc}, {@code free}, {@code empty_cache}, {@code snapshot} or {@code restore}, by the entries it made.
+     */
+    private static List<Object> callFrames(List<TraceEntry> history, int from) {
+        Map<String, Object> frame = new LinkedHashMap<>();
+        frame.put("name", "devalloc." + callName(history, from));
+        frame.put("filename", "devalloc");
+        frame.put("line", 0);
+        List<Object> frames = new ArrayList<>(1);
+        frames.add(frame);
+        return frames;
+    }
+
+    private static String callName(List<TraceEntry> history, int from) {
+        TraceEntry first = history.get(from);
+        for (int i = from; i < history.size() && history.get(i).call() == first.call(); i++) {
+            switch (history.get(i).action()) {
+                case ALLOC, OOM -> {
+                    return "malloc";
+                }
+                case FREE_REQUESTED -> {
+                    return "free";
+                }
+                case SNAPSHOT -> {
+                    return "snapshot";
+                }
+                default -> {
+                    // a flush, a segment or a completed free: the call's kind is told by a later entry, if any
+                }
+            }
+        }
+        return first.action() == TraceAction.SEGMENT_FREE || first.action() == TraceAction.SEGMENT_UNMAP
+                || first.action() == TraceAction.FREE_COMPLETED ? "empty_cache" : "restore";
     }
 
     private static String poolName(BlockTable blocks, int head) {

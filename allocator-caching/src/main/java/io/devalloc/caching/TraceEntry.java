@@ -9,6 +9,9 @@ package io.devalloc.caching;
  *                actions, the rounded request for oom, active bytes for snapshot)
  * @param stream  the stream handle
  * @param timeUs  wall-clock time in microseconds since the epoch
+ * @param call    the allocator call that recorded it, numbered from 1 since recording was turned on: the entries of
+ *                one call (a malloc's cache flush, its new segment and its block, say) share it, as PyTorch's share
+ *                that call's context; the snapshot gives them one list of stack frames
  */
-public record TraceEntry(TraceAction action, long address, long size, long stream, long timeUs) {
+public record TraceEntry(TraceAction action, long address, long size, long stream, long timeUs, long call) {
 }

@@ -35,6 +35,9 @@ final class TraceRing {
     private long[] size = new long[0];
     private long[] stream = new long[0];
     private long[] time = new long[0];
+    private long[] call = new long[0];
+    /** The allocator calls begun since recording was turned on: the number of the one under way. */
+    private long calls;
     /** The most entries kept: what {@link #configure} asked, capped at {@link #MAX_ARRAY_LENGTH}. */
     private int limit;
     private long written;
@@ -55,13 +58,16 @@ final class TraceRing {
         long[] newSize = new long[length];
         long[] newStream = new long[length];
         long[] newTime = new long[length];
+        long[] newCall = new long[length];
         action = newAction;
         address = newAddress;
         size = newSize;
         stream = newStream;
         time = newTime;
+        call = newCall;
         limit = newLimit;
         written = 0;
+        calls = 0;
     }
 
     boolean enabled() {
@@ -71,6 +77,16 @@ final class TraceRing {
     /** The entries the ring can hold before it grows again (tests). */
     int length() {
         return action.length;
+    }
+
+    /**
+     * An allocator call (a malloc, a free, an empty_cache, ...) begins: the entries it records share its number, as
+     * PyTorch's entries of one call share that call's context (its stack frames).
+     */
+    void beginCall() {
+        if (limit > 0) {
+            calls++;
+        }
     }
 
     void record(TraceAction a, long addr, long bytes, long streamHandle) {
@@ -89,6 +105,7 @@ final class TraceRing {
         stream[i] = streamHandle;
         java.time.Instant now = java.time.Instant.now();
         time[i] = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
+        call[i] = calls;
         written++;
     }
 
@@ -101,11 +118,13 @@ final class TraceRing {
             long[] newSize = Arrays.copyOf(size, length);
             long[] newStream = Arrays.copyOf(stream, length);
             long[] newTime = Arrays.copyOf(time, length);
+            long[] newCall = Arrays.copyOf(call, length);
             action = newAction;
             address = newAddress;
             size = newSize;
             stream = newStream;
             time = newTime;
+            call = newCall;
         } catch (OutOfMemoryError heapFull) {
             // Only the new arrays failed to allocate; the ring is untouched. Keep the entries there is room for
             // rather than fail the malloc or free that is recording (its device memory would be lost).
@@ -122,7 +141,7 @@ final class TraceRing {
         long start = written - n;
         for (long k = start; k < written; k++) {
             int i = (int) (k % action.length);
-            out.add(new TraceEntry(ACTIONS[action[i]], address[i], size[i], stream[i], time[i]));
+            out.add(new TraceEntry(ACTIONS[action[i]], address[i], size[i], stream[i], time[i], call[i]));
         }
         return out;
     }
