@@ -52,9 +52,13 @@ public final class CompactTrace {
     final long[] streamTable;
     /** The first pass's findings; read-only once constructed. */
     final TraceScan scan;
+    private final long allocations;
+    private final long firstRequest;
+    private final long largestRequest;
 
     private CompactTrace(String name, TraceFormat format, long events, byte[][] kinds, long[][] keys, long[][] sizes,
-                         int[][] streams, long[] streamTable, TraceScan scan) {
+                         int[][] streams, long[] streamTable, TraceScan scan, long allocations, long firstRequest,
+                         long largestRequest) {
         this.name = name;
         this.format = format;
         this.events = events;
@@ -64,6 +68,9 @@ public final class CompactTrace {
         this.streams = streams;
         this.streamTable = streamTable;
         this.scan = scan;
+        this.allocations = allocations;
+        this.firstRequest = firstRequest;
+        this.largestRequest = largestRequest;
     }
 
     /**
@@ -118,6 +125,48 @@ public final class CompactTrace {
         return events;
     }
 
+    /** Its allocations: {@code alloc} rows, and the blocks live when recording began ({@code prealloc}). */
+    public long allocations() {
+        return allocations;
+    }
+
+    /** The size of its first allocation, 0 when it has none. */
+    public long firstRequest() {
+        return firstRequest;
+    }
+
+    /** The size of its largest allocation, 0 when it has none. */
+    public long largestRequest() {
+        return largestRequest;
+    }
+
+    /**
+     * Whether it recorded anything after its start state (an allocation, a free, a segment row or an
+     * {@code oom}): a trace of an end state only has nothing a replay could reproduce.
+     */
+    public boolean hasHistory() {
+        return scan.hasHistory();
+    }
+
+    /** Whether it starts warm: it has presegment or prealloc rows (a state recorded before its events). */
+    public boolean startsWarm() {
+        return scan.startsWarm();
+    }
+
+    /**
+     * Its cache flushes told apart (the program's {@code empty_cache()} or the allocator's own) and the capacity it
+     * tells; {@link CacheFlushes#NONE} when it has neither.
+     */
+    public CacheFlushes cacheFlushes() {
+        CacheFlushes f = scan.cacheFlushes();
+        return f == null ? CacheFlushes.NONE : f;
+    }
+
+    /** The peak of the bytes it reserved, from its segment rows (a PyTorch trace's ground truth), else 0. */
+    public long recordedPeakReservedBytes() {
+        return scan.isPyTorch() ? scan.groundTruthPeakReserved() : 0;
+    }
+
     /** Its distinct streams other than the default stream (0). */
     public int streams() {
         return streamTable.length - 1;
@@ -154,6 +203,9 @@ public final class CompactTrace {
         private final LongLongHashMap streamIndex = new LongLongHashMap();
         private long[] streamTable = new long[8];
         private int streamCount = 1;
+        private long allocations;
+        private long firstRequest;
+        private long largestRequest;
 
         void add(TraceEvent e) {
             if (filled == CHUNK_EVENTS) {
@@ -166,6 +218,13 @@ public final class CompactTrace {
                 sizes.add(size);
                 streams.add(stream);
                 filled = 0;
+            }
+            if (e.kind() == TraceEvent.Kind.ALLOC || e.kind() == TraceEvent.Kind.PREALLOC) {
+                if (allocations == 0) {
+                    firstRequest = e.size();
+                }
+                allocations++;
+                largestRequest = Math.max(largestRequest, e.size());
             }
             kind[filled] = (byte) e.kind().ordinal();
             key[filled] = e.key();
@@ -202,7 +261,7 @@ public final class CompactTrace {
             }
             return new CompactTrace(name, format, events, kinds.toArray(new byte[0][]), keys.toArray(new long[0][]),
                     sizes.toArray(new long[0][]), streams.toArray(new int[0][]),
-                    Arrays.copyOf(streamTable, streamCount), scan);
+                    Arrays.copyOf(streamTable, streamCount), scan, allocations, firstRequest, largestRequest);
         }
     }
 }

@@ -41,8 +41,18 @@ final class EventDispatch {
     /** The warm state was restored: {@code prealloc} rows are already live. */
     private boolean warmStateRestored;
     private boolean emptyCacheAtSegmentFree;
+    /** Reproduce what the recorded allocator did on its own: its cache flushes and its out-of-memory errors. */
+    private boolean reproduce;
     /** The previous event was a {@code segment_free} or {@code segment_unmap} row. */
     private boolean inSegmentFreeRun;
+    /** Events applied so far: the 1-based number of the one being applied. */
+    private long event;
+    /** The first events of the recorded allocator's own flushes, ascending, and their rows ({@link FlushRuns}). */
+    private long[] allocatorFlushStarts = new long[0];
+    private long[] allocatorFlushRows = new long[0];
+    private int nextAllocatorFlush;
+    /** The device refuses to grow until the allocation the reproduced flush was made for. */
+    private boolean armed;
 
     private long allocs;
     private long frees;
@@ -55,6 +65,12 @@ final class EventDispatch {
     private long emptyCacheCalls;
     /** The trace's own out-of-memory failures (PyTorch {@code oom}, RMM {@code allocate failure} rows). */
     private long traceOoms;
+    /** The trace's oom rows that carry the request that failed. */
+    private long oomRequests;
+    private long reproducedFlushes;
+    private long reproducedOoms;
+    private long oomsNotReproduced;
+    private long failedRequestsServed;
 
     EventDispatch(DeviceAllocator allocator, ObservedDevice device, Replayer.AllocationHook allocationHook) {
         this.allocator = allocator;
@@ -68,8 +84,29 @@ final class EventDispatch {
      * row of each run of {@code segment_free} or {@code segment_unmap} rows calls {@code releaseCachedMemory()}.
      */
     void start(boolean warmStateRestored, boolean emptyCacheAtSegmentFree) {
+        start(warmStateRestored, emptyCacheAtSegmentFree, false, null);
+    }
+
+    /**
+     * {@link #start(boolean, boolean)}, and how the trace's cache flushes and out-of-memory rows are applied: a run
+     * of segment frees that {@code flushes} says the recorded allocator made on its own is reproduced when
+     * {@code reproduce} (the device refuses growth until as many segments went: see
+     * {@link ObservedDevice#refuseGrowthUntilShrinks}) and left to the allocator otherwise (it flushes where its own
+     * pressure makes it); only the other runs, the program's {@code empty_cache()}, call
+     * {@code releaseCachedMemory()} (with {@code emptyCacheAtSegmentFree}). An {@code oom} row with its request is
+     * reproduced when {@code reproduce} (the request fails on a device that refuses to grow), and asked for again
+     * otherwise (freed at once when it succeeds: the program never had it).
+     *
+     * @param flushes the trace's runs, decided; null when they were not told apart (every run is the program's)
+     */
+    void start(boolean warmStateRestored, boolean emptyCacheAtSegmentFree, boolean reproduce, FlushRuns flushes) {
         this.warmStateRestored = warmStateRestored;
         this.emptyCacheAtSegmentFree = emptyCacheAtSegmentFree;
+        this.reproduce = reproduce;
+        if (flushes != null) {
+            allocatorFlushStarts = flushes.allocatorStarts();
+            allocatorFlushRows = flushes.allocatorRows();
+        }
     }
 
     /** The trace key → our address map (what a warm start fills with the restored blocks). */
@@ -83,8 +120,16 @@ final class EventDispatch {
      */
     TraceEvent.Kind apply(byte kindOrdinal, long key, long size, long traceStream) {
         TraceEvent.Kind kind = KINDS[kindOrdinal];
+        event++;
         switch (kind) {
-            case ALLOC -> alloc(key, size, traceStream);
+            case ALLOC -> {
+                alloc(key, size, traceStream);
+                if (armed) {
+                    // A reproduced flush lasts until the allocation it was made for.
+                    device.stopRefusing();
+                    armed = false;
+                }
+            }
             case FREE -> free(key);
             case PREALLOC -> {
                 if (!warmStateRestored) {
@@ -92,19 +137,76 @@ final class EventDispatch {
                 }
             }
             case SEGMENT_FREE, SEGMENT_UNMAP -> {
-                // empty_cache frees whole segments, or unmaps expandable ones' free pages.
-                if (emptyCacheAtSegmentFree && !inSegmentFreeRun) {
-                    allocator.releaseCachedMemory();
-                    emptyCacheCalls++;
+                if (!inSegmentFreeRun) {
+                    flushRun();
                 }
             }
-            case OOM -> traceOoms++;
+            case OOM -> {
+                traceOoms++;
+                if (size > 0) {
+                    oomRequests++;
+                    failedRequest(size, traceStream);
+                }
+            }
             default -> {
-                // Presegments were seeded (or cannot be); segment rows and OOMs are ground truth.
+                // Presegments were seeded (or cannot be); segment allocs and maps are ground truth.
             }
         }
         inSegmentFreeRun = kind == TraceEvent.Kind.SEGMENT_FREE || kind == TraceEvent.Kind.SEGMENT_UNMAP;
         return kind;
+    }
+
+    /**
+     * The first row of a run of segment frees or unmaps: the recorded allocator's own flush (reproduced, or left to
+     * the allocator), or the program's {@code empty_cache()}, which frees whole segments or unmaps expandable ones'
+     * free pages.
+     */
+    private void flushRun() {
+        long[] starts = allocatorFlushStarts;
+        while (nextAllocatorFlush < starts.length && starts[nextAllocatorFlush] < event) {
+            nextAllocatorFlush++;
+        }
+        if (nextAllocatorFlush < starts.length && starts[nextAllocatorFlush] == event) {
+            if (reproduce) {
+                device.refuseGrowthUntilShrinks(allocatorFlushRows[nextAllocatorFlush]);
+                armed = true;
+                reproducedFlushes++;
+            }
+        } else if (emptyCacheAtSegmentFree) {
+            allocator.releaseCachedMemory();
+            emptyCacheCalls++;
+        }
+    }
+
+    /**
+     * An {@code oom} row's request, which the recorded allocator could not serve: reproduced on a device that refuses
+     * to grow, or asked for again and, when it succeeds, freed at once (the program never had it); a failure then is
+     * an out-of-memory error of this replay.
+     */
+    private void failedRequest(long size, long traceStream) {
+        if (reproduce) {
+            device.refuseGrowthUntilShrinks(Long.MAX_VALUE);
+            try {
+                allocator.free(allocator.malloc(size, stream(traceStream)));
+                oomsNotReproduced++;
+            } catch (OutOfMemoryException e) {
+                reproducedOoms++;
+            } finally {
+                device.stopRefusing();
+                armed = false;
+            }
+            return;
+        }
+        long ours;
+        try {
+            ours = allocator.malloc(size, stream(traceStream));
+        } catch (OutOfMemoryException e) {
+            ooms++;
+            lastOomRequest = size;
+            return;
+        }
+        failedRequestsServed++;
+        allocator.free(ours);
     }
 
     /** The device stream of a trace stream: 0 is the default stream; others are created on first use. */
@@ -208,6 +310,31 @@ final class EventDispatch {
     /** The trace's own out-of-memory rows. */
     long traceOoms() {
         return traceOoms;
+    }
+
+    /** The trace's oom rows that carry the request that failed. */
+    long oomRequests() {
+        return oomRequests;
+    }
+
+    /** The recorded allocator's own cache flushes reproduced (a warm replay). */
+    long reproducedFlushes() {
+        return reproducedFlushes;
+    }
+
+    /** The trace's out-of-memory errors that failed here too (a warm replay). */
+    long reproducedOoms() {
+        return reproducedOoms;
+    }
+
+    /** The trace's out-of-memory errors that this replay's allocator served from its cache (a warm replay). */
+    long oomsNotReproduced() {
+        return oomsNotReproduced;
+    }
+
+    /** Requests of the trace's {@code oom} rows that this replay served (not a warm replay). */
+    long failedRequestsServed() {
+        return failedRequestsServed;
     }
 
     /** Trace streams other than the default one, each created on the device. */

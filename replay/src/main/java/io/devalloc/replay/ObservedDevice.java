@@ -39,6 +39,11 @@ final class ObservedDevice extends ForwardingDeviceMemory {
     private long frees;
     private long maps;
     private long unmaps;
+    /**
+     * While positive, mallocs and maps are refused ("no memory") and each free or unmap counts it down: the trace's
+     * own cache flush, reproduced ({@link #refuseGrowthUntilShrinks}).
+     */
+    private long refusals;
 
     ObservedDevice(DeviceMemory delegate, Listener listener) {
         super(delegate);
@@ -89,8 +94,37 @@ final class ObservedDevice extends ForwardingDeviceMemory {
 
 
 
+    /**
+     * Refuses every malloc and map as "no memory", as a full device would, until the allocator has freed or unmapped
+     * {@code shrinks} times ({@link Long#MAX_VALUE}: until {@link #stopRefusing()}). A warm replay reproduces the
+     * recorded allocator's own cache flush this way: the device malloc that failed in the recording fails here too,
+     * and the allocator's retry ladder frees what it frees, until as many segments went as in the recording.
+     */
+    synchronized void refuseGrowthUntilShrinks(long shrinks) {
+        refusals = Math.max(0, shrinks);
+    }
+
+    /** Ends {@link #refuseGrowthUntilShrinks}. */
+    synchronized void stopRefusing() {
+        refusals = 0;
+    }
+
+    /** Whether mallocs and maps are refused now. */
+    synchronized boolean refusing() {
+        return refusals > 0;
+    }
+
+    private synchronized void shrunk() {
+        if (refusals > 0 && refusals != Long.MAX_VALUE) {
+            refusals--;
+        }
+    }
+
     @Override
     public long malloc(long bytes) {
+        if (refusing()) {
+            return NULL;
+        }
         long address = delegate.malloc(bytes);
         if (address != NULL) {
             synchronized (this) {
@@ -107,6 +141,7 @@ final class ObservedDevice extends ForwardingDeviceMemory {
     @Override
     public void free(long address) {
         delegate.free(address);
+        shrunk();
         synchronized (this) {
             long bytes = live.remove(address, MISSING);
             if (observing) {
@@ -147,6 +182,9 @@ final class ObservedDevice extends ForwardingDeviceMemory {
         /** Forwards the pieces as asked (the two-argument {@code map} arrives here as one-granule pieces). */
         @Override
         public boolean map(long address, long bytes, long pieceBytes) {
+            if (refusing()) {
+                return false;
+            }
             boolean mapped = super.map(address, bytes, pieceBytes);
             if (mapped) {
                 synchronized (ObservedDevice.this) {
@@ -162,6 +200,7 @@ final class ObservedDevice extends ForwardingDeviceMemory {
         @Override
         public void unmap(long address, long bytes) {
             super.unmap(address, bytes);
+            shrunk();
             synchronized (ObservedDevice.this) {
                 if (observing) {
                     unmaps++;

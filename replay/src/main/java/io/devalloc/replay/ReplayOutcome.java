@@ -21,10 +21,12 @@ import java.util.Objects;
  * @param restoredSegments presegments restored ({@link WarmStartKind#RESTORED})
  * @param restoredBlocks   prealloc blocks restored, or allocated with malloc ({@link WarmStartKind#MALLOC})
  * @param notes            sentences for the user about how the replay differs from the recording, may be empty
+ * @param flushes          how the trace's cache flushes and out-of-memory rows were applied
  */
 public record ReplayOutcome(ReplayResult result, TraceFormat format, String deviceName, long unknownFrees,
                             long failedFrees, long reallocations, int streams, long emptyCacheCalls,
-                            WarmStartKind warmStart, long restoredSegments, long restoredBlocks, List<String> notes) {
+                            WarmStartKind warmStart, long restoredSegments, long restoredBlocks, List<String> notes,
+                            FlushReplay flushes) {
 
     /** How the warm state of a PyTorch trace ({@code presegment}/{@code prealloc} rows) was set up. */
     public enum WarmStartKind {
@@ -41,7 +43,22 @@ public record ReplayOutcome(ReplayResult result, TraceFormat format, String devi
         Objects.requireNonNull(format, "format");
         Objects.requireNonNull(deviceName, "deviceName");
         Objects.requireNonNull(warmStart, "warmStart");
+        Objects.requireNonNull(flushes, "flushes");
         notes = List.copyOf(notes);
+    }
+
+    /** An outcome without flushes to tell of ({@link FlushReplay#NONE}). */
+    public ReplayOutcome(ReplayResult result, TraceFormat format, String deviceName, long unknownFrees,
+                         long failedFrees, long reallocations, int streams, long emptyCacheCalls,
+                         WarmStartKind warmStart, long restoredSegments, long restoredBlocks, List<String> notes) {
+        this(result, format, deviceName, unknownFrees, failedFrees, reallocations, streams, emptyCacheCalls,
+                warmStart, restoredSegments, restoredBlocks, notes, FlushReplay.NONE);
+    }
+
+    /** This outcome with {@code notes} in place of its own. */
+    public ReplayOutcome withNotes(List<String> notes) {
+        return new ReplayOutcome(result, format, deviceName, unknownFrees, failedFrees, reallocations, streams,
+                emptyCacheCalls, warmStart, restoredSegments, restoredBlocks, notes, flushes);
     }
 
     /** A short label of the run: the allocator, with its configuration when there is one. */

@@ -268,6 +268,15 @@ public final class Replayer {
                     pass = begin(scan, scan.segments, false, true, scan.events);
                     replayBatches(pass, events);
                 }
+            } else if (options.emptyCacheAtSegmentFree()) {
+                // The program's empty_cache() calls are told from the allocator's own flushes by what follows each
+                // run and by the trace's peak, so the whole trace is scanned first; sampled as one pass still.
+                TraceScan scan = TraceScan.collectingAll(trace, source);
+                try (ReadAhead events = new ReadAhead(source, trace)) {
+                    pass = begin(scan, scan.segments, false, false, -1);
+                    pass.reader = events;
+                    replayBatches(pass, events);
+                }
             } else {
                 try (ReadAhead events = new ReadAhead(source, trace)) {
                     TraceScan scan = TraceScan.streaming(trace, events.format());
@@ -322,7 +331,8 @@ public final class Replayer {
             device.startObserving();
             PeakSampler sampler = new PeakSampler(allocator, device, twoPasses ? total : -1);
             sampler.start();
-            dispatch.start(warm.kind() == WarmStartKind.RESTORED, options.emptyCacheAtSegmentFree());
+            dispatch.start(warm.kind() == WarmStartKind.RESTORED, options.emptyCacheAtSegmentFree(), options.warm(),
+                    scan.decidedFlushes());
             return new Pass(scan, collectGroundTruth, twoPasses, total, dispatch, sampler, warm);
         }
 
@@ -495,7 +505,8 @@ public final class Replayer {
             snapshotPass = true;
             open(devices.open(options.device()));
             WarmSetup warm = setUpWarm(scan);
-            dispatch.start(warm.kind() == WarmStartKind.RESTORED, options.emptyCacheAtSegmentFree());
+            dispatch.start(warm.kind() == WarmStartKind.RESTORED, options.emptyCacheAtSegmentFree(), options.warm(),
+                    scan.decidedFlushes());
         }
 
         /** Applies a source's events 1 to {@code last}. */
@@ -573,12 +584,24 @@ public final class Replayer {
                         + p.firstOom.requestBytes() + " B): the figures describe the events up to it"
                         + (scan.hasGroundTruth() ? ", and the trace's ground truth is not compared" : ""));
             }
+            CacheFlushes flushes = scan.cacheFlushes();
             if (options.emptyCacheAtSegmentFree() && dispatch.emptyCacheCalls() == 0 && !p.stoppedAtOom) {
-                notes.add("--empty-cache-at-segment-free: the trace has no segment_free or segment_unmap rows");
+                notes.add(flushes == null || flushes.runs() == 0
+                        ? "--empty-cache-at-segment-free: the trace has no segment_free or segment_unmap rows"
+                        : "--empty-cache-at-segment-free: the trace records no empty_cache() call of the program (its "
+                        + flushes.runs() + " run" + (flushes.runs() == 1 ? " of segment frees is" : "s of segment"
+                        + " frees are") + " the allocator's own flush" + (flushes.runs() == 1 ? "" : "es") + ")");
+            }
+            if (flushes != null && flushes.allocatorFlushes() > 0) {
+                notes.add("the recorded allocator flushed its own cache " + flushes.allocatorFlushes() + " time"
+                        + (flushes.allocatorFlushes() == 1 ? "" : "s") + " (a device malloc failed, or its garbage"
+                        + " collection ran): " + (options.warm() ? "reproduced, the device refusing that malloc until"
+                        + " as many segments were freed (" + dispatch.reproducedFlushes() + ")"
+                        : "not replayed as empty_cache(); this replay's allocator flushes where its own device runs"
+                        + " short"));
             }
             if (dispatch.traceOoms() > 0) {
-                notes.add("the trace records " + dispatch.traceOoms() + " out-of-memory failures of the recorded"
-                        + " allocator (not replayed); this replay had " + dispatch.ooms());
+                notes.add(traceOomNote(dispatch));
             }
             if (dispatch.unknownFrees() > 0) {
                 notes.add(dispatch.unknownFrees() + " frees of keys that were not live were skipped");
@@ -608,10 +631,32 @@ public final class Replayer {
                     end.allocationRetries(), sampler.fragmentation(), sampler.requestedFragmentation(),
                     i * 1e9 / p.nanos, p.groundTruth, sampler.timeline(),
                     peakState == null ? null : peakState.snapshot(), atPeak, p.firstOom, p.stoppedAtOom);
+            FlushReplay flushReplay = new FlushReplay(flushes, dispatch.reproducedFlushes(),
+                    dispatch.reproducedOoms(), dispatch.oomsNotReproduced(), dispatch.failedRequestsServed());
             return new ReplayOutcome(result, scan.format, p.deviceName, dispatch.unknownFrees(),
                     dispatch.failedFrees(), dispatch.reallocations(), dispatch.streamCount(),
                     dispatch.emptyCacheCalls(), p.warm.kind(), p.warm.restoredSegments(), p.warm.restoredBlocks(),
-                    notes);
+                    notes, flushReplay);
+        }
+
+        /** What became of the trace's out-of-memory rows, in words. */
+        private String traceOomNote(EventDispatch dispatch) {
+            long n = dispatch.traceOoms();
+            String rows = "the trace records " + n + " out-of-memory failure" + (n == 1 ? "" : "s")
+                    + " of the recorded allocator";
+            if (dispatch.oomRequests() == 0) {
+                return rows + " (without the request that failed: not replayed); this replay had " + dispatch.ooms()
+                        + " out-of-memory errors";
+            }
+            if (options.warm()) {
+                return rows + ": reproduced, the device refusing to grow for the request that failed ("
+                        + dispatch.reproducedOoms() + " failed here too" + (dispatch.oomsNotReproduced() > 0 ? ", "
+                        + dispatch.oomsNotReproduced() + " were served from this replay's cache: the replay and the"
+                        + " recording part there" : "") + ")";
+            }
+            return rows + ": each request that failed was asked for again here, " + dispatch.failedRequestsServed()
+                    + " served (freed at once: the program never had them); this replay had " + dispatch.ooms()
+                    + " out-of-memory errors in all";
         }
 
         // ------------------------------------------------------------------------------------------ device

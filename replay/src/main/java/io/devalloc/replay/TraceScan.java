@@ -70,6 +70,11 @@ final class TraceScan {
      */
     final SegmentComparison segments = new SegmentComparison();
 
+    /** The runs of segment frees and unmaps, told apart at the end of a full scan (not a streaming one). */
+    final FlushRuns flushes = new FlushRuns();
+    /** Events after the start state: allocs, frees, segment rows and oom rows. */
+    long recordedEvents;
+
     // Warm state.
     long presegments;
     long preallocs;
@@ -154,6 +159,22 @@ final class TraceScan {
         return segments.copyOfTraceSide();
     }
 
+    /**
+     * Reads {@code source} once from start to end, as {@link #collecting} would: a presegment or prealloc row after
+     * the recorded events is remembered, not refused (a cold replay ignores such rows).
+     */
+    static TraceScan collectingAll(String trace, TraceSource source) throws IOException {
+        TraceScan scan;
+        try (TraceReader reader = source.open()) {
+            scan = collecting(trace, reader.format());
+            for (TraceEvent e = reader.next(); e != null; e = reader.next()) {
+                scan.accept(e);
+            }
+        }
+        scan.endOfRows();
+        return scan;
+    }
+
     /** Reads {@code source} once from start to end. */
     static TraceScan of(String trace, TraceSource source) throws IOException {
         TraceScan scan = new TraceScan(trace, true, true);
@@ -173,11 +194,14 @@ final class TraceScan {
     }
 
     /**
-     * Whether the trace carries ground truth: a PyTorch trace with segment rows or a warm start. A PyTorch CSV that
-     * a recorder wrote has neither (a decorator cannot see device mallocs), so there is nothing to compare with.
+     * Whether the trace carries ground truth: a PyTorch trace with recorded events and with segment rows or a warm
+     * start. A PyTorch CSV that a recorder wrote has neither (a decorator cannot see device mallocs), so there is
+     * nothing to compare with; and a trace of its end state only (no event after its start rows) recorded no
+     * decision of the allocator: replaying it and finding the start state again would prove nothing.
      */
     boolean hasGroundTruth() {
-        return isPyTorch() && (presegments > 0 || groundTruthMallocs() > 0 || groundTruthFrees() > 0);
+        return isPyTorch() && recordedEvents > 0 && (presegments > 0 || groundTruthMallocs() > 0
+                || groundTruthFrees() > 0);
     }
 
     /** Whether the trace starts from a warm allocator (it has presegment or prealloc rows). */
@@ -218,6 +242,9 @@ final class TraceScan {
                 }
             }
             case SEGMENT_ALLOC, SEGMENT_MAP -> {
+                if (collectWarm) {
+                    flushes.otherEvent(e.kind(), e.size());
+                }
                 if (e.kind() == TraceEvent.Kind.SEGMENT_ALLOC) {
                     segmentAllocs++;
                 } else {
@@ -232,6 +259,9 @@ final class TraceScan {
                 recorded(e);
             }
             case SEGMENT_FREE, SEGMENT_UNMAP -> {
+                if (collectWarm) {
+                    flushes.flushRow(events, e.flags(), presegmentBytes + delta);
+                }
                 if (e.kind() == TraceEvent.Kind.SEGMENT_FREE) {
                     segmentFrees++;
                 } else {
@@ -245,6 +275,9 @@ final class TraceScan {
             }
             case ALLOC -> {
                 recorded(e);
+                if (collectWarm) {
+                    flushes.otherEvent(e.kind(), e.size());
+                }
                 if (openGaps > 0) {
                     allocInGap(e.key());
                 }
@@ -257,6 +290,9 @@ final class TraceScan {
             }
             case FREE -> {
                 recorded(e);
+                if (collectWarm) {
+                    flushes.otherEvent(e.kind(), e.size());
+                }
                 if (openGaps > 0) {
                     long g = gapOfBlock.get(e.key(), -1);
                     if (g >= 0 && gapOpen[(int) g]) {
@@ -267,6 +303,10 @@ final class TraceScan {
             }
             case OOM -> {
                 recorded(e);
+                if (collectWarm) {
+                    flushes.otherEvent(e.kind(), e.size());
+                    flushes.oom(presegmentBytes + delta, e.key());
+                }
                 // A map followed by an oom was made for a request that failed: its size is not known here.
                 flushMaps(-1);
             }
@@ -288,6 +328,7 @@ final class TraceScan {
     }
 
     private void recorded(TraceEvent e) {
+        recordedEvents++;
         if (!recordedEventsStarted) {
             recordedEventsStarted = true;
             firstRecordedLine = e.line();
@@ -304,6 +345,27 @@ final class TraceScan {
             openGaps();
         }
         flushMaps(-1);
+        if (collectWarm) {
+            flushes.finish(groundTruthPeakReserved());
+        }
+    }
+
+    /**
+     * The trace's cache flushes told apart, and the capacity it tells: from a full scan ({@link #of},
+     * {@link #collecting}); null from a streaming one, which sees too little to tell.
+     */
+    CacheFlushes cacheFlushes() {
+        return collectWarm ? flushes.summary() : null;
+    }
+
+    /** The runs of segment frees told apart, for a replay's dispatch; null from a streaming scan. */
+    FlushRuns decidedFlushes() {
+        return collectWarm ? flushes : null;
+    }
+
+    /** Whether the trace recorded anything after its start state: an allocator decision to compare with. */
+    boolean hasHistory() {
+        return recordedEvents > 0;
     }
 
     private void flushMaps(long requested) {

@@ -26,6 +26,20 @@ public final class ByteSize {
      *                                  size, is negative, has a fraction of a byte, or does not fit in a long
      */
     public static long parse(String text) {
+        return parse(text, false);
+    }
+
+    /**
+     * {@link #parse(String)}, except that a size that is not a whole number of bytes ({@code 1.7GiB}) is rounded down
+     * to one instead of refused: for a capacity, where a fraction of a byte means nothing.
+     *
+     * @throws IllegalArgumentException as {@link #parse(String)} does, but for a fraction of a byte
+     */
+    public static long parseRoundingDown(String text) {
+        return parse(text, true);
+    }
+
+    private static long parse(String text, boolean roundDown) {
         if (text == null || text.isBlank()) {
             throw new IllegalArgumentException("empty size; expected a number with an optional unit such as 80GiB");
         }
@@ -62,6 +76,9 @@ public final class ByteSize {
                     new java.math.BigDecimal(number).multiply(java.math.BigDecimal.valueOf(multiplier));
             if (value.signum() < 0) {
                 throw new IllegalArgumentException("size '" + text + "' is negative");
+            }
+            if (roundDown) {
+                value = value.setScale(0, java.math.RoundingMode.DOWN);
             }
             try {
                 return value.longValueExact();

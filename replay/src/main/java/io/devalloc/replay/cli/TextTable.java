@@ -27,12 +27,15 @@ public final class TextTable {
     private final String[] headers;
     private final Align[] aligns;
     private final boolean[] wraps;
+    /** Wrapping columns that break only between words (at spaces and after commas), never inside one. */
+    private final boolean[] wholeWords;
     private final List<String[]> rows = new ArrayList<>();
 
     private TextTable(String[] headers, Align[] aligns) {
         this.headers = headers;
         this.aligns = aligns;
         this.wraps = new boolean[aligns.length];
+        this.wholeWords = new boolean[aligns.length];
     }
 
     /** A table with a header line; every column left-aligned until {@link #align(int, Align)} says otherwise. */
@@ -63,6 +66,17 @@ public final class TextTable {
     public TextTable wrap(int column) {
         Objects.checkIndex(column, aligns.length);
         wraps[column] = true;
+        return this;
+    }
+
+    /**
+     * Lets column {@code column} wrap as {@link #wrap(int)} does, but only between words (at spaces and after commas):
+     * it is never narrowed below its longest word, so a configuration such as {@code expandable_segments:True} is
+     * never cut inside a setting, only after a comma.
+     */
+    public TextTable wrapBetweenWords(int column) {
+        wrap(column);
+        wholeWords[column] = true;
         return this;
     }
 
@@ -151,6 +165,9 @@ public final class TextTable {
         for (int i = 0; i < columns; i++) {
             floor[i] = wraps[i] ? Math.min(widths[i], MIN_WRAP_WIDTH) : widths[i];
             wordFloor[i] = Math.max(floor[i], Math.min(widths[i], longestWord[i]));
+            if (wholeWords[i]) {
+                floor[i] = wordFloor[i];
+            }
         }
         total = narrow(widths, wordFloor, total);
         narrow(widths, floor, total);

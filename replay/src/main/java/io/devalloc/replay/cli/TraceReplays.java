@@ -121,9 +121,7 @@ public final class TraceReplays {
         }
         List<String> notes = new ArrayList<>(o.notes());
         notes.addAll(extra);
-        return new ReplayOutcome(o.result(), o.format(), o.deviceName(), o.unknownFrees(), o.failedFrees(),
-                o.reallocations(), o.streams(), o.emptyCacheCalls(), o.warmStart(), o.restoredSegments(),
-                o.restoredBlocks(), notes);
+        return o.withNotes(notes);
     }
 
     /**
