@@ -1,36 +1,67 @@
 package io.devalloc.advisor;
 
+import io.devalloc.replay.CacheFlushes;
+import io.devalloc.replay.DeviceTrace;
+import io.devalloc.replay.ReplayOutcome;
 import java.util.List;
 import java.util.Objects;
 
 /**
- * Everything {@code devalloc advise} found, what every report renders.
+ * Everything {@code devalloc advise} found for one device of a trace, what every report renders for it.
  *
  * @param trace          the trace's name
+ * @param cudaDevice     the CUDA device index, or {@link DeviceTrace#NO_DEVICE} for a format that names none
+ * @param history        whether the device has a recorded history (else only its end state: no what-if replay, no
+ *                       verdict, no recommendation)
+ * @param events         the device's events, every kind counted
  * @param allocator      the allocator's name
  * @param objective      what the recommendation minimises
- * @param capacityBytes  the user's device capacity ({@code --capacity}), or -1 when none was given
+ * @param capacity       the card the settings are compared on ({@code --capacity} or read from the trace), or null
+ *                       when none is known (an unlimited device)
+ * @param minSaving      the least saving worth a change
  * @param grid           the grid swept (its problems included)
  * @param trust          the trust line
- * @param settings       every setting, ranked by the objective (best first; settings that could not run or never
- *                       fit last, in grid order)
- * @param recommendation the recommendation, or null when no setting runs without out-of-memory errors
+ * @param settings       every setting, ranked by the objective (best first; settings that did not run on the card, or
+ *                       could not run, last); empty for a device with only its end state
+ * @param recommendation the recommendation, or null when no setting runs (or the device has only its end state)
+ * @param flushes        the trace's cache flushes told apart, and the capacity it tells
+ * @param endState       for a device without history: its end state, restored under the recorded settings
+ *                       (segments, blocks, waste by cause); null for a device with history, or when it could not be
+ *                       restored (the trust line says why)
  * @param notes          what the reader should know about the what-if runs
- * @param runs           the replays made in all
+ * @param runs           the replays made for this device
  * @param threads        the threads they ran on
  */
-public record Advice(String trace, String allocator, Objective objective, long capacityBytes, Grid grid,
-                     TrustLine trust, List<SettingResult> settings, Recommendation recommendation, List<String> notes,
-                     long runs, int threads) {
+public record Advice(String trace, int cudaDevice, boolean history, long events, String allocator, Objective objective,
+                     CardCapacity capacity, MinSaving minSaving, Grid grid, TrustLine trust,
+                     List<SettingResult> settings, Recommendation recommendation, CacheFlushes flushes,
+                     ReplayOutcome endState, List<String> notes, long runs, int threads) {
 
     public Advice {
         Objects.requireNonNull(trace, "trace");
         Objects.requireNonNull(allocator, "allocator");
         Objects.requireNonNull(objective, "objective");
+        Objects.requireNonNull(minSaving, "minSaving");
         Objects.requireNonNull(grid, "grid");
         Objects.requireNonNull(trust, "trust");
+        Objects.requireNonNull(flushes, "flushes");
         settings = List.copyOf(settings);
         notes = List.copyOf(notes);
+    }
+
+    /** Whether the device has a recorded history (else only its end state: no replay, no verdict). */
+    public boolean hasHistory() {
+        return history;
+    }
+
+    /** {@code cuda:1}, or the empty string for a format that names no device. */
+    public String deviceLabel() {
+        return cudaDevice == DeviceTrace.NO_DEVICE ? "" : "cuda:" + cudaDevice;
+    }
+
+    /** The capacity given with {@code --capacity}, or -1 (a capacity read from the trace is {@link #capacity()}). */
+    public long capacityBytes() {
+        return capacity == null || capacity.readFromTrace() ? -1 : capacity.bytes();
     }
 
     /** The baseline's what-if result (the recorded setting replayed as every other), or null when it did not run. */
@@ -41,5 +72,20 @@ public record Advice(String trace, String allocator, Objective objective, long c
             }
         }
         return null;
+    }
+
+    /**
+     * The peak reserved bytes this device needs, for the summary across devices: the trace's own recorded peak (its
+     * segment rows) when it has one, else the baseline's replay, else the end state's.
+     */
+    public long recordedPeakReservedBytes() {
+        if (trust.outcome() != null && trust.outcome().result().groundTruth() != null) {
+            return trust.outcome().result().groundTruth().peakReservedBytes();
+        }
+        if (endState != null) {
+            return endState.result().peakReservedBytes();
+        }
+        SettingResult base = baseline();
+        return base != null && base.ran() ? base.result().peakReservedBytes() : 0;
     }
 }

@@ -9,16 +9,18 @@ import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.DeviceMemoryProvider;
 import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.units.ByteSize;
+import io.devalloc.replay.CacheFlushes;
+import io.devalloc.replay.DeviceTrace;
+import io.devalloc.replay.RecordedCapacity;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.ReplayOutcome;
 import io.devalloc.replay.ReplayProgress;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.Replayer;
+import io.devalloc.replay.TraceFile;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.pytorch.RecordedAllocatorSettings;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Callable;
@@ -26,25 +28,32 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The advisor's engine: the trust line, the sweep over the grid with a capacity search per setting, the ranking and
- * the recommendation (see the package documentation for the rules). Stateless between calls; one advisor may
- * advise on any number of traces, one call at a time or several at once.
+ * The advisor's engine: for each device of a trace, the trust line, the sweep over the grid (each setting on an
+ * unlimited device, on the card, and searched for its smallest capacity), the ranking and the recommendation (see the
+ * package documentation and {@link Ranking} for the rules). Stateless between calls; one advisor may advise on any
+ * number of traces, one call at a time or several at once.
  */
 public final class Advisor {
 
     /** The capacity search's step, and the width within which two byte figures are tied: 2 MiB. */
     public static final long GRANULARITY = 2 * ByteSize.MiB;
-    /** The device of the trust replay and of each setting's figures: the replay's default, a simulated 80 GiB GPU. */
+    /** The unlimited device of the trust replay and of each setting's no-flush figures: a simulated 80 GiB GPU. */
     public static final String UNLIMITED_DEVICE = ReplayOptions.DEFAULT_DEVICE;
     /** Its capacity. */
     public static final long UNLIMITED_CAPACITY = 80 * ByteSize.GiB;
     /** The device the grid's settings are checked on (creating the allocator, no replay). */
     static final String CHECK_DEVICE = "sim:1GiB";
+    /** The allocator that recorded a PyTorch trace, whose settings and end state the trace holds. */
+    static final String RECORDING_ALLOCATOR = "caching";
     /** Replays a setting's capacity search is estimated at before its range is known (for the progress bar). */
     private static final int SEARCH_ESTIMATE = 12;
+    /** What every capacity figure leaves out, as the reports say it. */
+    public static final String MEMORY_ALONE = "capacities and reserved bytes are the caching allocator's memory"
+            + " alone: the CUDA context, library workspaces (cuBLAS, cuDNN, NCCL) and other processes come on top";
 
     private final AllocatorRegistry allocators;
     /** The providers as given, reading the environment: only asked what they would take from it, to say so. */
@@ -89,15 +98,19 @@ public final class Advisor {
      *
      * @param allocator     the allocator's name
      * @param grid          {@value Grids#DEFAULT}, the allocator's name, or a grid file's path; null for the default
-     * @param capacityBytes the user's device capacity, or -1 for none
+     * @param capacityBytes the user's device capacity ({@code --capacity}), or -1 to read it from the trace when the
+     *                      trace tells it
      * @param objective     what the recommendation minimises
      * @param threads       replays at once, at least 1
+     * @param minSaving     the least saving worth a change
      */
-    public record Options(String allocator, String grid, long capacityBytes, Objective objective, int threads) {
+    public record Options(String allocator, String grid, long capacityBytes, Objective objective, int threads,
+                          MinSaving minSaving) {
 
         public Options {
             Objects.requireNonNull(allocator, "allocator");
             Objects.requireNonNull(objective, "objective");
+            Objects.requireNonNull(minSaving, "minSaving");
             if (threads < 1) {
                 throw new IllegalArgumentException("threads must be at least 1, got " + threads);
             }
@@ -105,6 +118,11 @@ public final class Advisor {
                 throw new IllegalArgumentException("capacity must be at least 1 MiB (the smallest simulated device),"
                         + " got " + capacityBytes + " B");
             }
+        }
+
+        /** Options with the default margin ({@link MinSaving#DEFAULT}). */
+        public Options(String allocator, String grid, long capacityBytes, Objective objective, int threads) {
+            this(allocator, grid, capacityBytes, objective, threads, MinSaving.DEFAULT);
         }
     }
 
@@ -120,7 +138,45 @@ public final class Advisor {
     }
 
     /**
-     * Advises on {@code trace}.
+     * Advises on every device of {@code file}: each device with a history is its own job (its baseline, trust line,
+     * grid, card and capacity search); a device with only its end state gets that state and no verdict.
+     *
+     * @param progress told of the replays done and expected, from several threads one at a time
+     * @throws IllegalArgumentException for bad input: an unknown grid, a capacity below a trace's first request, a
+     *                                  trace without allocations on any device
+     * @throws DevallocException        for an unknown allocator
+     */
+    public JobAdvice advise(TraceFile file, Options options, ReplayProgress progress) {
+        Objects.requireNonNull(file, "file");
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(progress, "progress");
+        allocators.get(options.allocator());
+        boolean anyAllocations = false;
+        for (DeviceTrace d : file.devices()) {
+            anyAllocations |= d.hasHistory() && d.trace().allocations() > 0;
+        }
+        if (!anyAllocations && !file.withHistory().isEmpty()) {
+            throw new IllegalArgumentException(file.file() + " has no allocations: there is nothing to advise on");
+        }
+        RunProgress runs = new RunProgress(progress, 0);
+        List<Advice> advice = new ArrayList<>();
+        try {
+            for (DeviceTrace d : file.devices()) {
+                AdvisorTrace trace = AdvisorTrace.of(file, d);
+                long before = runs.done();
+                Advice a = trace.hasHistory() && trace.allocations() > 0
+                        ? advise(trace, options, runs) : withoutAdvice(trace, options, runs);
+                advice.add(withRuns(a, runs.done() - before));
+            }
+        } finally {
+            runs.finish();
+        }
+        return new JobAdvice(file.file(), options.allocator(), options.objective(), advice, file.unusedDevices(),
+                runs.done(), options.threads());
+    }
+
+    /**
+     * Advises on one device's trace.
      *
      * @param progress told of the replays done and expected, from several threads one at a time
      * @throws IllegalArgumentException for bad input: an unknown grid, a capacity below the trace's first request,
@@ -131,10 +187,27 @@ public final class Advisor {
         Objects.requireNonNull(trace, "trace");
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(progress, "progress");
-        AllocatorProvider provider = allocators.get(options.allocator());
-        if (trace.allocations() == 0) {
+        allocators.get(options.allocator());
+        if (trace.hasHistory() && trace.allocations() == 0) {
             throw new IllegalArgumentException(trace.name() + " has no allocations: there is nothing to advise on");
         }
+        RunProgress runs = new RunProgress(progress, 0);
+        try {
+            Advice a = trace.hasHistory() ? advise(trace, options, runs) : withoutAdvice(trace, options, runs);
+            return withRuns(a, runs.done());
+        } finally {
+            runs.finish();
+        }
+    }
+
+    private static Advice withRuns(Advice a, long runs) {
+        return new Advice(a.trace(), a.cudaDevice(), a.history(), a.events(), a.allocator(), a.objective(),
+                a.capacity(), a.minSaving(), a.grid(), a.trust(), a.settings(), a.recommendation(), a.flushes(),
+                a.endState(), a.notes(), runs, a.threads());
+    }
+
+    private Advice advise(AdvisorTrace trace, Options options, RunProgress runs) {
+        AllocatorProvider provider = allocators.get(options.allocator());
         if (options.capacityBytes() != -1 && options.capacityBytes() < trace.firstRequest()) {
             throw new IllegalArgumentException("capacity " + ByteSize.format(options.capacityBytes()) + " is smaller"
                     + " than the trace's first request (" + ByteSize.format(trace.firstRequest()) + "): no setting"
@@ -142,6 +215,9 @@ public final class Advisor {
         }
         Grid grid = grid(trace, options);
         Baseline baseline = withEnvironmentNotes(baseline(trace, provider), options.allocator());
+        CacheFlushes flushes = trace.compact().cacheFlushes();
+        List<String> capacityNotes = new ArrayList<>();
+        CardCapacity card = card(trace, options, flushes, capacityNotes);
 
         // The settings: the baseline's first when the grid lacks it, so that savings compare like with like.
         List<GridEntry> entries = new ArrayList<>();
@@ -154,9 +230,7 @@ public final class Advisor {
         }
         entries.addAll(grid.entries());
 
-        boolean withCapacity = options.capacityBytes() != -1;
-        RunProgress runs = new RunProgress(progress,
-                1 + (long) entries.size() * (1 + SEARCH_ESTIMATE + (withCapacity ? 1 : 0)));
+        runs.expect(1 + (long) entries.size() * perSettingEstimate(card, options.objective()));
         List<SettingResult> results = new ArrayList<>();
         TrustLine trust;
         try (ExecutorService pool = Executors.newFixedThreadPool(options.threads(), new Workers())) {
@@ -165,26 +239,136 @@ public final class Advisor {
             for (GridEntry e : entries) {
                 boolean recorded = e.config().equals(baseline.config());
                 sweep.add(pool.submit((Callable<SettingResult>) () ->
-                        evaluate(trace, options, e, recorded, runs)));
+                        evaluate(trace, options, card, e, recorded, runs)));
             }
             trust = get(trustRun);
             for (Future<SettingResult> f : sweep) {
                 results.add(get(f));
             }
-        } finally {
-            runs.finish();
         }
 
-        List<SettingResult> ranked = rank(results, options.objective());
-        Recommendation recommendation =
-                recommend(options.allocator(), ranked, options.objective(), trust.baselineName());
-        List<String> notes = new ArrayList<>(whatIfNotes(trace));
+        List<SettingResult> ranked = Ranking.rank(results, options.objective());
+        Recommendation recommendation = Ranking.recommend(options.allocator(), ranked, options.objective(),
+                options.minSaving(), trust.baselineName());
+        List<String> notes = new ArrayList<>(whatIfNotes(trace, card, flushes));
+        notes.addAll(capacityNotes);
+        if (recommendation == null && card != null) {
+            notes.add(noSettingRuns(ranked, card));
+        }
         String above = aboveReserved(ranked);
         if (above != null) {
             notes.add(above);
         }
-        return new Advice(trace.name(), options.allocator(), options.objective(), options.capacityBytes(), grid,
-                trust, ranked, recommendation, notes, runs.done(), options.threads());
+        return new Advice(trace.name(), trace.cudaDevice(), true, trace.events(), options.allocator(),
+                options.objective(), card, options.minSaving(), grid, trust, ranked, recommendation, flushes, null,
+                notes, 0, options.threads());
+    }
+
+    private static long perSettingEstimate(CardCapacity card, Objective objective) {
+        return 1L + SEARCH_ESTIMATE + (card != null ? 1 : 0) + (objective == Objective.CAPACITY ? 1 : 0);
+    }
+
+    /**
+     * A device without a history (only its end state), or without an allocation: no what-if, no verdict, no
+     * recommendation. Its end state is restored under the recorded settings, for the reports to show it as it was.
+     */
+    private Advice withoutAdvice(AdvisorTrace trace, Options options, RunProgress runs) {
+        RecordedAllocatorSettings recorded = trace.recordedSettings();
+        String config = recorded == null || recorded.values().isEmpty() ? "" : recorded.config();
+        String source = recorded == null || recorded.values().isEmpty() ? "the defaults: the trace does not record the"
+                + " allocator's settings" : TrustLine.FROM_SNAPSHOT;
+        List<String> baselineNotes = recorded == null ? List.of() : recorded.notes();
+        Grid grid = new Grid(options.grid() == null ? Grids.DEFAULT : options.grid(), List.of(), List.of());
+        if (trace.hasHistory()) {
+            TrustLine trust = new TrustLine(config, source, TrustLine.Verdict.NOT_COMPARABLE, "the trace has no"
+                    + " allocation on this device: nothing to replay under another setting", null, baselineNotes);
+            return new Advice(trace.name(), trace.cudaDevice(), true, trace.events(), options.allocator(),
+                    options.objective(), null, options.minSaving(), grid, trust, List.of(), null,
+                    trace.compact().cacheFlushes(), null, List.of("no allocation was recorded on this device"), 0,
+                    options.threads());
+        }
+        ReplayOutcome endState = null;
+        String why = "end state only: the trace records no event on this device after its start state (its segments"
+                + " and live blocks when the snapshot was taken), so there is no allocator decision to compare with,"
+                + " no run to replay under another setting, and no recommendation";
+        TrustLine.Verdict verdict = TrustLine.Verdict.NOT_COMPARABLE;
+        if (trace.format() == TraceFormat.PYTORCH_PICKLE || trace.format() == TraceFormat.PYTORCH_CSV) {
+            runs.expect(1);
+            ReplayOptions o = new ReplayOptions(RECORDING_ALLOCATOR, UNLIMITED_DEVICE, config, true, false);
+            try {
+                endState = trace.replay(replayer.withOptions(o));
+            } catch (DevallocException | IllegalArgumentException e) {
+                verdict = TrustLine.Verdict.FAILED;
+                why = "the end state could not be restored: " + e.getMessage();
+            } finally {
+                runs.ran();
+            }
+        }
+        TrustLine trust = new TrustLine(config, source, verdict, why, null, baselineNotes);
+        List<String> notes = new ArrayList<>();
+        if (endState != null) {
+            notes.add("the end state shown is the snapshot's segments and live blocks, restored under the recorded"
+                    + " settings by devalloc's copy of PyTorch's caching allocator (as 'devalloc replay --warm'"
+                    + " restores them), with the waste in it by cause");
+            if (!options.allocator().equals(RECORDING_ALLOCATOR)) {
+                notes.add("the end state is the recording's, PyTorch's caching allocator's: --allocator "
+                        + options.allocator() + " changes nothing of it");
+            }
+        }
+        notes.add(MEMORY_ALONE);
+        return new Advice(trace.name(), trace.cudaDevice(), false, trace.events(), options.allocator(),
+                options.objective(), null, options.minSaving(), grid, trust, List.of(), null, CacheFlushes.NONE,
+                endState, notes, 0, options.threads());
+    }
+
+    // ------------------------------------------------------------------------------------------ the card
+
+    /**
+     * The card the settings are compared on: {@code --capacity}, or the capacity the trace tells (its {@code oom}
+     * entries, its own cache flushes; see {@link io.devalloc.replay.FlushReplay}), or null.
+     */
+    private static CardCapacity card(AdvisorTrace trace, Options options, CacheFlushes flushes, List<String> notes) {
+        RecordedCapacity recorded = flushes.capacity();
+        if (options.capacityBytes() != -1) {
+            if (recorded != null && recorded.bytes() != options.capacityBytes()) {
+                notes.add("--capacity " + ByteSize.format(options.capacityBytes()) + " replaces the capacity the"
+                        + " trace tells, " + ByteSize.format(recorded.bytes()) + " (" + recorded.reason() + ")");
+            }
+            return new CardCapacity(options.capacityBytes(), CardCapacity.Source.GIVEN, "given with --capacity");
+        }
+        if (recorded == null) {
+            return null;
+        }
+        RecordedAllocatorSettings settings = trace.recordedSettings();
+        if (recorded.source() == RecordedCapacity.Source.RETRY_FLUSHES && settings != null
+                && settings.values().get("garbage_collection_threshold") instanceof Number gc
+                && gc.doubleValue() > 0) {
+            notes.add("the trace's own cache flushes do not tell the capacity here: the recorded setting has a"
+                    + " garbage_collection_threshold, whose collections free cached blocks inside malloc without a"
+                    + " failed device malloc; give --capacity");
+            return null;
+        }
+        if (recorded.bytes() < ByteSize.MiB) {
+            return null;
+        }
+        return new CardCapacity(recorded.bytes(), recorded.source() == RecordedCapacity.Source.OOM
+                ? CardCapacity.Source.OOM : CardCapacity.Source.RETRY_FLUSHES, recorded.reason());
+    }
+
+    private static String noSettingRuns(List<SettingResult> ranked, CardCapacity card) {
+        SettingResult smallest = null;
+        for (SettingResult s : ranked) {
+            if (s.fits() && (smallest == null || s.minCapacityBytes() < smallest.minCapacityBytes())) {
+                smallest = s;
+            }
+        }
+        String on = "no setting of the grid runs the whole trace on the card (" + ByteSize.format(card.bytes()) + ")";
+        if (smallest == null) {
+            return on + ", nor on " + UNLIMITED_DEVICE;
+        }
+        return on + "; the smallest capacity any of them needs is " + ByteSize.format(smallest.minCapacityBytes())
+                + " (" + Ranking.label(smallest) + "), " + ByteSize.format(smallest.minCapacityBytes() - card.bytes())
+                + " more than the card";
     }
 
     // ------------------------------------------------------------------------------------------ baseline and trust
@@ -202,13 +386,13 @@ public final class Advisor {
     private Baseline baseline(AdvisorTrace trace, AllocatorProvider provider) {
         String allocator = provider.name();
         RecordedAllocatorSettings recorded = trace.recordedSettings();
-        if (!allocator.equals("caching")) {
+        if (!allocator.equals(RECORDING_ALLOCATOR)) {
             return new Baseline("", "the defaults: the trace does not record " + allocator + "'s settings",
                     List.of());
         }
         if (recorded == null) {
-            return new Baseline("", "the defaults: a " + formatName(trace.format()) + " trace does not record the"
-                    + " allocator's settings", List.of());
+            return new Baseline("", "the defaults: " + article(formatName(trace.format())) + " trace does not"
+                    + " record the allocator's settings", List.of());
         }
         if (recorded.values().isEmpty()) {
             return new Baseline("", "the defaults: the snapshot has no allocator_settings", recorded.notes());
@@ -250,10 +434,10 @@ public final class Advisor {
         if (!pytorch) {
             runs.expect(-1);
             return new TrustLine(baseline.config(), baseline.source(), TrustLine.Verdict.NOT_COMPARABLE,
-                    "a " + formatName(trace.format()) + " trace records no allocator decisions to compare with", null,
-                    baseline.notes());
+                    article(formatName(trace.format())) + " trace records no allocator decisions to compare with",
+                    null, baseline.notes());
         }
-        if (!allocator.equals("caching")) {
+        if (!allocator.equals(RECORDING_ALLOCATOR)) {
             runs.expect(-1);
             return new TrustLine(baseline.config(), baseline.source(), TrustLine.Verdict.NOT_COMPARABLE,
                     "the trace was recorded by PyTorch's caching allocator; " + allocator + " is another allocator,"
@@ -275,7 +459,8 @@ public final class Advisor {
         ReplayResult.GroundTruth g = outcome.result().groundTruth();
         if (g == null) {
             return new TrustLine(baseline.config(), baseline.source(), TrustLine.Verdict.NOT_COMPARABLE,
-                    "the trace has no segment rows to compare with", outcome, baseline.notes());
+                    "the trace has no segment rows and no start state to compare with (a decorator recorded it: it"
+                            + " cannot see device mallocs)", outcome, baseline.notes());
         }
         return new TrustLine(baseline.config(), baseline.source(),
                 g.match() ? TrustLine.Verdict.MATCH : TrustLine.Verdict.DIFFERS, g.firstDifference(), outcome,
@@ -284,27 +469,26 @@ public final class Advisor {
 
     // ------------------------------------------------------------------------------------------ one setting
 
-    private SettingResult evaluate(AdvisorTrace trace, Options options, GridEntry entry, boolean recorded,
-                                   RunProgress runs) {
-        boolean withCapacity = options.capacityBytes() != -1;
+    private SettingResult evaluate(AdvisorTrace trace, Options options, CardCapacity card, GridEntry entry,
+                                   boolean recorded, RunProgress runs) {
         ReplayOptions figures = whatIfOptions(options.allocator(), entry.config());
+        boolean capacityObjective = options.objective() == Objective.CAPACITY;
         ReplayResult full;
         try {
             full = replay(trace, figures, runs);
         } catch (DevallocException | IllegalArgumentException e) {
-            runs.expect(-(SEARCH_ESTIMATE + (withCapacity ? 1 : 0)));
-            return new SettingResult(entry, recorded, null, -1, 0, null, e.getMessage());
+            runs.expect(1 - perSettingEstimate(card, options.objective()));
+            return SettingResult.failed(entry, recorded, e.getMessage());
         }
         CapacityCheck check = null;
-        if (withCapacity) {
-            // The whole trace, past every failure, for the count of out-of-memory errors; the first one says where.
-            ReplayResult at = replay(trace, figures.withDevice(device(options.capacityBytes()))
-                    .withPeakSnapshot(false), runs);
-            check = new CapacityCheck(options.capacityBytes(), at.ooms(), at.peakReservedBytes(), at.firstOom());
+        if (card != null) {
+            // The whole trace on the card, past every failure: its flushes, its peak there, every out-of-memory
+            // error and where the first one happened; with the peak's snapshot for the reports.
+            check = new CapacityCheck(card.bytes(), replay(trace, figures.withDevice(device(card.bytes())), runs));
         }
         if (full.ooms() > 0) {
-            runs.expect(-SEARCH_ESTIMATE);
-            return new SettingResult(entry, recorded, full, -1, 0, check, null);
+            runs.expect(-SEARCH_ESTIMATE - (capacityObjective ? 1 : 0));
+            return new SettingResult(entry, recorded, full, -1, null, 0, check, null);
         }
         // The search's replays need no snapshot, and stop at the first out-of-memory error: a failing capacity is
         // known there, and the rest of the trace would only count more failures.
@@ -314,14 +498,17 @@ public final class Advisor {
         long fails = full.peakRequestedBytes() > 0 ? (full.peakRequestedBytes() - 1) / GRANULARITY * GRANULARITY : 0;
         long candidate = Math.max(GRANULARITY, Math.ceilDiv(full.peakReservedBytes(), GRANULARITY) * GRANULARITY);
         long runsAt = UNLIMITED_CAPACITY;
+        ReplayResult running = full;
         int searchRuns = 0;
         runs.expect(searchLength(fails, candidate) + 1 - SEARCH_ESTIMATE);
         if (candidate < UNLIMITED_CAPACITY) {
             // At the peak reserved bytes most settings behave as on the unlimited device; a memory fraction or a
             // threshold relative to the device may not, and then the search continues above.
             searchRuns++;
-            if (fitsOn(trace, probe, candidate, runs)) {
+            ReplayResult r = replay(trace, probe.withDevice(device(candidate)), runs);
+            if (r.ooms() == 0) {
                 runsAt = candidate;
+                running = r;
             } else {
                 fails = candidate;
                 runs.expect(searchLength(fails, runsAt) - searchLength(0, candidate));
@@ -330,23 +517,25 @@ public final class Advisor {
         while (runsAt - fails > GRANULARITY) {
             long mid = fails + (runsAt - fails) / GRANULARITY / 2 * GRANULARITY;
             searchRuns++;
-            if (fitsOn(trace, probe, mid, runs)) {
+            ReplayResult r = replay(trace, probe.withDevice(device(mid)), runs);
+            if (r.ooms() == 0) {
                 runsAt = mid;
+                running = r;
             } else {
                 fails = mid;
             }
         }
-        return new SettingResult(entry, recorded, full, runsAt, searchRuns, check, null);
+        if (capacityObjective) {
+            // The capacity objective shows each setting on its own smallest device: once more, with the snapshot.
+            running = runsAt == UNLIMITED_CAPACITY ? full : replay(trace, figures.withDevice(device(runsAt)), runs);
+        }
+        return new SettingResult(entry, recorded, full, runsAt, running, searchRuns, check, null);
     }
 
     /** The bisection steps between a failing and a running capacity. */
     private static long searchLength(long fails, long runs) {
         long steps = Math.max(1, (runs - fails) / GRANULARITY);
         return 64L - Long.numberOfLeadingZeros(steps - 1);
-    }
-
-    private boolean fitsOn(AdvisorTrace trace, ReplayOptions probe, long capacity, RunProgress runs) {
-        return replay(trace, probe.withDevice(device(capacity)), runs).ooms() == 0;
     }
 
     private ReplayResult replay(AdvisorTrace trace, ReplayOptions o, RunProgress runs) {
@@ -359,8 +548,9 @@ public final class Advisor {
 
     /**
      * The what-if options of {@code config} on the unlimited device, what a setting's figures come from: cold, the
-     * blocks live at the start allocated first, {@code empty_cache()} where the program called it, the peak's
-     * snapshot taken (for the segment map and the waste at the peak).
+     * blocks live at the start allocated first, {@code empty_cache()} where the program called it (not where the
+     * recorded allocator flushed on its own), the peak's snapshot taken (for the segment map and the waste at the
+     * peak).
      */
     public static ReplayOptions whatIfOptions(String allocator, String config) {
         return new ReplayOptions(allocator, UNLIMITED_DEVICE, config, false, true);
@@ -390,118 +580,6 @@ public final class Advisor {
         }
     }
 
-    // ------------------------------------------------------------------------------------------ ranking
-
-    /** The objective's figure: the smallest capacity, the peak reserved bytes, or the device calls. */
-    static long figure(SettingResult s, Objective objective) {
-        return switch (objective) {
-            case CAPACITY -> s.minCapacityBytes();
-            case RESERVED -> s.result().peakReservedBytes();
-            case DEVICE_CALLS -> s.deviceCalls();
-        };
-    }
-
-    /**
-     * How far apart two settings' figures may be and still tie: one {@link #GRANULARITY} for bytes (a smallest
-     * capacity is known to one step of the search only: 1,870 and 1,872 MiB may be a byte apart), none for calls.
-     */
-    static long tolerance(Objective objective) {
-        return objective == Objective.DEVICE_CALLS ? 0 : GRANULARITY;
-    }
-
-    /** Whether {@code a} and {@code b} tie on the objective's figure (within {@link #tolerance}). */
-    static boolean tied(SettingResult a, SettingResult b, Objective objective) {
-        return Math.abs(figure(a, objective) - figure(b, objective)) <= tolerance(objective);
-    }
-
-    static long secondary(SettingResult s, Objective objective) {
-        return objective == Objective.DEVICE_CALLS ? s.minCapacityBytes() : s.deviceCalls();
-    }
-
-    /**
-     * Best first. The settings that ran are taken in order of the objective's figure, in groups: a group is the
-     * smallest figure left and every figure within {@link #tolerance} of it, so no group spans more than one step
-     * and a "best" is never decided by a difference the search cannot see. Within a group: the tie-break, then the
-     * recorded setting, then the smaller figure, then the grid's order. Settings that did not run come last.
-     */
-    static List<SettingResult> rank(List<SettingResult> results, Objective objective) {
-        IdentityHashMap<SettingResult, Integer> order = new IdentityHashMap<>();
-        List<SettingResult> fit = new ArrayList<>();
-        List<SettingResult> rest = new ArrayList<>();
-        for (SettingResult s : results) {
-            order.put(s, order.size());
-            (s.fits() ? fit : rest).add(s);
-        }
-        fit.sort(Comparator.comparingLong(s -> figure(s, objective)));
-        Comparator<SettingResult> inGroup = Comparator.<SettingResult>comparingLong(s -> secondary(s, objective))
-                .thenComparing(s -> !s.recorded())
-                .thenComparingLong(s -> figure(s, objective))
-                .thenComparingInt(order::get);
-        List<SettingResult> sorted = new ArrayList<>();
-        int start = 0;
-        while (start < fit.size()) {
-            long lead = figure(fit.get(start), objective);
-            int end = start;
-            while (end < fit.size() && figure(fit.get(end), objective) - lead <= tolerance(objective)) {
-                end++;
-            }
-            List<SettingResult> group = new ArrayList<>(fit.subList(start, end));
-            group.sort(inGroup);
-            sorted.addAll(group);
-            start = end;
-        }
-        sorted.addAll(rest);
-        return sorted;
-    }
-
-    private static Recommendation recommend(String allocator, List<SettingResult> ranked, Objective objective,
-            String baselineName) {
-        if (ranked.isEmpty() || !ranked.getFirst().fits()) {
-            return null;
-        }
-        SettingResult best = ranked.getFirst();
-        SettingResult base = null;
-        for (SettingResult s : ranked) {
-            if (s.recorded()) {
-                base = s;
-            }
-        }
-        Long saving = null;
-        Double fraction = null;
-        Long callsSaved = null;
-        Double callsFraction = null;
-        if (base != null && base.fits()) {
-            long b = objectiveBytes(base, objective);
-            saving = b - objectiveBytes(best, objective);
-            fraction = b == 0 ? 0.0 : (double) saving / b;
-            long calls = base.deviceCalls();
-            callsSaved = calls - best.deviceCalls();
-            callsFraction = calls == 0 ? 0.0 : (double) callsSaved / calls;
-        }
-        String what = switch (objective) {
-            case CAPACITY -> "the smallest device to run the whole trace";
-            case RESERVED -> "the lowest peak reserved";
-            case DEVICE_CALLS -> "the fewest device mallocs and frees";
-        };
-        String reason;
-        if (best.recorded()) {
-            reason = baselineName + " is already best: no setting of the grid beats it on " + what
-                    + " (figures within " + ByteSize.format(GRANULARITY) + " are ties, broken by "
-                    + objective.tieBreak() + ")";
-        } else if (base != null && base.fits() && tied(base, best, objective)) {
-            reason = "as good as " + baselineName + " for " + what + " (within " + ByteSize.format(GRANULARITY)
-                    + "), with " + objective.tieBreak();
-        } else {
-            reason = "of the " + ranked.size() + " settings, this one has " + what;
-        }
-        return new Recommendation(best, envLine(allocator, best.config()), saving, fraction, callsSaved,
-                callsFraction, best.recorded(), reason, Caveats.of(allocator, best.config()));
-    }
-
-    private static long objectiveBytes(SettingResult s, Objective objective) {
-        return objective == Objective.RESERVED ? s.result().peakReservedBytes() : s.minCapacityBytes();
-    }
-
     /**
      * The line to paste: PyTorch's variable for its allocators, devalloc's for the others, and for a PyTorch
      * allocator's setting that uses a key of devalloc's own ({@link Caveats#devallocKeys}), which PyTorch refuses.
@@ -512,13 +590,59 @@ public final class Advisor {
         return (pytorch ? "PYTORCH_CUDA_ALLOC_CONF=" : "DEVALLOC_CONFIG=") + config;
     }
 
-    private static List<String> whatIfNotes(AdvisorTrace trace) {
-        return List.of("what-if replays start from an empty allocator: the blocks live when recording began are"
-                + " allocated first (a warm state recorded under one setting cannot be restored under another), and"
-                + " empty_cache() is called where the program called it (the trace's segment_free rows)",
-                "a setting's figures are those of one replay on " + UNLIMITED_DEVICE + " (" + trace.events()
-                + " events); its smallest capacity was searched to 2 MiB with replays on simulated devices of each"
+    /** The notes on how the what-ifs were replayed: the start, the flushes, the devices and what the figures leave out. */
+    private static List<String> whatIfNotes(AdvisorTrace trace, CardCapacity card, CacheFlushes flushes) {
+        List<String> notes = new ArrayList<>();
+        notes.add("what-if replays start from an empty allocator (a warm state recorded under one setting cannot be"
+                + " restored under another)" + (trace.compact().startsWarm()
+                ? ": the blocks live when recording began are allocated first" : ""));
+        if (flushes.runs() > 0) {
+            notes.add(flushNote(flushes));
+        }
+        String figures = "a setting's figures are those of one replay on " + UNLIMITED_DEVICE + " (" + trace.events()
+                + " events), what it needs with no cache flush";
+        if (card != null) {
+            figures += ", and of one on the card, a simulated device of " + ByteSize.format(card.bytes()) + " ("
+                    + cardSource(card) + ")";
+        } else {
+            figures += "; no capacity is known (no --capacity, and the trace records no out-of-memory error and no"
+                    + " flush of the allocator's own): the card is that unlimited device";
+        }
+        notes.add(figures + "; its smallest capacity was searched to 2 MiB with replays on simulated devices of each"
                 + " capacity tried, the allocator's retry ladder freeing cached memory as the device fills");
+        notes.add(MEMORY_ALONE);
+        return notes;
+    }
+
+    /** How the card's capacity was found, in words. */
+    static String cardSource(CardCapacity card) {
+        return switch (card.source()) {
+            case GIVEN -> "given with --capacity";
+            case OOM -> "read from the trace's out-of-memory error: " + card.reason();
+            case RETRY_FLUSHES -> "read from the allocator's own cache flushes in the trace: " + card.reason();
+        };
+    }
+
+    /** The trace's flushes told apart, in words. */
+    static String flushNote(CacheFlushes f) {
+        List<String> how = new ArrayList<>();
+        if (f.byFrames() > 0) {
+            how.add(f.byFrames() + " by their stack frames");
+        }
+        if (f.byOutOfMemory() > 0) {
+            how.add(f.byOutOfMemory() + " by the out-of-memory error after them");
+        }
+        if (f.byNoDeviceMalloc() > 0) {
+            how.add(f.byNoDeviceMalloc() + " because no device malloc follows them");
+        }
+        if (f.byPressure() > 0) {
+            how.add(f.byPressure() + " by memory pressure (no stack frames)");
+        }
+        return "the trace frees cached segments " + f.runs() + " time" + (f.runs() == 1 ? "" : "s") + ": "
+                + f.programCalls() + " the program's empty_cache(), replayed where the program called it, and "
+                + f.allocatorFlushes() + " the allocator's own flush inside malloc (a device malloc failed, or its"
+                + " garbage collection ran), not replayed: each setting's allocator flushes where its own device runs"
+                + " short (told apart: " + String.join(", ", how) + ")";
     }
 
     /**
@@ -554,6 +678,13 @@ public final class Advisor {
         };
     }
 
+    /** {@code a PyTorch CSV}, {@code an Android memory_replay}: the article English wants. */
+    static String article(String noun) {
+        char c = Character.toLowerCase(noun.charAt(0));
+        boolean vowel = c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' || noun.startsWith("RMM");
+        return (vowel ? "an " : "a ") + noun;
+    }
+
     private static <T> T get(Future<T> f) {
         try {
             return f.get();
@@ -573,7 +704,7 @@ public final class Advisor {
     }
 
     /** Named daemon threads, so that an interrupted advisor never keeps the JVM alive. */
-    private static final class Workers implements java.util.concurrent.ThreadFactory {
+    private static final class Workers implements ThreadFactory {
         private final AtomicInteger count = new AtomicInteger();
 
         @Override

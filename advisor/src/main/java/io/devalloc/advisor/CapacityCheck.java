@@ -1,21 +1,46 @@
 package io.devalloc.advisor;
 
 import io.devalloc.replay.ReplayResult;
+import java.util.Objects;
 
 /**
- * A setting replayed on a device of the capacity the user gave ({@code --capacity}): whether the trace runs there,
- * and where it first fails when it does not.
+ * A setting replayed, whole, on a device of the card's capacity ({@link CardCapacity}): whether the trace runs there,
+ * how often the cache was flushed, what was reserved, and where it first fails when it does not run.
  *
  * @param capacityBytes the device's capacity
- * @param ooms          allocations that failed with out of memory (the replay carries on past each)
- * @param peakReserved  the highest bytes held from the device in that replay
- * @param firstOom      the first allocation that failed: its event, its request, and the reserved and allocated
- *                      bytes right after the allocator's retry ladder gave up; null when none failed
+ * @param result        the replay there (past every failure), with the snapshot at its reserved peak
  */
-public record CapacityCheck(long capacityBytes, long ooms, long peakReserved, ReplayResult.OomPoint firstOom) {
+public record CapacityCheck(long capacityBytes, ReplayResult result) {
+
+    public CapacityCheck {
+        Objects.requireNonNull(result, "result");
+    }
+
+    /** Allocations that failed with out of memory (the replay carries on past each). */
+    public long ooms() {
+        return result.ooms();
+    }
 
     /** Whether the whole trace ran without an out-of-memory error. */
     public boolean runs() {
-        return ooms == 0;
+        return result.ooms() == 0;
+    }
+
+    /** The cache flushes there: allocations that needed the allocator's retry ladder. */
+    public long flushes() {
+        return result.allocRetries();
+    }
+
+    /** The highest bytes held from the device there. */
+    public long peakReserved() {
+        return result.peakReservedBytes();
+    }
+
+    /**
+     * The first allocation that failed: its event, its request, and the reserved and allocated bytes right after the
+     * allocator's retry ladder gave up; null when none failed.
+     */
+    public ReplayResult.OomPoint firstOom() {
+        return result.firstOom();
     }
 }

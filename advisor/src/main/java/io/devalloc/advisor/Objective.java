@@ -6,13 +6,25 @@ import java.util.Locale;
  * What the recommendation minimises. Every objective compares settings on one figure, counted in steps of
  * {@link Advisor#GRANULARITY} for byte figures (two settings within one step are tied), then breaks ties as its
  * {@link #tieBreak()} says, then prefers the recorded setting, then the grid's order.
+ *
+ * <p>"The card" is a simulated device of the user's capacity: {@code --capacity}, or the capacity the trace tells
+ * (its {@code oom} entries, the allocator's own cache flushes); without one, an unlimited device. Only
+ * {@link #CAPACITY} looks past the card.
  */
 public enum Objective {
-    /** The smallest device capacity the whole trace runs on without out-of-memory errors; ties: fewer device calls. */
-    CAPACITY("capacity"),
-    /** The peak reserved bytes on an unlimited device; ties: fewer device calls. */
+    /**
+     * The default: what the setting costs on the card. First the settings that run there without an out-of-memory
+     * error, then the fewest cache flushes there (allocation retries: each synchronises the device and frees the
+     * cache), then the lowest peak reserved there; ties: fewer device calls.
+     */
     RESERVED("reserved"),
-    /** Device mallocs and frees (maps and unmaps included); ties: the smaller capacity. */
+    /**
+     * The smallest device on which the whole trace runs, flushing the cache as often as it must: what the job could
+     * be squeezed into, not what it costs on a larger card; ties: fewer device calls.
+     */
+    CAPACITY("capacity"),
+    /** Device mallocs and frees on the card (maps and unmaps included), after no out-of-memory error there; ties: the
+     * lower peak reserved there. */
     DEVICE_CALLS("device-calls");
 
     private final String cliName;
@@ -28,11 +40,11 @@ public enum Objective {
 
     /** What breaks a tie on this objective's figure. */
     public String tieBreak() {
-        return this == DEVICE_CALLS ? "the smaller capacity" : "fewer device calls";
+        return this == DEVICE_CALLS ? "the lower peak reserved" : "fewer device calls";
     }
 
     /**
-     * The objective named {@code name} ({@code capacity}, {@code reserved}, {@code device-calls}).
+     * The objective named {@code name} ({@code reserved}, {@code capacity}, {@code device-calls}).
      *
      * @throws IllegalArgumentException for any other name, listing the names
      */
@@ -42,6 +54,7 @@ public enum Objective {
                 return o;
             }
         }
-        throw new IllegalArgumentException("unknown objective '" + name + "': use capacity, reserved or device-calls");
+        throw new IllegalArgumentException("unknown objective '" + name + "': use reserved, capacity or"
+                + " device-calls");
     }
 }

@@ -4,28 +4,36 @@ import io.devalloc.replay.ReplayResult;
 import java.util.Objects;
 
 /**
- * What the advisor found for one setting of the grid. The figures are those of one replay on an unlimited device
- * ({@link Advisor#UNLIMITED_DEVICE}) with the what-if rules (see the package documentation), exactly what
- * {@code devalloc replay TRACE --config CONFIG --empty-cache-at-segment-free} reports.
+ * What the advisor found for one setting of the grid, each figure from one replay with the what-if rules (see the
+ * package documentation): exactly what {@code devalloc replay TRACE --config CONFIG --empty-cache-at-segment-free}
+ * reports, with {@code --device sim:CAPACITYB} for the card.
  *
  * @param entry            the setting and where it came from
  * @param recorded         whether it is the setting the trace was recorded with (the baseline)
- * @param result           the replay on the unlimited device; null when the setting could not run ({@code error})
+ * @param result           the replay on an unlimited device ({@link Advisor#UNLIMITED_DEVICE}): what the setting needs
+ *                         to run with no cache flush; null when the setting could not run ({@code error})
  * @param minCapacityBytes the smallest capacity, a multiple of {@link Advisor#GRANULARITY}, on which the whole trace
- *                         runs with no out-of-memory error (one {@link Advisor#GRANULARITY} less fails); -1 when it
- *                         did not run even on the unlimited device, or could not run at all
+ *                         runs with no out-of-memory error, flushing the cache as often as it must (one
+ *                         {@link Advisor#GRANULARITY} less fails); -1 when it did not run even on the unlimited device,
+ *                         or could not run at all
+ * @param atMinCapacity    the replay on a device of {@code minCapacityBytes}, or null without one
  * @param searchRuns       the replays the capacity search took
- * @param atCapacity       the replay on the user's device ({@code --capacity}), or null when none was given
+ * @param atCapacity       the replay on the card ({@link CardCapacity}), or null when no capacity is known
  * @param error            why the setting could not run, or null
  */
 public record SettingResult(GridEntry entry, boolean recorded, ReplayResult result, long minCapacityBytes,
-                            int searchRuns, CapacityCheck atCapacity, String error) {
+                            ReplayResult atMinCapacity, int searchRuns, CapacityCheck atCapacity, String error) {
 
     public SettingResult {
         Objects.requireNonNull(entry, "entry");
         if ((result == null) == (error == null)) {
             throw new IllegalArgumentException("a setting has either a result or an error");
         }
+    }
+
+    /** A setting that could not run. */
+    static SettingResult failed(GridEntry entry, boolean recorded, String error) {
+        return new SettingResult(entry, recorded, null, -1, null, 0, null, error);
     }
 
     /** The setting's configuration text. */
@@ -46,5 +54,42 @@ public record SettingResult(GridEntry entry, boolean recorded, ReplayResult resu
     /** Device mallocs and frees (maps and unmaps included) on the unlimited device; -1 when it did not run. */
     public long deviceCalls() {
         return result == null ? -1 : result.deviceMallocs() + result.deviceFrees();
+    }
+
+    /** The cache flushes (allocation retries) at the smallest capacity; -1 without one. */
+    public long retriesAtMinCapacity() {
+        return atMinCapacity == null ? -1 : atMinCapacity.allocRetries();
+    }
+
+    /**
+     * The replay on the card: on the device of the card's capacity when one is known, else on the unlimited device;
+     * null when the setting could not run.
+     */
+    public ReplayResult onCard() {
+        return atCapacity != null ? atCapacity.result() : result;
+    }
+
+    /** Whether it runs on the card without an out-of-memory error. */
+    public boolean runsOnCard() {
+        ReplayResult r = onCard();
+        return r != null && r.ooms() == 0;
+    }
+
+    /** The cache flushes on the card (allocation retries); -1 when it could not run. */
+    public long flushesOnCard() {
+        ReplayResult r = onCard();
+        return r == null ? -1 : r.allocRetries();
+    }
+
+    /** The peak reserved on the card; -1 when it could not run. */
+    public long peakReservedOnCard() {
+        ReplayResult r = onCard();
+        return r == null ? -1 : r.peakReservedBytes();
+    }
+
+    /** Device mallocs and frees on the card; -1 when it could not run. */
+    public long deviceCallsOnCard() {
+        ReplayResult r = onCard();
+        return r == null ? -1 : r.deviceMallocs() + r.deviceFrees();
     }
 }

@@ -200,7 +200,7 @@ class AdvisorTest {
         AdviceText.print(new PrintWriter(text), advice);
         assertTrue(text.toString().contains(where), text.toString());
         assertTrue(AdviceHtml.render(advice).contains(where), "the page names the event");
-        Map<?, ?> json = (Map<?, ?>) ((Map<?, ?>) ((List<?>) AdviceJson.toMap(advice).get("settings")).getFirst())
+        Map<?, ?> json = (Map<?, ?>) ((Map<?, ?>) ((List<?>) AdviceJson.device(advice).get("settings")).getFirst())
                 .get("at_capacity");
         Map<?, ?> first = (Map<?, ?>) json.get("first_oom");
         assertEquals(oom.event(), first.get("event"));
@@ -213,32 +213,32 @@ class AdvisorTest {
     void tiesWithinTwoMibGoToFewerDeviceCallsThenToTheRecordedSetting() {
         SettingResult base = advice.baseline();
         ReplayResult r = base.result();
-        SettingResult twin = new SettingResult(new GridEntry("x:1", "t"), false, r, base.minCapacityBytes(), 0, null,
-                null);
-        List<SettingResult> ranked = Advisor.rank(List.of(twin, base), Objective.CAPACITY);
+        SettingResult twin = new SettingResult(new GridEntry("x:1", "t"), false, r, base.minCapacityBytes(), null, 0,
+                null, null);
+        List<SettingResult> ranked = Ranking.rank(List.of(twin, base), Objective.CAPACITY);
         assertEquals(base, ranked.getFirst(), "equal figures: the recorded setting wins");
         ReplayResult fewerCalls = new ReplayResult(r.trace(), r.allocator(), r.device(), "y:1", r.events(), r.allocs(),
                 r.frees(), 0, 0, r.peakReservedBytes() + Advisor.GRANULARITY / 2, r.peakAllocatedBytes(),
                 r.peakRequestedBytes(), r.endReservedBytes(), 0, 0, 0, 0, 0, null, r.timeline(), null);
         SettingResult cheaper = new SettingResult(new GridEntry("y:1", "t"), false, fewerCalls,
-                base.minCapacityBytes(), 0, null, null);
-        assertEquals(cheaper, Advisor.rank(List.of(base, cheaper), Objective.CAPACITY).getFirst());
+                base.minCapacityBytes(), null, 0, null, null);
+        assertEquals(cheaper, Ranking.rank(List.of(base, cheaper), Objective.CAPACITY).getFirst());
         // One search step less is within what the search can tell apart (1,870 and 1,872 MiB may be a byte apart):
         // still a tie, which the fewer device calls win; two steps less is smaller.
         SettingResult stepLess = new SettingResult(new GridEntry("z:1", "t"), false, r,
-                base.minCapacityBytes() - Advisor.GRANULARITY, 0, null, null);
+                base.minCapacityBytes() - Advisor.GRANULARITY, null, 0, null, null);
         assertEquals(List.of(cheaper, base, stepLess),
-                Advisor.rank(List.of(stepLess, base, cheaper), Objective.CAPACITY));
+                Ranking.rank(List.of(stepLess, base, cheaper), Objective.CAPACITY));
         SettingResult smaller = new SettingResult(new GridEntry("z:2", "t"), false, r,
-                base.minCapacityBytes() - 2 * Advisor.GRANULARITY, 0, null, null);
-        assertEquals(smaller, Advisor.rank(List.of(cheaper, base, smaller), Objective.CAPACITY).getFirst());
+                base.minCapacityBytes() - 2 * Advisor.GRANULARITY, null, 0, null, null);
+        assertEquals(smaller, Ranking.rank(List.of(cheaper, base, smaller), Objective.CAPACITY).getFirst());
         // Peak reserved bytes 1 KiB apart tie even across a 2 MiB boundary; the fewer calls win.
         long boundary = Math.ceilDiv(r.peakReservedBytes(), Advisor.GRANULARITY) * Advisor.GRANULARITY;
         SettingResult below = reserved(r, "below:1", boundary - 512, r.deviceMallocs() + 1);
         SettingResult above = reserved(r, "above:1", boundary + 512, r.deviceMallocs());
-        assertEquals(List.of(above, below), Advisor.rank(List.of(below, above), Objective.RESERVED));
+        assertEquals(List.of(above, below), Ranking.rank(List.of(below, above), Objective.RESERVED));
         SettingResult far = reserved(r, "far:1", boundary + Advisor.GRANULARITY + 1024, 0);
-        assertEquals(below, Advisor.rank(List.of(far, below), Objective.RESERVED).getFirst());
+        assertEquals(below, Ranking.rank(List.of(far, below), Objective.RESERVED).getFirst());
     }
 
     /** A setting like {@code r} but for its peak reserved bytes and device mallocs. */
@@ -246,7 +246,7 @@ class AdvisorTest {
         ReplayResult changed = new ReplayResult(r.trace(), r.allocator(), r.device(), config, r.events(), r.allocs(),
                 r.frees(), mallocs, 0, peakReserved, r.peakAllocatedBytes(), r.peakRequestedBytes(),
                 r.endReservedBytes(), 0, 0, 0, 0, 0, null, r.timeline(), null);
-        return new SettingResult(new GridEntry(config, "t"), false, changed, peakReserved, 0, null, null);
+        return new SettingResult(new GridEntry(config, "t"), false, changed, peakReserved, null, 0, null, null);
     }
 
     @Test
@@ -255,7 +255,8 @@ class AdvisorTest {
         assertEquals(null, Advisor.aboveReserved(advice.settings()), "the OPT trace's capacities are all below");
         long above = Math.ceilDiv(base.result().peakReservedBytes(), Advisor.GRANULARITY) * Advisor.GRANULARITY
                 + Advisor.GRANULARITY;
-        SettingResult odd = new SettingResult(new GridEntry("x:1", "t"), false, base.result(), above, 0, null, null);
+        SettingResult odd = new SettingResult(new GridEntry("x:1", "t"), false, base.result(), above, null, 0, null,
+                null);
         String note = Advisor.aboveReserved(List.of(base, odd));
         assertTrue(note != null && note.contains("for x:1:") && note.contains("512 B granularity"), note);
     }

@@ -1,8 +1,8 @@
 package io.devalloc.advisor.cli;
 
-import io.devalloc.advisor.Advice;
 import io.devalloc.advisor.Advisor;
-import io.devalloc.advisor.AdvisorTrace;
+import io.devalloc.advisor.JobAdvice;
+import io.devalloc.advisor.MinSaving;
 import io.devalloc.advisor.Objective;
 import io.devalloc.advisor.report.AdviceHtml;
 import io.devalloc.advisor.report.AdviceJson;
@@ -10,6 +10,7 @@ import io.devalloc.advisor.report.AdviceText;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.ProgressBar;
 import io.devalloc.replay.ReplayOptions;
+import io.devalloc.replay.TraceFile;
 import io.devalloc.trace.TraceFormatException;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -37,17 +38,20 @@ import picocli.CommandLine.Spec;
         description = {"Replays the trace (any format 'devalloc replay' reads; PyTorch snapshot pickles are the main"
                 + " case) first under the settings it was recorded with, warm, to show whether the replay reproduces"
                 + " what PyTorch's allocator did (MATCH or the first difference), then under every setting of a grid,"
-                + " each from an empty allocator. For each setting it finds the smallest device capacity, to 2 MiB,"
-                + " on which the whole trace runs without an out-of-memory error, and reports peak reserved,"
-                + " allocated and requested bytes, fragmentation, device calls and retries. It recommends the best"
-                + " setting for the objective, as a line to paste, with the saving against the recorded settings.",
+                + " each from an empty allocator: on an unlimited device (what it needs with no cache flush), on"
+                + " your card (--capacity, or the capacity the trace tells: its out-of-memory errors, the"
+                + " allocator's own cache flushes) and on the smallest device that runs it. It recommends the best"
+                + " setting for the objective, as a line to paste, only when the change is worth it: it avoids an"
+                + " out-of-memory error, removes cache flushes, or saves at least --min-saving.",
                 "",
-                "The grid is 'default' (the allocator's built-in grid) or a file of configuration texts, one per"
-                + " line (# comments; 'defaults' for the allocator's defaults)."},
+                "A snapshot of a job on several GPUs is advised device by device (--cuda-device N for one). The grid"
+                + " is 'default' (the allocator's built-in grid) or a file of configuration texts, one per line (#"
+                + " comments; 'defaults' for the allocator's defaults)."},
         footer = {"", "Examples:",
                 "  devalloc advise memory.pickle",
                 "  devalloc advise memory.pickle --capacity 24GiB --html advice.html",
-                "  devalloc advise memory.pickle --grid my-settings.txt --objective reserved --json",
+                "  devalloc advise memory.pickle --cuda-device 1 --json",
+                "  devalloc advise memory.pickle --grid settings.txt --objective capacity",
                 "  devalloc advise trace.valgrind --allocator bfc"})
 public final class AdviseCommand implements Callable<Integer> {
 
@@ -72,14 +76,26 @@ public final class AdviseCommand implements Callable<Integer> {
     String grid;
 
     @Option(names = "--capacity", paramLabel = "SIZE",
-            description = "Your device's capacity (e.g. 24GiB): also says, for each setting, whether the trace runs"
-                    + " there and how many allocations fail.")
+            description = "The memory PyTorch's allocator may hold on your card (e.g. 24GiB or 23.5GiB, rounded down"
+                    + " to bytes): every setting is replayed on a device of that size, and ranked by what it costs"
+                    + " there. Default: the capacity the trace tells, if it does.")
     String capacity;
 
-    @Option(names = "--objective", paramLabel = "NAME", defaultValue = "capacity",
-            description = "What to minimise: capacity (the smallest device that runs the trace), reserved (peak"
-                    + " reserved bytes) or device-calls (device mallocs and frees). Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--cuda-device", paramLabel = "N",
+            description = "Advise on device N of a PyTorch snapshot only. Default: every device it holds.")
+    Integer cudaDevice;
+
+    @Option(names = "--objective", paramLabel = "NAME", defaultValue = "reserved",
+            description = "What to minimise: reserved (no out-of-memory error, then fewest cache flushes, then lowest"
+                    + " peak reserved, on the card), capacity (the smallest device that runs the trace, flushing as"
+                    + " often as it must) or device-calls (device mallocs and frees on the card). Default:"
+                    + " ${DEFAULT-VALUE}.")
     String objective;
+
+    @Option(names = "--min-saving", paramLabel = "MARGIN", defaultValue = "1%,64MiB",
+            description = "The least saving worth a change of setting, when it avoids no out-of-memory error and no"
+                    + " flush: a percentage, a size or both (e.g. 2%, 128MiB, 0 for none). Default: ${DEFAULT-VALUE}.")
+    String minSaving;
 
     @Option(names = "--threads", paramLabel = "N",
             description = "Replays at once. Default: the machine's processors.")
@@ -97,14 +113,19 @@ public final class AdviseCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         Objective goal = Objective.of(objective);
         long capacityBytes = capacity == null ? -1 : parseCapacity(capacity);
+        MinSaving margin = MinSaving.parse(minSaving);
         int n = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
         if (n < 1) {
             throw new IllegalArgumentException("--threads must be at least 1, got " + n);
         }
-        Advisor.Options options = new Advisor.Options(allocator, grid, capacityBytes, goal, n);
-        AdvisorTrace read = read(trace);
+        if (cudaDevice != null && cudaDevice < 0) {
+            throw new IllegalArgumentException("--cuda-device: a device index is 0 or more, got " + cudaDevice);
+        }
+        Advisor.Options options = new Advisor.Options(allocator, grid, capacityBytes, goal, n, margin);
+        TraceFile read = read(trace, cudaDevice == null ? TraceFile.ALL_DEVICES : cudaDevice);
         Advisor advisor = new Advisor();
-        Advice advice = advisor.advise(read, options, ProgressBar.forTerminal(err, "advise " + trace.getFileName()));
+        JobAdvice advice = advisor.advise(read, options, ProgressBar.forTerminal(err, "advise "
+                + trace.getFileName()));
         if (html != null) {
             try {
                 AdviceHtml.write(html, advice);
@@ -124,17 +145,18 @@ public final class AdviseCommand implements Callable<Integer> {
         return 0;
     }
 
-    private static long parseCapacity(String text) {
+    /** {@code --capacity}: a size, decimals allowed and rounded down to a whole byte ({@code 1.7GiB}). */
+    static long parseCapacity(String text) {
         try {
-            return ByteSize.parse(text);
+            return ByteSize.parseRoundingDown(text);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--capacity: " + e.getMessage(), e);
         }
     }
 
-    private static AdvisorTrace read(Path path) {
+    private static TraceFile read(Path path, int device) {
         try {
-            return AdvisorTrace.read(path);
+            return TraceFile.read(path, device);
         } catch (TraceFormatException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         } catch (NoSuchFileException e) {

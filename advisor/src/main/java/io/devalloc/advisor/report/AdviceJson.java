@@ -1,10 +1,16 @@
 package io.devalloc.advisor.report;
 
 import io.devalloc.advisor.Advice;
+import io.devalloc.advisor.Advisor;
 import io.devalloc.advisor.CapacityCheck;
+import io.devalloc.advisor.CardCapacity;
+import io.devalloc.advisor.JobAdvice;
+import io.devalloc.advisor.MinSaving;
 import io.devalloc.advisor.Recommendation;
 import io.devalloc.advisor.SettingResult;
 import io.devalloc.advisor.TrustLine;
+import io.devalloc.replay.CacheFlushes;
+import io.devalloc.replay.DeviceTrace;
 import io.devalloc.replay.ReplayJson;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.trace.text.JsonWriter;
@@ -14,47 +20,110 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code devalloc advise --json}: one JSON object, whose schema docs/advisor.md documents and {@link #SCHEMA} numbers.
- * Keys are never renamed or removed within a schema version; new keys may be added. Bytes are integers, fractions
- * floats in [0, 1], absent figures {@code null}.
+ * {@code devalloc advise --json}: one JSON object, whose schema docs/advisor.md documents and {@link #SCHEMA} numbers:
+ * the trace, then one object per device ({@code devices}), each with the device's index and every key of the
+ * single-trace object of schema 1. Keys are never renamed or removed within a schema version; new keys may be added.
+ * Bytes are integers, fractions floats in [0, 1], absent figures {@code null}.
  */
 public final class AdviceJson {
 
     /** The schema's version, the object's {@code schema} key. */
-    public static final int SCHEMA = 1;
+    public static final int SCHEMA = 2;
 
     private AdviceJson() {
     }
 
     /** The advice as JSON text, indented when {@code pretty}. */
-    public static String toJson(Advice advice, boolean pretty) {
-        return JsonWriter.toString(toMap(advice), pretty);
+    public static String toJson(JobAdvice job, boolean pretty) {
+        return JsonWriter.toString(toMap(job), pretty);
     }
 
-    /** The advice as the value tree the JSON is written from. */
-    public static Map<String, Object> toMap(Advice advice) {
+    /** The advice on every device as the value tree the JSON is written from. */
+    public static Map<String, Object> toMap(JobAdvice job) {
         Map<String, Object> m = new LinkedHashMap<>();
+        m.put("schema", SCHEMA);
+        m.put("trace", job.trace());
+        m.put("allocator", job.allocator());
+        m.put("objective", job.objective().cliName());
+        Advice first = job.devices().getFirst();
+        m.put("capacity_bytes", first.capacityBytes() == -1 ? null : first.capacityBytes());
+        m.put("min_saving", minSaving(first.minSaving()));
+        m.put("granularity_bytes", Advisor.GRANULARITY);
+        List<Object> devices = new ArrayList<>();
+        for (Advice a : job.devices()) {
+            devices.add(device(a));
+        }
+        m.put("devices", devices);
+        m.put("unused_devices", job.unusedDevices());
+        Advice most = job.mostMemory();
+        m.put("most_memory_device", most.cudaDevice() == DeviceTrace.NO_DEVICE ? null : most.cudaDevice());
+        m.put("runs", job.runs());
+        m.put("threads", job.threads());
+        return m;
+    }
+
+    /** One device's advice: its index and what it has, then every key of schema 1's object. */
+    public static Map<String, Object> device(Advice advice) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("device", advice.cudaDevice() == DeviceTrace.NO_DEVICE ? null : advice.cudaDevice());
+        m.put("history", advice.hasHistory());
+        m.put("events", advice.events());
+        m.put("recorded_peak_reserved_bytes", advice.recordedPeakReservedBytes());
         m.put("schema", SCHEMA);
         m.put("trace", advice.trace());
         m.put("allocator", advice.allocator());
         m.put("objective", advice.objective().cliName());
         m.put("capacity_bytes", advice.capacityBytes() == -1 ? null : advice.capacityBytes());
-        m.put("granularity_bytes", io.devalloc.advisor.Advisor.GRANULARITY);
+        m.put("card", card(advice.capacity()));
+        m.put("min_saving", minSaving(advice.minSaving()));
+        m.put("granularity_bytes", Advisor.GRANULARITY);
         Map<String, Object> grid = new LinkedHashMap<>();
         grid.put("name", advice.grid().name());
         grid.put("problems", advice.grid().problems());
         m.put("grid", grid);
         m.put("baseline", baseline(advice));
+        m.put("flushes", flushes(advice.flushes()));
         List<Object> settings = new ArrayList<>();
         int rank = 0;
         for (SettingResult s : advice.settings()) {
-            settings.add(setting(s, s.fits() ? ++rank : null));
+            settings.add(setting(s, AdviceText.ranked(s, advice) ? ++rank : null));
         }
         m.put("settings", settings);
         m.put("recommendation", recommendation(advice.recommendation()));
+        m.put("end_state", endState(advice));
         m.put("notes", advice.notes());
         m.put("runs", advice.runs());
         m.put("threads", advice.threads());
+        return m;
+    }
+
+    private static Map<String, Object> minSaving(MinSaving margin) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("fraction", margin.fraction());
+        m.put("bytes", margin.bytes());
+        return m;
+    }
+
+    private static Map<String, Object> card(CardCapacity card) {
+        if (card == null) {
+            return null;
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("capacity_bytes", card.bytes());
+        m.put("source", card.source().jsonName());
+        m.put("reason", card.reason());
+        return m;
+    }
+
+    private static Map<String, Object> flushes(CacheFlushes f) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("program_empty_cache", f.programCalls());
+        m.put("allocator_flushes", f.allocatorFlushes());
+        m.put("told_by_frames", f.byFrames());
+        m.put("told_by_oom", f.byOutOfMemory());
+        m.put("told_by_no_device_malloc", f.byNoDeviceMalloc());
+        m.put("told_by_pressure", f.byPressure());
+        m.put("recorded_capacity_bytes", f.capacity() == null ? null : f.capacity().bytes());
         return m;
     }
 
@@ -96,6 +165,7 @@ public final class AdviceJson {
         m.put("peak_allocated_bytes", r == null ? null : r.peakAllocatedBytes());
         m.put("peak_requested_bytes", r == null ? null : r.peakRequestedBytes());
         m.put("min_capacity_bytes", s.fits() ? s.minCapacityBytes() : null);
+        m.put("retries_at_min_capacity", s.fits() ? s.retriesAtMinCapacity() : null);
         m.put("device_mallocs", r == null ? null : r.deviceMallocs());
         m.put("device_frees", r == null ? null : r.deviceFrees());
         m.put("alloc_retries", r == null ? null : r.allocRetries());
@@ -110,13 +180,21 @@ public final class AdviceJson {
         m.put("end_reserved_bytes", r == null ? null : r.endReservedBytes());
         m.put("search_runs", s.searchRuns());
         if (c != null) {
-            Map<String, Object> at = new LinkedHashMap<>();
-            at.put("capacity_bytes", c.capacityBytes());
-            at.put("runs", c.runs());
-            at.put("ooms", c.ooms());
-            at.put("peak_reserved_bytes", c.peakReserved());
-            at.put("first_oom", oom(c.firstOom()));
-            m.put("at_capacity", at);
+            ReplayResult at = c.result();
+            Map<String, Object> card = new LinkedHashMap<>();
+            card.put("capacity_bytes", c.capacityBytes());
+            card.put("runs", c.runs());
+            card.put("ooms", c.ooms());
+            card.put("alloc_retries", c.flushes());
+            card.put("peak_reserved_bytes", c.peakReserved());
+            card.put("peak_allocated_bytes", at.peakAllocatedBytes());
+            card.put("device_mallocs", at.deviceMallocs());
+            card.put("device_frees", at.deviceFrees());
+            card.put("end_reserved_bytes", at.endReservedBytes());
+            card.put("waste_at_peak", at.peak() == null || at.peak().waste() == null ? null
+                    : ReplayJson.wasteMap(at.peak().waste()));
+            card.put("first_oom", oom(c.firstOom()));
+            m.put("at_capacity", card);
         }
         return m;
     }
@@ -145,8 +223,25 @@ public final class AdviceJson {
         m.put("saving_device_calls", rec.savingDeviceCalls());
         m.put("saving_device_calls_fraction", rec.savingDeviceCallsFraction());
         m.put("already_best", rec.alreadyBest());
+        m.put("why", rec.why().jsonName());
         m.put("reason", rec.reason());
+        m.put("runner_up", rec.runnerUp() == null ? null : rec.runnerUp().config());
+        m.put("costs", rec.costs());
         m.put("caveats", rec.caveats());
+        return m;
+    }
+
+    private static Map<String, Object> endState(Advice advice) {
+        if (advice.hasHistory() || advice.endState() == null) {
+            return null;
+        }
+        ReplayResult r = advice.endState().result();
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("reserved_bytes", r.peakReservedBytes());
+        m.put("allocated_bytes", r.peakAllocatedBytes());
+        m.put("requested_bytes", r.peakRequestedBytes());
+        m.put("segments", r.peakSnapshot() == null ? null : r.peakSnapshot().segments().size());
+        m.put("waste", r.peak() == null || r.peak().waste() == null ? null : ReplayJson.wasteMap(r.peak().waste()));
         return m;
     }
 }

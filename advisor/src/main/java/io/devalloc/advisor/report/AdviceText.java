@@ -3,60 +3,123 @@ package io.devalloc.advisor.report;
 import io.devalloc.advisor.Advice;
 import io.devalloc.advisor.Advisor;
 import io.devalloc.advisor.CapacityCheck;
+import io.devalloc.advisor.CardCapacity;
+import io.devalloc.advisor.JobAdvice;
 import io.devalloc.advisor.Objective;
 import io.devalloc.advisor.Recommendation;
 import io.devalloc.advisor.SettingResult;
 import io.devalloc.advisor.TrustLine;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.ReplayResult;
+import io.devalloc.replay.WasteAtPeak;
 import io.devalloc.replay.cli.TextTable;
 import io.devalloc.replay.cli.TextWrap;
 import java.io.PrintWriter;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
 /**
- * The terminal report of {@code devalloc advise}: the trust line first, then the recommendation with the line to
- * paste, then every setting ranked, then the grid's problems and the notes. Lines stay within
- * {@link TextWrap#MAX_WIDTH} columns, except table rows with a long configuration.
+ * The terminal report of {@code devalloc advise}: for a trace of several devices, a summary of every device first
+ * (naming the one that needs the most memory); then, for each device, the trust line, the recommendation with the
+ * line to paste, every setting ranked, the grid's problems and the notes. Lines stay within
+ * {@link TextWrap#MAX_WIDTH} columns.
  */
 public final class AdviceText {
 
     private AdviceText() {
     }
 
-    /** Prints {@code advice} to {@code out}. */
+    /** Prints the advice on every device of a trace to {@code out}. */
+    public static void print(PrintWriter out, JobAdvice job) {
+        boolean several = job.devices().size() > 1;
+        if (several || !job.unusedDevices().isEmpty()) {
+            summary(out, job);
+        }
+        for (Advice advice : job.devices()) {
+            if (several) {
+                out.println();
+                out.println("== " + advice.deviceLabel() + " " + "=".repeat(Math.max(3, 76
+                        - advice.deviceLabel().length())));
+                out.println();
+            }
+            print(out, advice);
+        }
+    }
+
+    /** The devices of a trace, one line each, and the one that needs the most memory. */
+    static void summary(PrintWriter out, JobAdvice job) {
+        List<Advice> with = job.withHistory();
+        out.println("Devices of " + job.trace() + ": " + with.size() + " with a history" + (job.endStateOnly()
+                .isEmpty() ? "" : ", " + job.endStateOnly().size() + " with only an end state")
+                + (job.unusedDevices().isEmpty() ? "" : ", " + job.unusedDevices().size() + " unused"));
+        out.println();
+        TextTable t = TextTable.withHeaders("DEVICE", "EVENTS", "TRUST", "RECORDED PEAK", "CARD", "RECOMMENDATION")
+                .align(1, TextTable.Align.RIGHT).align(3, TextTable.Align.RIGHT).wrapBetweenWords(5);
+        for (Advice a : job.devices()) {
+            if (!a.hasHistory()) {
+                t.row(a.deviceLabel(), count(a.events()), "END STATE ONLY", ByteSize.format(
+                        a.recordedPeakReservedBytes()), "-", "none: no history to replay");
+                continue;
+            }
+            Recommendation rec = a.recommendation();
+            t.row(a.deviceLabel(), count(a.events()), a.trust().word(), ByteSize.format(a.recordedPeakReservedBytes()),
+                    a.capacity() == null ? "-" : ByteSize.format(a.capacity().bytes()) + " (" + a.capacity().source()
+                            .jsonName().replace('_', ' ') + ")",
+                    rec == null ? "none runs" : rec.alreadyBest() ? "keep " + label(rec.setting().config())
+                            : label(rec.setting().config()));
+        }
+        t.print(out, "  ");
+        if (!job.unusedDevices().isEmpty()) {
+            TextWrap.print(out, "  ", "  ", "unused: " + devices(job.unusedDevices()) + " (no trace entry, no"
+                    + " segment: GPUs the process could see and never used)");
+        }
+        Advice most = job.mostMemory();
+        TextWrap.print(out, "  ", "  ", most.deviceLabel() + " needs the most memory: "
+                + ByteSize.format(most.recordedPeakReservedBytes()) + " reserved at its " + (most.hasHistory()
+                ? "recorded peak" : "end state") + ".");
+        out.println();
+    }
+
+    private static String devices(List<Integer> indexes) {
+        List<String> names = new ArrayList<>();
+        for (int i : indexes) {
+            names.add("cuda:" + i);
+        }
+        return String.join(", ", names);
+    }
+
+    /** Prints the advice on one device to {@code out}. */
     public static void print(PrintWriter out, Advice advice) {
-        out.println("Advice for " + advice.trace() + " through " + advice.allocator() + ": " + advice.settings().size()
-                + " settings, " + count(advice.runs()) + " replays on " + advice.threads()
+        String on = advice.deviceLabel().isEmpty() ? "" : " (" + advice.deviceLabel() + ")";
+        if (!advice.hasHistory()) {
+            endState(out, advice, on);
+            return;
+        }
+        out.println("Advice for " + advice.trace() + on + " through " + advice.allocator() + ": "
+                + advice.settings().size() + " settings, " + count(advice.runs()) + " replays on " + advice.threads()
                 + (advice.threads() == 1 ? " thread" : " threads"));
         out.println();
-
-        TrustLine t = advice.trust();
-        TextWrap.print(out, "Trust: ", "  ", t.word() + " - " + trustSentence(t));
-        TextWrap.print(out, "  ", "  ", "baseline: " + (t.config().isEmpty() ? "(defaults)" : t.config())
-                + ", from " + t.configSource());
-        for (String note : t.notes()) {
-            TextWrap.print(out, "  - ", "    ", note);
-        }
-        out.println();
+        trust(out, advice.trust());
 
         Recommendation rec = advice.recommendation();
         if (rec == null) {
-            TextWrap.print(out, "Recommendation: ", "  ", "none: no setting runs the whole trace without an"
-                    + " out-of-memory error on " + Advisor.UNLIMITED_DEVICE);
+            TextWrap.print(out, "Recommendation: ", "  ", "none: " + noneRuns(advice));
         } else {
-            SettingResult best = rec.setting();
-            out.println("Recommendation: " + (best.config().isEmpty() ? "(defaults)" : best.config())
+            SettingResult chosen = rec.setting();
+            out.println("Recommendation: " + label(chosen.config())
                     + (rec.alreadyBest() ? " (" + advice.trust().baselineName() + ")" : ""));
             out.println();
             out.println("  " + rec.env());
             out.println();
-            TextWrap.print(out, "  ", "  ", rec.reason() + ".");
+            TextWrap.print(out, "  ", "  ", capitalised(rec.reason()) + ".");
             for (Saving saving : savings(advice)) {
-                TextWrap.print(out, "  ", "  ", saving.measure() + ": " + saving.recommended() + ", "
+                TextWrap.print(out, "  ", "  ", capitalised(saving.measure()) + ": " + saving.recommended() + ", "
                         + advice.trust().baselineName() + " " + saving.recorded() + ": " + saving.verb() + " "
                         + saving.amount() + " (" + saving.percent() + ").");
+            }
+            for (String cost : rec.costs()) {
+                TextWrap.print(out, "  note: ", "    ", cost);
             }
             for (String caveat : rec.caveats()) {
                 TextWrap.print(out, "  caveat: ", "    ", caveat);
@@ -64,52 +127,22 @@ public final class AdviceText {
         }
         out.println();
 
-        out.println("Settings, best first (" + measure(advice) + "; within " + ByteSize.format(Advisor.GRANULARITY)
-                + " a tie, broken by " + advice.objective().tieBreak() + "):");
+        TextWrap.print(out, "", "  ", "Settings, best first (" + objectiveSentence(advice) + "):");
         out.println();
-        boolean withCapacity = advice.capacityBytes() != -1;
-        TextTable table = withCapacity
-                ? TextTable.withHeaders("#", "CONFIG", "MIN CAPACITY", "PEAK RESERVED", "PEAK ALLOC", "FRAG",
-                        "MALLOCS/FREES", "RETRIES", "OOMS AT " + ByteSize.format(advice.capacityBytes()))
-                : TextTable.withHeaders("#", "CONFIG", "MIN CAPACITY", "PEAK RESERVED", "PEAK ALLOC", "FRAG",
-                        "MALLOCS/FREES", "RETRIES");
-        table.wrap(1);
-        for (int c = 2; c < (withCapacity ? 9 : 8); c++) {
-            table.align(c, TextTable.Align.RIGHT);
-        }
-        table.align(0, TextTable.Align.RIGHT);
-        int rank = 0;
-        for (SettingResult s : advice.settings()) {
-            String label = (s.config().isEmpty() ? "(defaults)" : s.config()) + (s.recorded() ? " *" : "");
-            ReplayResult r = s.result();
-            if (r == null) {
-                Object[] cells = {"-", label, "error", "", "", "", "", "", ""};
-                table.row(withCapacity ? cells : java.util.Arrays.copyOf(cells, 8));
-                continue;
-            }
-            Object[] cells = {s.fits() ? Integer.toString(++rank) : "-", label,
-                    s.fits() ? ByteSize.format(s.minCapacityBytes()) : "> " + Advisor.UNLIMITED_DEVICE,
-                    ByteSize.format(r.peakReservedBytes()), ByteSize.format(r.peakAllocatedBytes()),
-                    percent(r.fragmentation()), count(r.deviceMallocs()) + " / " + count(r.deviceFrees()),
-                    count(r.allocRetries()), capacityCell(s.atCapacity())};
-            table.row(withCapacity ? cells : java.util.Arrays.copyOf(cells, 8));
-        }
-        table.print(out, "  ");
+        table(advice).print(out, "  ");
         out.println("  * " + (advice.trust().baselineName().equals("the recorded setting")
                 ? "the recorded setting (the baseline)" : "the baseline (the defaults)"));
-        if (withCapacity) {
+        if (advice.capacity() != null) {
             for (SettingResult s : advice.settings()) {
                 String where = firstOom(s.atCapacity());
                 if (where != null) {
-                    TextWrap.print(out, "  at " + ByteSize.format(advice.capacityBytes()) + ", ", "    ",
-                            (s.config().isEmpty() ? "(defaults)" : s.config()) + " " + where);
+                    TextWrap.print(out, "  on the card, ", "    ", label(s.config()) + " " + where);
                 }
             }
         }
         for (SettingResult s : advice.settings()) {
             if (s.error() != null) {
-                TextWrap.print(out, "  error: ", "    ", (s.config().isEmpty() ? "(defaults)" : s.config()) + ": "
-                        + s.error());
+                TextWrap.print(out, "  error: ", "    ", label(s.config()) + ": " + s.error());
             }
         }
         if (!advice.grid().problems().isEmpty()) {
@@ -119,6 +152,19 @@ public final class AdviceText {
                 TextWrap.print(out, "  - ", "    ", p);
             }
         }
+        notes(out, advice);
+    }
+
+    private static void trust(PrintWriter out, TrustLine t) {
+        TextWrap.print(out, "Trust: ", "  ", t.word() + " - " + trustSentence(t));
+        TextWrap.print(out, "  ", "  ", "baseline: " + label(t.config()) + ", from " + t.configSource());
+        for (String note : t.notes()) {
+            TextWrap.print(out, "  - ", "    ", note);
+        }
+        out.println();
+    }
+
+    private static void notes(PrintWriter out, Advice advice) {
         out.println();
         out.println("Notes:");
         for (String note : advice.notes()) {
@@ -126,13 +172,126 @@ public final class AdviceText {
         }
     }
 
+    /** A device with only its end state: what it held, and why there is no verdict. */
+    private static void endState(PrintWriter out, Advice advice, String on) {
+        out.println("Advice for " + advice.trace() + on + ": end state only, no history");
+        out.println();
+        trust(out, advice.trust());
+        ReplayResult r = advice.endState() == null ? null : advice.endState().result();
+        if (r != null) {
+            out.println("End state (what the snapshot holds when it was taken):");
+            out.println();
+            TextTable t = TextTable.withoutHeaders(2).align(1, TextTable.Align.RIGHT);
+            t.row("reserved", ByteSize.format(r.peakReservedBytes()));
+            t.row("allocated (block sizes)", ByteSize.format(r.peakAllocatedBytes()));
+            t.row("requested", ByteSize.format(r.peakRequestedBytes()));
+            t.row("segments", r.peakSnapshot() == null ? "-" : count(r.peakSnapshot().segments().size()));
+            WasteAtPeak w = r.peak() == null ? null : r.peak().waste();
+            if (w != null) {
+                t.row("waste: rounding", ByteSize.format(w.rounding()));
+                t.row("waste: unsplit remainders", ByteSize.format(w.unsplitRemainder()));
+                t.row("waste: free blocks in used segments", ByteSize.format(w.freeInUsedSegments()));
+                t.row("waste: free segments", ByteSize.format(w.freeSegments()));
+                t.row("waste: unmapped page tails", ByteSize.format(w.unmappedPageTails()));
+            }
+            t.print(out, "  ");
+        }
+        notes(out, advice);
+    }
+
+    /** Why no setting is recommended, in words. */
+    static String noneRuns(Advice advice) {
+        CardCapacity card = advice.capacity();
+        if (advice.objective() != Objective.CAPACITY && card != null) {
+            return "no setting runs the whole trace without an out-of-memory error on the card ("
+                    + ByteSize.format(card.bytes()) + "; see the notes for the capacity any of them needs)";
+        }
+        return "no setting runs the whole trace without an out-of-memory error on " + Advisor.UNLIMITED_DEVICE;
+    }
+
+    /** The objective in use, in words: what the table is ranked by and how ties are broken. */
+    static String objectiveSentence(Advice advice) {
+        String card = advice.capacity() == null ? "an unlimited device, as no capacity is known"
+                : "the card, " + ByteSize.format(advice.capacity().bytes());
+        String ties = "within " + ByteSize.format(Advisor.GRANULARITY) + " a tie, broken by "
+                + advice.objective().tieBreak();
+        return switch (advice.objective()) {
+            case RESERVED -> "objective 'reserved': no out-of-memory error, then the fewest cache flushes, then the"
+                    + " lowest peak reserved, on " + card + "; " + ties;
+            case CAPACITY -> "objective 'capacity': the smallest device that runs the whole trace, flushing the cache"
+                    + " as often as it must; " + ties;
+            case DEVICE_CALLS -> "objective 'device-calls': no out-of-memory error, then the fewest device mallocs"
+                    + " and frees, on " + card + "; ties broken by " + advice.objective().tieBreak();
+        };
+    }
+
+    /** The ranked settings as a table; with a card, its figures first. */
+    static TextTable table(Advice advice) {
+        boolean card = advice.capacity() != null;
+        List<String> headers = new ArrayList<>(List.of("#", "CONFIG"));
+        if (card) {
+            headers.addAll(List.of("OOMS ON CARD", "FLUSHES", "PEAK RESERVED"));
+        }
+        headers.addAll(List.of(card ? "NO-FLUSH PEAK" : "PEAK RESERVED", "MIN CAPACITY", "FLUSHES THERE"));
+        if (!card) {
+            headers.addAll(List.of("PEAK ALLOC", "FRAG"));
+        }
+        headers.add("MALLOCS/FREES");
+        TextTable table = TextTable.withHeaders(headers.toArray(new String[0]));
+        table.wrapBetweenWords(1);
+        for (int c = 2; c < headers.size(); c++) {
+            table.align(c, TextTable.Align.RIGHT);
+        }
+        table.align(0, TextTable.Align.RIGHT);
+        int rank = 0;
+        for (SettingResult s : advice.settings()) {
+            String name = label(s.config()) + (s.recorded() ? " *" : "");
+            ReplayResult r = s.result();
+            List<String> cells = new ArrayList<>();
+            boolean ranked = ranked(s, advice);
+            cells.add(ranked ? Integer.toString(++rank) : "-");
+            cells.add(name);
+            if (r == null) {
+                cells.add("error");
+                while (cells.size() < headers.size()) {
+                    cells.add("");
+                }
+                table.row(cells.toArray());
+                continue;
+            }
+            if (card) {
+                CapacityCheck c = s.atCapacity();
+                cells.add(c.runs() ? "0" : count(c.ooms()));
+                cells.add(count(c.flushes()));
+                cells.add(ByteSize.format(c.peakReserved()));
+            }
+            cells.add(r.ooms() > 0 ? "OOM" : ByteSize.format(r.peakReservedBytes()));
+            cells.add(s.fits() ? ByteSize.format(s.minCapacityBytes()) : "> " + Advisor.UNLIMITED_DEVICE);
+            cells.add(s.fits() ? count(s.retriesAtMinCapacity()) : "-");
+            ReplayResult shown = card ? s.onCard() : r;
+            if (!card) {
+                cells.add(ByteSize.format(r.peakAllocatedBytes()));
+                cells.add(percent(r.fragmentation()));
+            }
+            cells.add(count(shown.deviceMallocs()) + " / " + count(shown.deviceFrees()));
+            table.row(cells.toArray());
+        }
+        return table;
+    }
+
+    /** Whether the setting is ranked by the advice's objective (it runs on the objective's device). */
+    static boolean ranked(SettingResult s, Advice advice) {
+        return advice.objective() == Objective.CAPACITY ? s.fits() : s.ran() && s.runsOnCard();
+    }
+
     /** The trust line's sentence after its verdict. */
     static String trustSentence(TrustLine t) {
         String settings = TrustLine.FROM_SNAPSHOT.equals(t.configSource()) ? "the recorded settings" : "the defaults";
         return switch (t.verdict()) {
             case MATCH -> "replayed under " + settings + " (warm, with empty_cache() where the program called"
-                    + " it, as 'devalloc replay --warm --empty-cache-at-segment-free'), the allocator made the device"
-                    + " mallocs, frees, segment sizes and peak the trace recorded";
+                    + " it and the allocator's own flushes where it made them, as 'devalloc replay --warm"
+                    + " --empty-cache-at-segment-free'), the allocator made the device mallocs, frees, segment sizes"
+                    + " and peak the trace recorded";
             case DIFFERS -> "replayed under " + settings + ", the allocator did not do what the trace recorded;"
                     + " first difference: " + t.firstDifference() + ". Figures below are less trustworthy";
             case NOT_COMPARABLE -> t.firstDifference();
@@ -154,12 +313,13 @@ public final class AdviceText {
     }
 
     /**
-     * The savings the reports show, the objective's own first: device calls then the smallest capacity for
-     * {@code device-calls}, the objective's bytes for the others; empty when the recorded setting has no figure.
+     * The savings the reports show for a change of setting, the objective's own first: device calls then the peak
+     * reserved for {@code device-calls}, the objective's bytes for the others; empty when the recommendation keeps
+     * the recorded setting or the recorded setting has no figure.
      */
     static List<Saving> savings(Advice advice) {
         Recommendation rec = advice.recommendation();
-        if (rec == null || rec.savingBytes() == null) {
+        if (rec == null || rec.savingBytes() == null || rec.alreadyBest()) {
             return List.of();
         }
         SettingResult best = rec.setting();
@@ -170,13 +330,13 @@ public final class AdviceText {
         if (advice.objective() != Objective.DEVICE_CALLS) {
             return List.of(bytes);
         }
-        Saving calls = new Saving("device calls (mallocs and frees)", count(best.deviceCalls()),
-                count(base.deviceCalls()), rec.savingDeviceCalls() >= 0 ? "saves" : "needs more by",
+        Saving calls = new Saving("device calls (mallocs and frees) on the card", count(best.deviceCallsOnCard()),
+                count(base.deviceCallsOnCard()), rec.savingDeviceCalls() >= 0 ? "saves" : "needs more by",
                 count(Math.abs(rec.savingDeviceCalls())), percent(Math.abs(rec.savingDeviceCallsFraction())));
         return List.of(calls, bytes);
     }
 
-    /** Where the replay on the user's device first failed, in words; null when it ran. */
+    /** Where the replay on the card first failed, in words; null when it ran. */
     static String firstOom(CapacityCheck c) {
         if (c == null || c.firstOom() == null) {
             return null;
@@ -191,27 +351,38 @@ public final class AdviceText {
     /** What the objective's byte figure measures, in words. */
     static String measure(Advice advice) {
         return switch (advice.objective()) {
-            case CAPACITY, DEVICE_CALLS -> "smallest capacity that runs";
-            case RESERVED -> "peak reserved";
+            case CAPACITY -> "smallest capacity that runs";
+            case RESERVED, DEVICE_CALLS -> advice.capacity() == null ? "peak reserved (no capacity is known: an"
+                    + " unlimited device)" : "peak reserved on the card";
         };
     }
 
     private static long figure(Advice advice, SettingResult s) {
-        return switch (advice.objective()) {
-            case CAPACITY, DEVICE_CALLS -> s.minCapacityBytes();
-            case RESERVED -> s.result().peakReservedBytes();
-        };
+        return advice.objective() == Objective.CAPACITY ? s.minCapacityBytes() : s.peakReservedOnCard();
     }
 
-    private static String capacityCell(CapacityCheck c) {
-        return c == null ? "" : c.runs() ? "0 (runs)" : count(c.ooms());
+    static String label(String config) {
+        return config.isEmpty() ? "(defaults)" : config;
+    }
+
+    static String capitalised(String s) {
+        return s.isEmpty() ? s : Character.toUpperCase(s.charAt(0)) + s.substring(1);
     }
 
     static String count(long n) {
         return String.format(Locale.ROOT, "%,d", n);
     }
 
+    /**
+     * {@code 4.4%}; below 0.1% as many digits as the first one needs ({@code 0.04%}), so that a small saving is never
+     * printed as {@code 0.0%}.
+     */
     static String percent(double fraction) {
-        return String.format(Locale.ROOT, "%.1f%%", fraction * 100);
+        double p = fraction * 100;
+        if (p == 0 || Math.abs(p) >= 0.1) {
+            return String.format(Locale.ROOT, "%.1f%%", p);
+        }
+        int digits = Math.min(6, 1 + (int) Math.ceil(-Math.log10(Math.abs(p))));
+        return String.format(Locale.ROOT, "%." + digits + "f%%", p);
     }
 }

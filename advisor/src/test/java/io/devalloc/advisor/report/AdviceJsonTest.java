@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.advisor.Advice;
+import io.devalloc.advisor.JobAdvice;
 import io.devalloc.advisor.Advisor;
 import io.devalloc.advisor.AdvisorTrace;
 import io.devalloc.advisor.Objective;
@@ -38,7 +39,7 @@ class AdviceJsonTest {
 
     @Test
     void theObjectHasEveryKeyTheSchemaLists() {
-        Map<String, Object> m = AdviceJson.toMap(advice);
+        Map<String, Object> m = AdviceJson.device(advice);
         assertTrue(m.keySet().containsAll(List.of("schema", "trace", "allocator", "capacity_bytes", "baseline",
                 "settings", "recommendation", "objective", "grid", "notes")), m.keySet().toString());
         assertEquals(null, m.get("capacity_bytes"));
@@ -69,7 +70,7 @@ class AdviceJsonTest {
                 "saving_device_calls", "saving_device_calls_fraction")), rec.toString());
         Map<?, ?> grid = (Map<?, ?>) m.get("grid");
         assertEquals(1, ((List<?>) grid.get("problems")).size(), grid.toString());
-        String json = AdviceJson.toJson(advice, false);
+        String json = AdviceJson.toJson(JobAdvice.of(advice), false);
         assertTrue(json.startsWith("{\"schema\":1,\"trace\":"), json);
     }
 

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.devalloc.advisor.Advice;
+import io.devalloc.advisor.JobAdvice;
 import io.devalloc.advisor.Advisor;
 import io.devalloc.advisor.AdvisorTrace;
 import io.devalloc.advisor.Objective;
@@ -36,7 +37,7 @@ class AdviceHtmlInChromiumTest {
                 AdvisorTrace.read(Path.of("..", "traces", "pt-opt-zeroth-order-fl", "memory.csv")),
                 new Advisor.Options("caching", grid.toString(), -1, Objective.CAPACITY, 2), ReplayProgress.NONE);
         Path html = dir.resolve("advice.html");
-        AdviceHtml.write(html, advice);
+        AdviceHtml.write(html, JobAdvice.of(advice));
 
         String dom = chromium.get().dumpDom(html, dir.resolve("dom"));
         for (String id : List.of("recommendation", "trust", "ranking", "timeline", "segments", "waste")) {
