@@ -635,8 +635,12 @@ public final class Advisor {
         if (f.byNoDeviceMalloc() > 0) {
             how.add(f.byNoDeviceMalloc() + " because no device malloc follows them");
         }
-        if (f.byPressure() > 0) {
-            how.add(f.byPressure() + " by memory pressure (no stack frames)");
+        if (f.byCapacity() > 0) {
+            how.add(f.byCapacity() + " by the capacity the out-of-memory error tells (no stack frames)");
+        }
+        if (f.assumedProgram() > 0) {
+            how.add(f.assumedProgram() + " taken as the program's: no stack frames, and no out-of-memory error to tell"
+                    + " the capacity");
         }
         return "the trace frees cached segments " + f.runs() + " time" + (f.runs() == 1 ? "" : "s") + ": "
                 + f.programCalls() + " the program's empty_cache(), replayed where the program called it, and "

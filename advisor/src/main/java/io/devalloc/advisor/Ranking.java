@@ -176,9 +176,10 @@ final class Ranking {
         }
         if (objective != Objective.CAPACITY && best.flushesOnCard() < base.flushesOnCard()) {
             return recommendation(allocator, best, base, objective, false, Recommendation.Why.FEWER_FLUSHES,
-                    "it flushes the cache " + count(best.flushesOnCard()) + " times on the card where "
-                            + baselineName + " flushes it " + count(base.flushesOnCard()) + " times (each flush"
-                            + " synchronises the device and frees every cached block)", null);
+                    (best.flushesOnCard() == 0 ? "it never flushes the cache on the card" : "it flushes the cache "
+                            + times(best.flushesOnCard()) + " on the card") + ", where " + baselineName
+                            + " flushes it " + times(base.flushesOnCard()) + " (each flush synchronises the device,"
+                            + " frees every cached block and retries the device malloc)", null);
         }
         boolean worth = objective == Objective.DEVICE_CALLS
                 ? margin.reachedCalls(base.deviceCallsOnCard() - best.deviceCallsOnCard(), base.deviceCallsOnCard())
@@ -287,6 +288,10 @@ final class Ranking {
 
     static String label(SettingResult s) {
         return s.config().isEmpty() ? "(defaults)" : s.config();
+    }
+
+    private static String times(long n) {
+        return n == 1 ? "once" : count(n) + " times";
     }
 
     private static String count(long n) {

@@ -3,6 +3,7 @@ package io.devalloc.caching;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.spi.MemorySummary;
+import io.devalloc.api.spi.PyTorchMemoryHistory;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
@@ -13,7 +14,7 @@ import java.util.function.BooleanSupplier;
  * {@code DeviceAllocators}, Guice or the launcher). Thread-safe: one lock guards the allocator, as upstream's
  * per-device mutex.
  */
-public interface CachingAllocator extends DeviceAllocator, MemorySummary {
+public interface CachingAllocator extends DeviceAllocator, MemorySummary, PyTorchMemoryHistory {
 
     /** {@code torch.cuda.memory_stats()}: a sorted flat map with PyTorch's key names. */
     Map<String, Long> memoryStats();
@@ -49,6 +50,7 @@ public interface CachingAllocator extends DeviceAllocator, MemorySummary {
      *
      * @throws IllegalArgumentException {@code maxEntries < 0}; the history is then left as it was
      */
+    @Override
     void recordHistory(int maxEntries);
 
     /** The recorded history, oldest first. */
@@ -62,6 +64,7 @@ public interface CachingAllocator extends DeviceAllocator, MemorySummary {
      * {@code active_pending_free} block keeps its {@code requested_size} and its segment's
      * {@code requested_size} counts it, and {@code allocator_settings} is {@link CachingOptions#allocatorSettings()}.
      */
+    @Override
     Map<String, Object> snapshotDict();
 
     /** PyTorch's {@code FreeCudaMemoryCallback}: asked on a miss; returns true if it freed something. */

@@ -14,16 +14,17 @@ package io.devalloc.replay;
  * @param byOutOfMemory     runs followed by an {@code oom} entry: the ladder's last release before it gave up
  * @param byNoDeviceMalloc  runs without stack frames and not followed by a device malloc: the program's (the ladder
  *                          always retries one)
- * @param byPressure        runs without stack frames told apart by memory pressure: the device malloc after the run
- *                          would have taken the allocator above every figure it ever held (its peak, or the capacity
- *                          an {@code oom} entry tells) when it is the allocator's
+ * @param byCapacity        runs without stack frames told apart by the capacity an {@code oom} entry tells: the
+ *                          allocator's when the device malloc after the run could not have fitted it
+ * @param assumedProgram    runs without stack frames that nothing told apart (no {@code oom} entry tells the
+ *                          capacity): taken as the program's
  * @param capacity          the capacity the trace tells ({@code oom} entries, the allocator's own flushes), or null
  */
 public record CacheFlushes(long programCalls, long allocatorFlushes, long byFrames, long byOutOfMemory,
-                           long byNoDeviceMalloc, long byPressure, RecordedCapacity capacity) {
+                           long byNoDeviceMalloc, long byCapacity, long assumedProgram, RecordedCapacity capacity) {
 
     /** A trace without segment frees or unmaps and without {@code oom} entries. */
-    public static final CacheFlushes NONE = new CacheFlushes(0, 0, 0, 0, 0, 0, null);
+    public static final CacheFlushes NONE = new CacheFlushes(0, 0, 0, 0, 0, 0, 0, null);
 
     /** Every run of segment frees and unmaps. */
     public long runs() {

@@ -23,10 +23,11 @@ import java.util.Arrays;
  *       other frames is the program's ({@link TraceEvent#FLUSH_IN_MALLOC}, {@link TraceEvent#FLUSH_ELSEWHERE});</li>
  *   <li>without frames (a CSV, or a history recorded without context): a run not followed by a device malloc is the
  *       program's (the ladder always retries one); one followed by a device malloc of {@code a} bytes with
- *       {@code R} bytes reserved before the run is the allocator's only if {@code R + a} is above every figure the
- *       allocator ever held: the capacity an {@code oom} entry tells, else the trace's peak reserved (at a smaller
- *       figure that malloc would have fitted without a flush, as the allocator held at least as much at its
- *       peak).</li>
+ *       {@code R} bytes reserved before the run is the allocator's if {@code R + a} is above the capacity an
+ *       {@code oom} entry tells (that malloc could not have fitted), the program's if not; without such a capacity
+ *       it is taken as the program's, as a trace without frames was always replayed. (The trace's own peak is no
+ *       bound here: a program that calls {@code empty_cache()} at the end of a step holds its peak in the cache
+ *       then, and its next malloc would go above it, just like a flush at the capacity.)</li>
  * </ol>
  *
  * <p><b>The capacity.</b> An {@code oom} entry records the device's free bytes; the allocator could have held what
@@ -140,12 +141,12 @@ final class FlushRuns {
                 }
             }
         }
-        long pressureBound = oomCapacity >= 0 ? oomCapacity : peakReserved;
         long program = 0;
         long byFrames = 0;
         long byOom = 0;
         long byNoMalloc = 0;
-        long byPressure = 0;
+        long byCapacity = 0;
+        long assumed = 0;
         long[] starts = new long[count];
         long[] lengths = new long[count];
         int allocator = 0;
@@ -160,9 +161,12 @@ final class FlushRuns {
             } else if (follower[r] != FOLLOWER_DEVICE_MALLOC) {
                 mine = false;
                 byNoMalloc++;
+            } else if (oomCapacity >= 0) {
+                mine = reservedBefore[r] + followerSize[r] > oomCapacity;
+                byCapacity++;
             } else {
-                mine = reservedBefore[r] + followerSize[r] > pressureBound;
-                byPressure++;
+                mine = false;
+                assumed++;
             }
             if (mine) {
                 starts[allocator] = start[r];
@@ -174,7 +178,7 @@ final class FlushRuns {
         }
         allocatorStart = Arrays.copyOf(starts, allocator);
         allocatorRows = Arrays.copyOf(lengths, allocator);
-        summary = new CacheFlushes(program, allocator, byFrames, byOom, byNoMalloc, byPressure,
+        summary = new CacheFlushes(program, allocator, byFrames, byOom, byNoMalloc, byCapacity, assumed,
                 capacity(peakReserved, flushBound));
     }
 

@@ -14,6 +14,7 @@ import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.DeviceMemoryProvider;
 import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.spi.MappedPages;
+import io.devalloc.api.spi.PyTorchMemoryHistory;
 import io.devalloc.api.spi.SizeRounding;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
@@ -25,6 +26,7 @@ import io.devalloc.sim.SimulatedDeviceProvider;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -54,6 +56,19 @@ public final class Replayer {
     private AllocationHook allocationHook;
     private ReplayObserver observer = ReplayObserver.NONE;
     private boolean observed;
+    /** Told the replaying pass's PyTorch snapshot (its allocator's memory history) at its end, or null. */
+    private HistorySink historySink;
+
+    /**
+     * Receives what a replay's allocator recorded, as PyTorch's {@code _snapshot()} dict: the segments at the end of
+     * the replaying pass and the memory history of its events (from the first event on, not a warm start's
+     * restore), to write as a snapshot that PyTorch's memory viewer opens.
+     */
+    @FunctionalInterface
+    public interface HistorySink {
+        /** The replaying pass has ended; {@code snapshotDict} is its allocator's. */
+        void replayed(Map<String, Object> snapshotDict);
+    }
 
     /** Sees every allocation a replay makes (package-private: the real-trace placement tests use it). */
     interface AllocationHook {
@@ -104,6 +119,17 @@ public final class Replayer {
     public Replayer observer(ReplayObserver observer) {
         this.observer = Objects.requireNonNull(observer, "observer");
         this.observed = !ReplayObserver.NONE.equals(observer);
+        return this;
+    }
+
+    /**
+     * Records every later replay's history with its allocator's {@link PyTorchMemoryHistory} and hands it to
+     * {@code sink} at the end of the replaying pass.
+     *
+     * @throws IllegalArgumentException (from a replay) when the replay's allocator keeps no PyTorch memory history
+     */
+    public Replayer history(HistorySink sink) {
+        this.historySink = Objects.requireNonNull(sink, "sink");
         return this;
     }
 
@@ -328,6 +354,9 @@ public final class Replayer {
             }
             compareSegments = scan.isPyTorch();
             segments = comparison;
+            if (historySink != null) {
+                history().recordHistory(Integer.MAX_VALUE);
+            }
             device.startObserving();
             PeakSampler sampler = new PeakSampler(allocator, device, twoPasses ? total : -1);
             sampler.start();
@@ -387,9 +416,13 @@ public final class Replayer {
          */
         private boolean step(Pass p, long i, byte kind, long key, long size, long stream) {
             TraceEvent.Kind k = p.dispatch.apply(kind, key, size, stream);
-            if (p.collectGroundTruth && k != TraceEvent.Kind.ALLOC && k != TraceEvent.Kind.FREE) {
-                // The ground truth, collected as it goes: the rare rows only (allocs and frees just count).
-                p.scan.accept(new TraceEvent(k, key, size, stream, 0, 0));
+            if (p.collectGroundTruth) {
+                if (k != TraceEvent.Kind.ALLOC && k != TraceEvent.Kind.FREE) {
+                    // The ground truth, collected as it goes: the rare rows only (allocs and frees just count).
+                    p.scan.accept(new TraceEvent(k, key, size, stream, 0, 0));
+                } else {
+                    p.scan.recordedEvents++;
+                }
             }
             boolean go = true;
             if (p.dispatch.ooms() != p.seenOoms) {
@@ -422,6 +455,9 @@ public final class Replayer {
         private void finish(Pass p) {
             if (observed) {
                 observer.finished(allocator);
+            }
+            if (historySink != null) {
+                historySink.replayed(history().snapshotDict());
             }
             p.end = p.sampler.finish(p.events);
             p.groundTruth = p.scan.hasGroundTruth() && !p.stoppedAtOom
@@ -592,6 +628,13 @@ public final class Replayer {
                         + flushes.runs() + " run" + (flushes.runs() == 1 ? " of segment frees is" : "s of segment"
                         + " frees are") + " the allocator's own flush" + (flushes.runs() == 1 ? "" : "es") + ")");
             }
+            if (flushes != null && flushes.capacity() != null && options.device().equals(ReplayOptions.DEFAULT_DEVICE)
+                    && !p.twoPasses) {
+                notes.add("the trace tells the capacity it was recorded on: " + ByteSize.format(
+                        flushes.capacity().bytes()) + " (" + flushes.capacity().reason() + "); --device sim:"
+                        + flushes.capacity().bytes() + "B replays it on a device of that size, where its allocator"
+                        + " runs short as the recorded one did");
+            }
             if (flushes != null && flushes.allocatorFlushes() > 0) {
                 notes.add("the recorded allocator flushed its own cache " + flushes.allocatorFlushes() + " time"
                         + (flushes.allocatorFlushes() == 1 ? "" : "s") + " (a device malloc failed, or its garbage"
@@ -657,6 +700,13 @@ public final class Replayer {
             return rows + ": each request that failed was asked for again here, " + dispatch.failedRequestsServed()
                     + " served (freed at once: the program never had them); this replay had " + dispatch.ooms()
                     + " out-of-memory errors in all";
+        }
+
+        /** The replay's allocator's PyTorch memory history, which a replay that exports needs. */
+        private PyTorchMemoryHistory history() {
+            return allocator.unwrap(PyTorchMemoryHistory.class).orElseThrow(() -> new IllegalArgumentException(
+                    "allocator '" + options.allocator() + "' keeps no PyTorch memory history, so its replay cannot be"
+                            + " written as a PyTorch snapshot; replay through caching (PyTorch's allocator) for that"));
         }
 
         // ------------------------------------------------------------------------------------------ device

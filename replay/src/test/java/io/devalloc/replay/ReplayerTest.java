@@ -156,7 +156,8 @@ class ReplayerTest {
                 () -> assertEquals(2, caching.result().frees()),
                 () -> assertEquals(42 * MiB, caching.result().peakReservedBytes()));
 
-        // The trace's own failures (an RMM allocate failure, a PyTorch oom row) are noted, not replayed.
+        // The trace's own failures (an RMM allocate failure, a PyTorch oom row with its request) are asked for
+        // again: the program made that request. Here it fails too (40 + 40 MiB on 64), and so does the next one.
         ReplayOutcome recorded = replay(options("caching", "sim:64MiB"), TestTraces.of(TraceFormat.RMM_CSV)
                 .alloc(1, 40 * MiB)
                 .oom(40 * MiB)
@@ -164,9 +165,12 @@ class ReplayerTest {
                 .free(1));
         assertAll(
                 () -> assertEquals(4, recorded.result().events()),
-                () -> assertEquals(1, recorded.result().ooms()),
-                () -> assertTrue(recorded.notes().contains("the trace records 1 out-of-memory failures of the"
-                        + " recorded allocator (not replayed); this replay had 1"), recorded.notes()::toString));
+                () -> assertEquals(2, recorded.result().ooms()),
+                () -> assertEquals(2, recorded.result().firstOom().event(), "the recorded failure fails first"),
+                () -> assertTrue(recorded.notes().contains("the trace records 1 out-of-memory failure of the"
+                        + " recorded allocator: each request that failed was asked for again here, 0 served (freed"
+                        + " at once: the program never had them); this replay had 2 out-of-memory errors in all"),
+                        recorded.notes()::toString));
     }
 
     @Test

@@ -158,8 +158,7 @@ public final class AdviceHtml {
             out.append(" ").append(escape(AdviceText.capitalised(saving.measure()))).append(": <b>")
                     .append(escape(saving.recommended())).append("</b> against ").append(escape(saving.recorded()))
                     .append(" for ").append(escape(advice.trust().baselineName())).append(": ")
-                    .append(escape(saving.verb())).append(' ')
-                    .append(escape(saving.amount())).append(" (").append(escape(saving.percent())).append(").");
+                    .append(escape(saving.tail())).append('.');
         }
         out.append("</p>\n");
         if (!rec.costs().isEmpty()) {

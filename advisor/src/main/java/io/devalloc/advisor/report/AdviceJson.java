@@ -122,7 +122,8 @@ public final class AdviceJson {
         m.put("told_by_frames", f.byFrames());
         m.put("told_by_oom", f.byOutOfMemory());
         m.put("told_by_no_device_malloc", f.byNoDeviceMalloc());
-        m.put("told_by_pressure", f.byPressure());
+        m.put("told_by_capacity", f.byCapacity());
+        m.put("assumed_program", f.assumedProgram());
         m.put("recorded_capacity_bytes", f.capacity() == null ? null : f.capacity().bytes());
         return m;
     }

@@ -27,6 +27,9 @@ import java.util.Locale;
  */
 public final class AdviceText {
 
+    /** The settings whose first out-of-memory error on the card the terminal report spells out; the rest counted. */
+    static final int FAILURES_LISTED = 3;
+
     private AdviceText() {
     }
 
@@ -58,7 +61,7 @@ public final class AdviceText {
                 .align(1, TextTable.Align.RIGHT).align(3, TextTable.Align.RIGHT).wrapBetweenWords(5);
         for (Advice a : job.devices()) {
             if (!a.hasHistory()) {
-                t.row(a.deviceLabel(), count(a.events()), "END STATE ONLY", ByteSize.format(
+                t.row(a.deviceLabel(), "0", "END STATE ONLY", ByteSize.format(
                         a.recordedPeakReservedBytes()), "-", "none: no history to replay");
                 continue;
             }
@@ -115,8 +118,7 @@ public final class AdviceText {
             TextWrap.print(out, "  ", "  ", capitalised(rec.reason()) + ".");
             for (Saving saving : savings(advice)) {
                 TextWrap.print(out, "  ", "  ", capitalised(saving.measure()) + ": " + saving.recommended() + ", "
-                        + advice.trust().baselineName() + " " + saving.recorded() + ": " + saving.verb() + " "
-                        + saving.amount() + " (" + saving.percent() + ").");
+                        + advice.trust().baselineName() + " " + saving.recorded() + ": " + saving.tail() + ".");
             }
             for (String cost : rec.costs()) {
                 TextWrap.print(out, "  note: ", "    ", cost);
@@ -133,11 +135,16 @@ public final class AdviceText {
         out.println("  * " + (advice.trust().baselineName().equals("the recorded setting")
                 ? "the recorded setting (the baseline)" : "the baseline (the defaults)"));
         if (advice.capacity() != null) {
+            int failing = 0;
             for (SettingResult s : advice.settings()) {
                 String where = firstOom(s.atCapacity());
-                if (where != null) {
+                if (where != null && ++failing <= FAILURES_LISTED) {
                     TextWrap.print(out, "  on the card, ", "    ", label(s.config()) + " " + where);
                 }
+            }
+            if (failing > FAILURES_LISTED) {
+                TextWrap.print(out, "  ", "    ", "and " + (failing - FAILURES_LISTED) + " more settings run out of"
+                        + " memory on the card (--json and --html list where each fails)");
             }
         }
         for (SettingResult s : advice.settings()) {
@@ -230,13 +237,14 @@ public final class AdviceText {
         boolean card = advice.capacity() != null;
         List<String> headers = new ArrayList<>(List.of("#", "CONFIG"));
         if (card) {
-            headers.addAll(List.of("OOMS ON CARD", "FLUSHES", "PEAK RESERVED"));
+            headers.addAll(List.of("OOMS\nON CARD", "FLUSHES\nON CARD", "PEAK RES.\nON CARD"));
         }
-        headers.addAll(List.of(card ? "NO-FLUSH PEAK" : "PEAK RESERVED", "MIN CAPACITY", "FLUSHES THERE"));
+        headers.addAll(List.of(card ? "PEAK RES.\nNO FLUSH" : "PEAK\nRESERVED", "MIN\nCAPACITY",
+                "FLUSHES\nTHERE"));
         if (!card) {
-            headers.addAll(List.of("PEAK ALLOC", "FRAG"));
+            headers.addAll(List.of("PEAK\nALLOC", "FRAG"));
         }
-        headers.add("MALLOCS/FREES");
+        headers.add("MALLOCS/\nFREES");
         TextTable table = TextTable.withHeaders(headers.toArray(new String[0]));
         table.wrapBetweenWords(1);
         for (int c = 2; c < headers.size(); c++) {
@@ -310,6 +318,11 @@ public final class AdviceText {
      * @param percent     the difference over the recorded figure, without its sign
      */
     record Saving(String measure, String recommended, String recorded, String verb, String amount, String percent) {
+
+        /** {@code saves 78.00 MiB (4.4%)}, {@code needs more by ...}, or {@code no saving} when they are equal. */
+        String tail() {
+            return amount.equals("0 B") || amount.equals("0") ? "no saving" : verb + " " + amount + " (" + percent + ")";
+        }
     }
 
     /**

@@ -70,8 +70,22 @@ class AdviceJsonTest {
                 "saving_device_calls", "saving_device_calls_fraction")), rec.toString());
         Map<?, ?> grid = (Map<?, ?>) m.get("grid");
         assertEquals(1, ((List<?>) grid.get("problems")).size(), grid.toString());
+        assertTrue(m.keySet().containsAll(List.of("device", "history", "card", "min_saving", "flushes",
+                "end_state")), m.keySet().toString());
+        assertEquals(null, m.get("device"), "a CSV names no device");
+        assertEquals(true, m.get("history"));
+        for (Object o : (List<?>) m.get("settings")) {
+            Map<?, ?> s = (Map<?, ?>) o;
+            assertTrue(s.containsKey("retries_at_min_capacity"), s.toString());
+        }
+        assertTrue(rec.keySet().containsAll(List.of("why", "runner_up", "costs")), rec.toString());
         String json = AdviceJson.toJson(JobAdvice.of(advice), false);
-        assertTrue(json.startsWith("{\"schema\":1,\"trace\":"), json);
+        assertTrue(json.startsWith("{\"schema\":2,\"trace\":"), json);
+        Map<String, Object> job = AdviceJson.toMap(JobAdvice.of(advice));
+        assertEquals(List.of("schema", "trace", "allocator", "objective", "capacity_bytes", "min_saving",
+                "granularity_bytes", "devices", "unused_devices", "most_memory_device", "runs", "threads"),
+                List.copyOf(job.keySet()));
+        assertEquals(List.of(m), job.get("devices"), "one object per device, each with every key of schema 1");
     }
 
     @Test
@@ -81,7 +95,7 @@ class AdviceJsonTest {
         String out = text.toString();
         int trust = out.indexOf("Trust: ");
         int paste = out.indexOf("PYTORCH_CUDA_ALLOC_CONF=");
-        int table = out.indexOf("MIN CAPACITY");
+        int table = out.indexOf("#  CONFIG");
         assertTrue(trust > 0 && trust < paste && paste < table, out);
         assertTrue(out.contains("max_split_size_mb too small"), out);
     }
@@ -89,16 +103,16 @@ class AdviceJsonTest {
     @Test
     void thePageOpensWithTheRecommendationAndTheTrustLine() {
         String html = AdviceHtml.render(advice);
-        int rec = html.indexOf("id=\"recommendation\"");
-        int trust = html.indexOf("id=\"trust\"");
-        int ranking = html.indexOf("id=\"ranking\"");
-        int chart = html.indexOf("id=\"timeline\"");
-        int maps = html.indexOf("id=\"segments\"");
-        int waste = html.indexOf("id=\"waste\"");
+        int rec = html.indexOf("id=\"d0-recommendation\"");
+        int trust = html.indexOf("id=\"d0-trust\"");
+        int ranking = html.indexOf("id=\"d0-ranking\"");
+        int chart = html.indexOf("id=\"d0-timeline\"");
+        int maps = html.indexOf("id=\"d0-segments\"");
+        int waste = html.indexOf("id=\"d0-waste\"");
         assertTrue(rec > 0 && rec < trust && trust < ranking && ranking < chart && chart < maps && maps < waste,
                 "sections in order");
         assertTrue(html.contains("PYTORCH_CUDA_ALLOC_CONF="), "the line to paste");
-        assertTrue(html.contains("<select id=\"chart-choice\">"), "other settings selectable");
+        assertTrue(html.contains("<select class=\"chart-choice\" data-device=\"d0\">"), "other settings selectable");
         assertTrue(html.contains("<td>unmapped page tails</td>") && !html.contains("did not explain"),
                 "the waste at the peak by cause");
         assertTrue(html.contains("at its reserved peak"), "the segment maps at the peaks");

@@ -4,11 +4,13 @@ import static io.devalloc.replay.cli.TraceReplays.bytes;
 import static io.devalloc.replay.cli.TraceReplays.count;
 import static io.devalloc.replay.cli.TraceReplays.percent;
 
+import io.devalloc.replay.DeviceTrace;
 import io.devalloc.replay.GroundTruthComparability;
 import io.devalloc.replay.ReplayJson;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.ReplayOutcome;
 import io.devalloc.replay.ReplayResult;
+import io.devalloc.replay.TraceFile;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -97,6 +99,11 @@ public final class CompareCommand implements Callable<Integer> {
             description = "Device spec for every run. Default: ${DEFAULT-VALUE} (DEVALLOC_DEVICE sets it).")
     String device;
 
+    @Option(names = "--cuda-device", paramLabel = "N",
+            description = "Compare device N of a PyTorch snapshot only. Default: every device with a history, each"
+                    + " as a trace of its own.")
+    Integer cudaDevice;
+
     @Option(names = "--warm", description = "PyTorch traces: restore the recorded starting state (see 'replay').")
     boolean warm;
 
@@ -144,19 +151,29 @@ public final class CompareCommand implements Callable<Integer> {
         Run defaultBfc = Run.parse(DEFAULT_BFC_RUN);
         List<List<ReplayOutcome>> byTrace = new ArrayList<>();
         for (Path trace : traces) {
-            List<ReplayOutcome> outcomes = new ArrayList<>();
-            for (Run run : parsed) {
-                ReplayOptions options = new ReplayOptions(run.allocator(), device, run.conf(), warm,
-                        emptyCacheAtSegmentFree);
-                ReplayOutcome outcome = TraceReplays.replay(trace, options, spec.commandLine().getErr(),
-                        trace + " (" + run.label() + ")");
-                // Unless TF_FORCE_GPU_ALLOW_GROWTH=false took the growth away again (then its own note explains).
-                if (defaults && run.equals(defaultBfc) && !TraceReplays.bfcWithoutGrowth(outcome.result())) {
-                    outcome = TraceReplays.withNotes(outcome, List.of(DEFAULT_BFC_NOTE));
+            // A snapshot of several GPUs is one trace per device with a history: each compared on its own.
+            List<DeviceTrace> devices = TraceReplays.isPickle(trace)
+                    ? TraceReplays.readFile(trace, cudaDevice == null ? TraceFile.ALL_DEVICES : cudaDevice)
+                    .withHistory() : null;
+            for (int d = 0; d < (devices == null ? 1 : Math.max(1, devices.size())); d++) {
+                DeviceTrace one = devices == null || devices.isEmpty() ? null : devices.get(d);
+                List<ReplayOutcome> outcomes = new ArrayList<>();
+                for (Run run : parsed) {
+                    ReplayOptions options = new ReplayOptions(run.allocator(), device, run.conf(), warm,
+                            emptyCacheAtSegmentFree);
+                    String label = trace + (one == null || one.label().isEmpty() ? "" : " " + one.label()) + " ("
+                            + run.label() + ")";
+                    ReplayOutcome outcome = one == null
+                            ? TraceReplays.replay(trace, options, spec.commandLine().getErr(), label)
+                            : TraceReplays.replay(one, options, spec.commandLine().getErr(), label);
+                    // Unless TF_FORCE_GPU_ALLOW_GROWTH=false took the growth away again (then its own note explains).
+                    if (defaults && run.equals(defaultBfc) && !TraceReplays.bfcWithoutGrowth(outcome.result())) {
+                        outcome = TraceReplays.withNotes(outcome, List.of(DEFAULT_BFC_NOTE));
+                    }
+                    outcomes.add(outcome);
                 }
-                outcomes.add(outcome);
+                byTrace.add(outcomes);
             }
-            byTrace.add(outcomes);
         }
         List<ReplayOutcome> all = new ArrayList<>();
         byTrace.forEach(all::addAll);

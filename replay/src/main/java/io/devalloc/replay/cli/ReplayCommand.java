@@ -4,14 +4,21 @@ import static io.devalloc.replay.cli.TraceReplays.bytesExact;
 import static io.devalloc.replay.cli.TraceReplays.count;
 import static io.devalloc.replay.cli.TraceReplays.percent;
 
+import io.devalloc.replay.DeviceTrace;
 import io.devalloc.replay.GroundTruthComparability;
 import io.devalloc.replay.ReplayJson;
+import io.devalloc.replay.ReplayObserver;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.ReplayOutcome;
 import io.devalloc.replay.ReplayResult;
+import io.devalloc.replay.TraceFile;
+import io.devalloc.trace.text.JsonWriter;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -45,6 +52,8 @@ import picocli.CommandLine.Spec;
                 "  devalloc replay memory.csv",
                 "  devalloc replay memory.csv --config expandable_segments:True",
                 "  devalloc replay snapshot.pickle --warm --json",
+                "  devalloc replay snapshot.pickle --cuda-device 1 --config expandable_segments:True",
+                "  devalloc replay snapshot.pickle --config expandable_segments:True --export what-if.pickle",
                 "  devalloc replay memory.csv --html report.html",
                 "  devalloc replay trace.valgrind --allocator bfc --config allow_growth:true",
                 "  devalloc replay trace.valgrind --device sim:16GiB"})
@@ -70,10 +79,12 @@ public final class ReplayCommand implements Callable<Integer> {
                     + "sets it).")
     String device;
 
-    @Option(names = "--config", paramLabel = "K:V,...", defaultValue = "",
+    @Option(names = "--config", paramLabel = "K:V,...",
             description = "The allocator's configuration, key:value pairs separated by commas, passed to it "
-                    + "unchanged, e.g. expandable_segments:True or allow_growth:true. Default: none (DEVALLOC_CONFIG "
-                    + "sets one; without one, caching reads PYTORCH_CUDA_ALLOC_CONF). --conf is the same option.")
+                    + "unchanged, e.g. expandable_segments:True or allow_growth:true. Default: for a PyTorch snapshot "
+                    + "replayed through caching, the settings it recorded (allocator_settings); otherwise none "
+                    + "(DEVALLOC_CONFIG sets one; without one, caching reads PYTORCH_CUDA_ALLOC_CONF). --conf is the "
+                    + "same option.")
     String config;
 
     /**
@@ -84,10 +95,22 @@ public final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--conf", paramLabel = "K:V,...", hidden = true)
     String conf;
 
-    /** The configuration given with {@code --config} or {@code --conf}, else the default. */
+    /** The configuration given with {@code --config} or {@code --conf} (or DEVALLOC_CONFIG), else null. */
     private String config() {
         return conf != null ? conf : config;
     }
+
+    @Option(names = "--cuda-device", paramLabel = "N",
+            description = "Replay device N of a PyTorch snapshot only. Default: every device it holds, one after the"
+                    + " other.")
+    Integer cudaDevice;
+
+    @Option(names = "--export", paramLabel = "FILE.pickle",
+            description = "Also write the replay as a PyTorch memory snapshot (every device replayed; the allocator's"
+                    + " memory history and its segments at the end), which PyTorch's memory viewer"
+                    + " (https://pytorch.org/memory_viz) and torch.cuda.memory tools open. Needs the caching"
+                    + " allocator.")
+    Path export;
 
     @Option(names = "--warm",
             description = "PyTorch traces: restore the allocator's state from when recording began (the trace's "
@@ -110,41 +133,86 @@ public final class ReplayCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        ReplayOptions options = new ReplayOptions(allocator, device, config(), warm, emptyCacheAtSegmentFree);
         List<RunInstrumentation> instruments = instruments(spec);
         if (instruments.size() > 1) {
             throw new IllegalStateException("replay takes one RunInstrumentation mixin, got " + instruments);
         }
+        if (cudaDevice != null && cudaDevice < 0) {
+            throw new IllegalArgumentException("--cuda-device: a device index is 0 or more, got " + cudaDevice);
+        }
+        int device = cudaDevice == null ? TraceFile.ALL_DEVICES : cudaDevice;
         RunInstrumentation instrument = instruments.isEmpty() ? null : instruments.get(0);
-        ReplayOutcome outcome;
+        Exports exports = export == null ? null : Exports.to(export);
+        List<String> configNotes = new ArrayList<>();
+        List<TraceReplays.DeviceReplay> replays;
         if (instrument == null) {
-            outcome = TraceReplays.replay(trace, options, err, trace.toString());
+            replays = TraceReplays.replayDevices(trace, device, allocator, this.device, config(), warm,
+                    emptyCacheAtSegmentFree, err, ReplayObserver.NONE, exports == null ? null : exports::add,
+                    configNotes, false);
         } else {
             instrument.start();
             try {
-                outcome = TraceReplays.replay(trace, options, err, trace.toString(), instrument.replayObserver());
+                ReplayObserver observer = instrument.replayObserver();
+                replays = TraceReplays.replayDevices(trace, device, allocator, this.device, config(), warm,
+                        emptyCacheAtSegmentFree, err, observer, exports == null ? null : exports::add, configNotes,
+                        !ReplayObserver.NONE.equals(observer));
             } catch (RuntimeException | Error e) {
                 instrument.finish(out, err, json, true);
                 throw e;
             }
         }
+        List<ReplayOutcome> outcomes = new ArrayList<>();
+        for (TraceReplays.DeviceReplay r : replays) {
+            List<String> notes = new ArrayList<>(configNotes);
+            notes.addAll(r.outcome().notes());
+            outcomes.add(r.outcome().withNotes(notes));
+        }
+        if (exports != null) {
+            exports.write(replays);
+        }
         if (html != null) {
-            TraceReplays.writeReport(html, "devalloc replay " + trace + " (" + outcome.label() + " on " + device + ")",
-                    List.of(outcome));
+            TraceReplays.writeReport(html, "devalloc replay " + trace + " (" + outcomes.getFirst().label() + " on "
+                    + this.device + ")", outcomes);
         }
         if (json) {
-            out.println(ReplayJson.toJson(outcome, false));
+            if (outcomes.size() == 1) {
+                out.println(JsonWriter.toString(deviceJson(replays.getFirst(), outcomes.getFirst()), false));
+            } else {
+                List<Object> all = new ArrayList<>();
+                for (int i = 0; i < outcomes.size(); i++) {
+                    all.add(deviceJson(replays.get(i), outcomes.get(i)));
+                }
+                out.println(JsonWriter.toString(all, false));
+            }
         } else {
-            print(out, outcome);
+            for (int i = 0; i < outcomes.size(); i++) {
+                if (i > 0) {
+                    out.println();
+                }
+                print(out, outcomes.get(i), replays.get(i).label());
+            }
             if (html != null) {
                 out.println();
                 out.println("HTML report: " + html);
+            }
+            if (exports != null) {
+                out.println((html != null ? "" : "\n") + "PyTorch snapshot: " + export + " (open it in"
+                        + " https://pytorch.org/memory_viz)");
             }
         }
         if (instrument != null) {
             instrument.finish(out, err, json, false);
         }
         return ExitCodes.OK;
+    }
+
+    /** A device's replay as JSON: {@link ReplayJson}'s object with the CUDA device and whether it has a history. */
+    private static Map<String, Object> deviceJson(TraceReplays.DeviceReplay replay, ReplayOutcome outcome) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("cuda_device", replay.cudaDevice() == DeviceTrace.NO_DEVICE ? null : replay.cudaDevice());
+        m.put("history", replay.history());
+        m.putAll(ReplayJson.toMap(outcome));
+        return m;
     }
 
     /** The mixins a launcher added that watch the run. */
@@ -159,8 +227,13 @@ public final class ReplayCommand implements Callable<Integer> {
     }
 
     static void print(PrintWriter out, ReplayOutcome outcome) {
+        print(out, outcome, "");
+    }
+
+    static void print(PrintWriter out, ReplayOutcome outcome, String deviceLabel) {
         ReplayResult r = outcome.result();
-        out.println("Replay of " + r.trace() + " (" + TraceReplays.formatName(outcome.format()) + ", "
+        out.println("Replay of " + r.trace() + " (" + TraceReplays.formatName(outcome.format())
+                + (deviceLabel.isEmpty() || r.trace().endsWith(deviceLabel) ? "" : ", " + deviceLabel) + ", "
                 + count(r.events()) + " events)");
         out.println();
         TextTable table = TextTable.withoutHeaders(2).wrap(1);
@@ -198,7 +271,7 @@ public final class ReplayCommand implements Callable<Integer> {
             out.println();
             out.println("Compared with the trace's own segment rows (what PyTorch's allocator did): "
                     + (!comparable ? TraceReplays.NOT_COMPARABLE + " (see the notes)" : g.match() ? "MATCH"
-                    : "DIFFERENT"));
+                    : "DIFFERS"));
             out.println();
             TextTable gt = TextTable.withHeaders("", "THIS REPLAY", "THE TRACE")
                     .align(1, TextTable.Align.RIGHT)

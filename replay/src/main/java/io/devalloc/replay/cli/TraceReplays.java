@@ -1,21 +1,32 @@
 package io.devalloc.replay.cli;
 
+import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.device.DeviceMemory;
+import io.devalloc.api.error.DevallocException;
+import io.devalloc.api.internal.AllocatorRegistry;
+import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.snapshot.MemorySnapshot;
+import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.api.spi.DeviceMemoryProvider;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.CompactTrace;
+import io.devalloc.replay.DeviceTrace;
 import io.devalloc.replay.GroundTruthComparability;
 import io.devalloc.replay.ProgressBar;
 import io.devalloc.replay.ReplayObserver;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.ReplayOutcome;
+import io.devalloc.replay.ReplayProgress;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.Replayer;
+import io.devalloc.replay.TraceFile;
 import io.devalloc.replay.TraceSource;
 import io.devalloc.replay.TraceSources;
 import io.devalloc.replay.report.HtmlReport;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.detect.TraceFormats;
+import io.devalloc.trace.pytorch.RecordedAllocatorSettings;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -82,10 +93,191 @@ public final class TraceReplays {
     }
 
     /**
+     * One device's replay of a trace file.
+     *
+     * @param cudaDevice the CUDA device ({@link DeviceTrace#NO_DEVICE} for a format that names none)
+     * @param history    whether the device has a recorded history; a device with only its end state is restored
+     *                   (as {@code --warm}) and its figures are that state's
+     * @param outcome    the replay
+     */
+    record DeviceReplay(int cudaDevice, boolean history, ReplayOutcome outcome) {
+
+        /** {@code cuda:1}, or the empty string. */
+        String label() {
+            return cudaDevice == DeviceTrace.NO_DEVICE ? "" : "cuda:" + cudaDevice;
+        }
+    }
+
+    /**
+     * The configuration a replay of {@code file} uses, and where it comes from, when the command line gives none: the
+     * settings a PyTorch snapshot recorded ({@code allocator_settings}), for PyTorch's allocator, else the defaults.
+     *
+     * @param conf     the configuration text
+     * @param recorded whether it is the snapshot's recorded settings (then the allocator runs without the
+     *                 environment: a {@code PYTORCH_CUDA_ALLOC_CONF} in the shell does not change it)
+     * @param source   where it comes from, in words
+     */
+    record Config(String conf, boolean recorded, String source) {
+    }
+
+    /** The configuration given ({@code --config} or {@code DEVALLOC_CONFIG}), or null for the default. */
+    static Config config(String given, String allocator, TraceFile file) {
+        if (given != null) {
+            return new Config(given, false, "given");
+        }
+        RecordedAllocatorSettings settings = file == null ? null : file.settings();
+        if (!allocator.equals(ReplayOptions.DEFAULT_ALLOCATOR) || settings == null || settings.values().isEmpty()) {
+            return new Config("", false, "the default");
+        }
+        String refusal = refusal(allocator, settings.config());
+        if (refusal != null) {
+            return new Config("", false, "the defaults: the snapshot's allocator_settings ('" + settings.config()
+                    + "') are refused here: " + refusal);
+        }
+        return new Config(settings.config(), true, "the snapshot's recorded allocator_settings");
+    }
+
+    /** The allocator's message when it refuses {@code conf}, or null. */
+    private static String refusal(String allocator, String conf) {
+        try (DeviceMemory device = DeviceRegistry.load().open("sim:1GiB");
+             DeviceAllocator a = AllocatorRegistry.load().get(allocator).withoutEnvironment().create(device, conf)) {
+            return a == null ? "no allocator" : null;
+        } catch (DevallocException | IllegalArgumentException e) {
+            return e.getMessage();
+        }
+    }
+
+    /**
+     * Replays {@code path} device by device: a PyTorch snapshot pickle, read once into memory, one replay per device
+     * it holds (or only {@code cudaDevice}), each device with a history replayed with {@code options}, a device with
+     * only its end state restored instead (as {@code --warm}: there is no run to replay); any other format, one
+     * replay as {@link #replay(Path, ReplayOptions, PrintWriter, String, ReplayObserver)} does. With
+     * {@code options.conf()} null, a snapshot's recorded settings are used ({@link #config}).
+     *
+     * @param cudaDevice a CUDA device index, or {@link TraceFile#ALL_DEVICES}
+     * @param history    told each replay's PyTorch snapshot, or null
+     * @param oneDevice  whether only one device may be replayed (an observer watches one replay)
+     * @throws IllegalArgumentException for a missing, unreadable or malformed trace, or a device it does not hold,
+     *                                  or several devices where {@code oneDevice}
+     */
+    static List<DeviceReplay> replayDevices(Path path, int cudaDevice, String allocator, String device, String given,
+                                           boolean warm, boolean emptyCache, PrintWriter err, ReplayObserver observer,
+                                           Replayer.HistorySink history, List<String> configNotes,
+                                           boolean oneDevice) {
+        if (!isPickle(path)) {
+            if (cudaDevice != TraceFile.ALL_DEVICES) {
+                readFile(path, cudaDevice); // refuses the device, naming the format
+            }
+            ReplayOptions options = new ReplayOptions(allocator, device, given == null ? "" : given, warm,
+                    emptyCache);
+            if (history != null) {
+                return List.of(new DeviceReplay(DeviceTrace.NO_DEVICE, true, replay(path, options, err,
+                        path.toString(), observer, history)));
+            }
+            return List.of(new DeviceReplay(DeviceTrace.NO_DEVICE, true, replay(path, options, err,
+                    path.toString(), observer)));
+        }
+        TraceFile file = readFile(path, cudaDevice);
+        if (oneDevice && file.devices().size() > 1) {
+            throw new IllegalArgumentException("--metrics and --jfr watch one replay, and " + path + " holds "
+                    + file.devices().size() + " devices: choose one with --cuda-device N");
+        }
+        Config config = config(given, allocator, file);
+        if (!config.source().equals("given") && !config.source().equals("the default")) {
+            configNotes.add("configuration: " + config.source() + (config.recorded() ? " (" + (config.conf()
+                    .isEmpty() ? "PyTorch's defaults" : "'" + config.conf() + "'") + "); --config replays another"
+                    + " setting" : ""));
+        }
+        List<DeviceReplay> replays = new ArrayList<>();
+        for (DeviceTrace d : file.devices()) {
+            boolean restoreOnly = !d.hasHistory();
+            ReplayOptions options = new ReplayOptions(allocator, device, config.conf(), warm || restoreOnly,
+                    emptyCache);
+            Replayer replayer = replayer(options, config.recorded(), err, path + (d.label().isEmpty() ? ""
+                    : " " + d.label())).observer(observer);
+            if (history != null) {
+                replayer.history(history);
+            }
+            ReplayOutcome outcome = explained(replayer.replay(d.trace()));
+            if (restoreOnly) {
+                outcome = withNotes(outcome, List.of("end state only: the trace records no event on "
+                        + (d.label().isEmpty() ? "this device" : d.label()) + " after its start state, so there is"
+                        + " no run to replay; these figures are that state (its segments and live blocks),"
+                        + " restored as --warm restores it"));
+            }
+            replays.add(new DeviceReplay(d.cudaDevice(), d.hasHistory(), outcome));
+        }
+        return replays;
+    }
+
+    /** Replays one device of a trace file read into memory, with a progress bar on a terminal. */
+    static ReplayOutcome replay(DeviceTrace device, ReplayOptions options, PrintWriter err, String progressLabel) {
+        return explained(new Replayer(options, ProgressBar.forTerminal(err, progressLabel)).replay(device.trace()));
+    }
+
+    /** A replayer for {@code options}: without the environment for a snapshot's recorded settings. */
+    private static Replayer replayer(ReplayOptions options, boolean withoutEnvironment, PrintWriter err,
+                                     String progressLabel) {
+        ReplayProgress progress = ProgressBar.forTerminal(err, progressLabel);
+        if (!withoutEnvironment) {
+            return new Replayer(options, progress);
+        }
+        List<AllocatorProvider> plain = new ArrayList<>();
+        for (AllocatorProvider p : AllocatorRegistry.load().providers()) {
+            plain.add(p.withoutEnvironment());
+        }
+        List<DeviceMemoryProvider> devices = new ArrayList<>();
+        DeviceRegistry registry = DeviceRegistry.load();
+        for (String name : registry.names()) {
+            devices.add(registry.provider(name));
+        }
+        return new Replayer(options, plain, devices, progress);
+    }
+
+    /**
+     * {@code path} read device by device ({@link TraceFile#read}).
+     *
+     * @throws IllegalArgumentException for a missing, unreadable or malformed trace, or a device it does not hold
+     */
+    static TraceFile readFile(Path path, int cudaDevice) {
+        try {
+            return TraceFile.read(path, cudaDevice);
+        } catch (TraceFormatException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        } catch (NoSuchFileException e) {
+            throw new IllegalArgumentException("no such trace file: " + e.getFile(), e);
+        } catch (AccessDeniedException e) {
+            throw new IllegalArgumentException("trace file is not readable: " + e.getFile(), e);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot read trace " + path + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** {@link #replay(Path, ReplayOptions, PrintWriter, String, ReplayObserver)}, its history told {@code sink}. */
+    static ReplayOutcome replay(Path path, ReplayOptions options, PrintWriter err, String progressLabel,
+                                ReplayObserver observer, Replayer.HistorySink sink) {
+        String name = path.toString();
+        TraceSource source = sources.apply(path);
+        Replayer replayer = new Replayer(options, ProgressBar.forTerminal(err, progressLabel)).observer(observer)
+                .history(sink);
+        try {
+            return explained(replayer.replay(name, source));
+        } catch (TraceFormatException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        } catch (NoSuchFileException e) {
+            throw new IllegalArgumentException("no such trace file: " + e.getFile(), e);
+        } catch (AccessDeniedException e) {
+            throw new IllegalArgumentException("trace file is not readable: " + e.getFile(), e);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot read trace " + name + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
      * Whether {@code path} is a file in PyTorch's pickle format; false for anything that cannot tell (a missing
      * file, an unknown format: the replay then reports it as usual).
      */
-    private static boolean isPickle(Path path) {
+    static boolean isPickle(Path path) {
         if (!Files.isRegularFile(path)) {
             return false;
         }
