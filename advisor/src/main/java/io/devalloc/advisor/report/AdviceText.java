@@ -390,12 +390,12 @@ public final class AdviceText {
      * {@code 4.4%}; below 0.1% as many digits as the first one needs ({@code 0.04%}), so that a small saving is never
      * printed as {@code 0.0%}.
      */
-    static String percent(double fraction) {
+    public static String percent(double fraction) {
         double p = fraction * 100;
         if (p == 0 || Math.abs(p) >= 0.1) {
             return String.format(Locale.ROOT, "%.1f%%", p);
         }
-        int digits = Math.min(6, 1 + (int) Math.ceil(-Math.log10(Math.abs(p))));
+        int digits = Math.min(6, Math.max(2, (int) Math.ceil(-Math.log10(Math.abs(p)))));
         return String.format(Locale.ROOT, "%." + digits + "f%%", p);
     }
 }
