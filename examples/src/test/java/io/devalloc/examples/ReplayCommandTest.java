@@ -92,7 +92,7 @@ class ReplayCommandTest {
     void namesTheFirstDifferenceFromTheTrace() {
         Run r = run("replay", "cache.csv", "--device", "sim:1GiB");
         assertEquals(0, r.exitCode(), r::toString);
-        assertTrue(r.out().contains("(what PyTorch's allocator did): DIFFERENT"), r::toString);
+        assertTrue(r.out().contains("(what PyTorch's allocator did): DIFFERS"), r::toString);
         assertTrue(r.out().contains("  first difference: device frees: 0 here, 2 in the trace"), r::toString);
 
         Run fixed = run("replay", "cache.csv", "--device", "sim:1GiB", "--empty-cache-at-segment-free");
@@ -121,7 +121,7 @@ class ReplayCommandTest {
 
         // PyTorch's host caching allocator stays compared, its difference named.
         Run host = run("replay", "cache.csv", "--allocator", "caching-host");
-        assertTrue(host.out().contains("(what PyTorch's allocator did): DIFFERENT"), host::toString);
+        assertTrue(host.out().contains("(what PyTorch's allocator did): DIFFERS"), host::toString);
         assertTrue(host.out().contains("first difference: "), host::toString);
         Run hostJson = run("replay", "cache.csv", "--allocator", "caching-host", "--json");
         assertTrue(hostJson.out().contains(

@@ -206,12 +206,11 @@ public final class ReplayCommand implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
-    /** A device's replay as JSON: {@link ReplayJson}'s object with the CUDA device and whether it has a history. */
+    /** A device's replay as JSON: {@link ReplayJson}'s object, then the CUDA device and whether it has a history. */
     private static Map<String, Object> deviceJson(TraceReplays.DeviceReplay replay, ReplayOutcome outcome) {
-        Map<String, Object> m = new LinkedHashMap<>();
+        Map<String, Object> m = new LinkedHashMap<>(ReplayJson.toMap(outcome));
         m.put("cuda_device", replay.cudaDevice() == DeviceTrace.NO_DEVICE ? null : replay.cudaDevice());
         m.put("history", replay.history());
-        m.putAll(ReplayJson.toMap(outcome));
         return m;
     }
 
