@@ -39,8 +39,9 @@ import picocli.CommandLine.Option;
  * allocator, read while the allocator is still open: for {@code demo} at its end, for {@code replay} after the
  * replay's last event (the allocator's close, and the second replay up to the peak that a replay makes for the
  * peak's snapshot, are not in them). {@code --jfr FILE} records devalloc's events (every device call, out-of-memory
- * error, retry and cache release, and the gauges every 100 ms) from the start of the run to its end and writes them to
- * {@code FILE}, for {@code jfr print --events 'io.devalloc.*' FILE}.
+ * error, retry and cache release, and the gauges every 100 ms and at both ends of the watch, so that a run shorter
+ * than the period has them too) from the start of the run to its end and writes them to {@code FILE}, for
+ * {@code jfr print --events 'io.devalloc.*' FILE}.
  *
  * <p>Not thread-safe: one run at a time.
  */

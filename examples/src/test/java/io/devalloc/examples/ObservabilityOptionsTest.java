@@ -18,6 +18,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.function.Function;
 import java.util.regex.Matcher;
@@ -130,6 +133,37 @@ class ObservabilityOptionsTest {
                 () -> assertEquals(mallocs, events(file, "io.devalloc.DeviceFree").size(),
                         "the release gave every segment back"),
                 () -> assertEquals(1, events(file, "io.devalloc.CacheRelease").size()));
+    }
+
+    @Test
+    void aShortDemoRecordsTheGaugesAtItsStartAndItsEnd(@TempDir Path dir) throws IOException {
+        // Two steps take far less than the recording's 100 ms period: the gauges come from the start and the end.
+        Path file = dir.resolve("demo.jfr");
+        Run r = run("demo", "--device", "sim:80GiB", "--allocator", "caching", "--steps", "2", "--jfr",
+                file.toString());
+        assertEquals(0, r.exitCode(), r::toString);
+        List<RecordedEvent> usage = events(file, "io.devalloc.MemoryUsage");
+        List<RecordedEvent> calls = new ArrayList<>(events(file, "io.devalloc.DeviceAlloc"));
+        calls.addAll(events(file, "io.devalloc.DeviceFree"));
+        assertFalse(calls.isEmpty(), r::toString);
+        Instant firstCall = calls.stream().map(RecordedEvent::getStartTime).min(Comparator.naturalOrder())
+                .orElseThrow();
+        Instant lastCall = calls.stream().map(RecordedEvent::getStartTime).max(Comparator.naturalOrder())
+                .orElseThrow();
+        for (String pool : List.of("all", "small", "large")) {
+            List<RecordedEvent> ofPool = usage.stream().filter(e -> e.getString("pool").equals(pool))
+                    .sorted(Comparator.comparing(RecordedEvent::getStartTime)).toList();
+            assertTrue(ofPool.size() >= 2, () -> pool + ": " + usage);
+            RecordedEvent start = ofPool.getFirst();
+            RecordedEvent end = ofPool.getLast();
+            assertAll(pool,
+                    () -> assertEquals("demo", start.getString("allocator")),
+                    () -> assertEquals("sim:0", start.getString("device")),
+                    () -> assertFalse(start.getStartTime().isAfter(firstCall), "written before the first malloc"),
+                    () -> assertEquals(0, start.getLong("reserved"), "nothing reserved when the allocator is built"),
+                    () -> assertFalse(end.getStartTime().isBefore(lastCall), "written after the last device call"),
+                    () -> assertEquals(0, end.getLong("reserved"), "the demo's releaseCachedMemory() gave all back"));
+        }
     }
 
     @Test
