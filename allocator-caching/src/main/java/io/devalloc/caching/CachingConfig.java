@@ -87,7 +87,8 @@ import org.slf4j.LoggerFactory;
  *       virtual memory PyTorch warns "expandable_segments not supported on this platform" and stays off: that check
  *       belongs to the allocator's creator.</td></tr>
  *   <tr><td>{@code release_lock_on_cudamalloc} (alias {@code release_lock_on_hipmalloc})</td><td>False</td>
- *       <td>{@code True}/{@code False}: "Expected 'True' or 'False' at index N in ConfigTokenizer but got 'x'".
+ *       <td>{@code True}/{@code False}: "Expected 'True' or 'False' but got 'x'" (PyTorch adds the token's index
+ *       in its ConfigTokenizer, which says nothing to a user and is left out).
  *       When both spellings are given, the later one wins.</td></tr>
  *   <tr><td>{@code pinned_use_cuda_host_register} (alias {@code pinned_use_hip_host_register})</td><td>False</td>
  *       <td>{@code True}/{@code False}; the later spelling wins.</td></tr>
@@ -345,7 +346,7 @@ public final class CachingConfig {
         try {
             config = AllocatorConfig.parse(text, SCHEMA);
         } catch (InvalidConfigurationException e) {
-            throw withUpstreamText(e, text);
+            throw withUpstreamText(e);
         }
         return build(config, text);
     }
@@ -374,12 +375,13 @@ public final class CachingConfig {
         long large = mibToBytes(largeMb);
         long maxSplit = Long.MAX_VALUE;
         if (config.isSet(MAX_SPLIT_SIZE_MB)) {
-            maxSplit = mibToBytes(atLeastLargeSegment(MAX_SPLIT_SIZE_MB, config.get(MAX_SPLIT_SIZE_MB), largeMb));
+            maxSplit = mibToBytes(atLeastLargeSegment(MAX_SPLIT_SIZE_MB, config.get(MAX_SPLIT_SIZE_MB), largeMb,
+                    text));
         }
         long maxNonSplit = large;
         if (config.isSet(MAX_NON_SPLIT_ROUNDING_MB)) {
             maxNonSplit = mibToBytes(atLeastLargeSegment(MAX_NON_SPLIT_ROUNDING_MB,
-                    config.get(MAX_NON_SPLIT_ROUNDING_MB), largeMb));
+                    config.get(MAX_NON_SPLIT_ROUNDING_MB), largeMb, text));
         }
         String divisionsText = config.get(ROUNDUP_POWER2_DIVISIONS);
         int[] divisions = divisionsText == null ? new int[ROUNDUP_INTERVALS] : expandDivisions(divisionsText);
@@ -476,12 +478,13 @@ public final class CachingConfig {
     }
 
     /** The newest upstream rule: at least {@code large_segment_size_mb}, checked once every key is known. */
-    private static long atLeastLargeSegment(ConfigOption<Long> option, long mb, long largeMb) {
+    private static long atLeastLargeSegment(ConfigOption<Long> option, long mb, long largeMb, String text) {
         if (mb < largeMb) {
             String value = Long.toString(mb);
+            // The rule spans two keys, so the text is named: the value alone is not what is wrong.
             throw new InvalidConfigurationException(option.name(), value, "bad value '" + value
-                    + "' for configuration key '" + option.name() + "' of " + SCHEMA.owner() + " ("
-                    + tooSmall(option.name(), largeMb) + "); allowed: " + option.allowed());
+                    + "' for configuration key '" + option.name() + "' in configuration '" + text + "' of "
+                    + SCHEMA.owner() + " (" + tooSmall(option.name(), largeMb) + "); allowed: " + option.allowed());
         }
         return mb;
     }
@@ -604,43 +607,19 @@ public final class CachingConfig {
         return tokens;
     }
 
-    /** The ConfigTokenizer index of the value of the first {@code key} entry, or -1. */
-    private static int tokenIndexOfValue(String text, String key) {
-        List<String> t = lex(text);
-        int i = 0;
-        while (i < t.size()) {
-            if (t.get(i).equals(key)) {
-                return i + 2;
-            }
-            int j = i + 2;
-            if (j < t.size() && t.get(j).equals("[")) {
-                while (j < t.size() && !t.get(j).equals("]")) {
-                    j++;
-                }
-            }
-            i = j + 2;
-        }
-        return -1;
-    }
-
-    /** Adds PyTorch's wording to AllocatorConfig's refusals where it differs. */
-    private static InvalidConfigurationException withUpstreamText(InvalidConfigurationException e, String text) {
+    /**
+     * Adds PyTorch's wording to AllocatorConfig's refusal of an unknown key. Where PyTorch's message names its own
+     * tokenizer ("Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'x'"), the message keeps only its
+     * words ("Expected 'True' or 'False' but got 'x'"): a token index and a C++ class name tell a user nothing about
+     * the text they typed, which AllocatorConfig's message already names.
+     */
+    private static InvalidConfigurationException withUpstreamText(InvalidConfigurationException e) {
         String key = e.key();
-        String message = e.getMessage();
-        InvalidConfigurationException replaced;
-        if (key != null && SCHEMA.option(key) == null) {
-            replaced = new InvalidConfigurationException(key, e.value(),
-                    "Unrecognized key '" + key + "' in CUDA allocator config. " + message);
-        } else if (key != null && message != null && message.contains(BOOL_ERROR)) {
-            int index = tokenIndexOfValue(text, key);
-            if (index < 0) {
-                return e;
-            }
-            replaced = new InvalidConfigurationException(key, e.value(), message.replace(BOOL_ERROR,
-                    "Expected 'True' or 'False' at index " + index + " in ConfigTokenizer but got"));
-        } else {
+        if (key == null || SCHEMA.option(key) != null) {
             return e;
         }
+        InvalidConfigurationException replaced = new InvalidConfigurationException(key, e.value(),
+                "Unrecognized key '" + key + "' in CUDA allocator config. " + e.getMessage());
         replaced.initCause(e);
         return replaced;
     }

@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -300,9 +301,8 @@ class CachingOptionsTest {
             "foo:1,bar:2|Unrecognized key 'foo' in CUDA allocator config.",
             "garbage_collection_threshold:1.2|garbage_collect_threshold is invalid, set it in (0.0, 1.0)",
             "max_split_size_mb:2|CachingAllocator option max_split_size_mb too small, must be >= 20",
-            "release_lock_on_cudamalloc:none|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'none'",
-            "pinned_use_cuda_host_register:none|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got"
-                    + " 'none'",
+            "release_lock_on_cudamalloc:none|Expected 'True' or 'False' but got 'none'",
+            "pinned_use_cuda_host_register:none|Expected 'True' or 'False' but got 'none'",
             "pinned_num_register_threads:none|Expected a non-negative integer but got 'none'",
             "pinned_num_register_threads:1024|Number of register threads should be less than or equal to 128,"
                     + " got 1024"})
@@ -324,24 +324,26 @@ class CachingOptionsTest {
             "garbage_collection_threshold:1.0|garbage_collect_threshold is invalid, set it in (0.0, 1.0)",
             "garbage_collection_threshold:-0.5|garbage_collect_threshold is invalid, set it in (0.0, 1.0)",
             "garbage_collection_threshold:half|Expected a number but got 'half'",
-            "expandable_segments:true|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'true'",
-            "expandable_segments:1|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got '1'",
-            "max_split_size_mb:40,expandable_segments:yes|Expected 'True' or 'False' at index 6 in ConfigTokenizer",
-            "roundup_power2_divisions:[256:1,>:2],expandable_segments:yes|at index 14 in ConfigTokenizer but got 'yes'",
-            "release_lock_on_hipmalloc:no|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'no'",
-            "pinned_use_hip_host_register:no|Expected 'True' or 'False' at index 2",
-            "pinned_use_background_threads:TRUE|Expected 'True' or 'False' at index 2",
-            "graph_capture_record_stream_reuse:false|Expected 'True' or 'False' at index 2",
+            "expandable_segments:true|Expected 'True' or 'False' but got 'true'",
+            "expandable_segments:1|Expected 'True' or 'False' but got '1'",
+            "max_split_size_mb:40,expandable_segments:yes|bad value 'yes' for configuration key 'expandable_segments'"
+                    + " in configuration 'max_split_size_mb:40,expandable_segments:yes' of allocator 'caching'"
+                    + " (Expected 'True' or 'False' but got 'yes'); allowed: True or False",
+            "roundup_power2_divisions:[256:1,>:2],expandable_segments:yes|Expected 'True' or 'False' but got 'yes'",
+            "release_lock_on_hipmalloc:no|Expected 'True' or 'False' but got 'no'",
+            "pinned_use_hip_host_register:no|Expected 'True' or 'False' but got 'no'",
+            "pinned_use_background_threads:TRUE|Expected 'True' or 'False' but got 'TRUE'",
+            "graph_capture_record_stream_reuse:false|Expected 'True' or 'False' but got 'false'",
             "pinned_num_register_threads:3|Number of register threads has to be power of 2, got 3",
             "pinned_num_register_threads:0|Number of register threads has to be power of 2, got 0",
             "pinned_num_register_threads:256|Number of register threads should be less than or equal to 128, got 256",
             "pinned_reserve_segment_size_mb:0|Pinned reserve segment size has to be greater than 0",
             "per_process_memory_fraction:2.0|per_process_memory_fraction is invalid, set it in [0.0, 1.0]",
-            "throw_on_cudamalloc_oom:true|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'true'",
-            "pinned_free_catch_all:1|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got '1'",
+            "throw_on_cudamalloc_oom:true|Expected 'True' or 'False' but got 'true'",
+            "pinned_free_catch_all:1|Expected 'True' or 'False' but got '1'",
             "pinned_max_round_threshold_mb:-1|Expected a non-negative integer but got '-1'",
             "pinned_max_cached_size_mb:1.5|Expected a non-negative integer but got '1.5'",
-            "search_pool_after_release:yes|Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'yes'",
+            "search_pool_after_release:yes|Expected 'True' or 'False' but got 'yes'",
             "expandable_segments_reserve_by_class:0.5|expected a list such as [capture:0.25,workspace:40G]",
             "pinned_max_round_threshold:64|Unrecognized key 'pinned_max_round_threshold' in CUDA allocator config.",
             "max_split_size_mb:40,max_split_size_mb:60|given twice",
@@ -349,6 +351,41 @@ class CachingOptionsTest {
             "expandable_segments|malformed configuration entry"})
     void badValuesAreRefusedWithUpstreamText(String config, String upstreamText) {
         assertRefused(config, upstreamText);
+    }
+
+    /**
+     * What a user typed that is refused is named in the message, with the problem in words: no class name (PyTorch's
+     * "at index 2 in ConfigTokenizer" is one), and the whole text where it holds more than the entry at fault.
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "max_split_size_mb|malformed configuration entry 'max_split_size_mb' for allocator 'caching': expected"
+                    + " key:value",
+            "expandable_segments:True,max_split_size_mb|malformed configuration entry 'max_split_size_mb' in"
+                    + " configuration 'expandable_segments:True,max_split_size_mb' for allocator 'caching'",
+            "a:b:c|Unrecognized key 'a' in CUDA allocator config. unknown configuration key 'a' for allocator"
+                    + " 'caching'; accepted keys: backend,",
+            "expandable_segments:True,a:b:c|unknown configuration key 'a' in configuration"
+                    + " 'expandable_segments:True,a:b:c' for allocator 'caching'",
+            ":True|configuration entry ':True' for allocator 'caching' has no key before its colon",
+            "expandable_segments:True,,|empty entry at position 25 in configuration 'expandable_segments:True,,'"
+                    + " (stray comma?)",
+            "expandable_segments:yes|bad value 'yes' for configuration key 'expandable_segments' of allocator"
+                    + " 'caching' (Expected 'True' or 'False' but got 'yes'); allowed: True or False",
+            "max_split_size_mb:20,expandable_segments:|configuration key 'expandable_segments' in configuration"
+                    + " 'max_split_size_mb:20,expandable_segments:' for allocator 'caching' has no value",
+            "expandable_segments:True,expandable_segments:False|configuration key 'expandable_segments' given twice"
+                    + " in configuration 'expandable_segments:True,expandable_segments:False'",
+            "large_segment_size_mb:50,max_split_size_mb:30|bad value '30' for configuration key 'max_split_size_mb' in"
+                    + " configuration 'large_segment_size_mb:50,max_split_size_mb:30' of allocator 'caching'",
+            "roundup_power2_divisions:[256:1|unclosed '[' in configuration 'roundup_power2_divisions:[256:1'"})
+    void refusalsNameTheTextAndTheProblemWithoutAClassName(String config, String message) {
+        InvalidConfigurationException e = refused(config);
+        assertRefused(config, message);
+        // A class name in CamelCase (not MiB); PyTorch's "CachingAllocator option ... too small" is kept word for
+        // word, as the launcher's tests allow.
+        assertFalse(Pattern.compile("\\b[A-Z][a-z0-9]+[A-Z][a-z]\\w*").matcher(e.getMessage()
+                .replace("CachingAllocator option", "")).find(), () -> "a class name in: " + e.getMessage());
     }
 
     @Test

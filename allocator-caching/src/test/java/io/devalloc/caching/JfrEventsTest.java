@@ -8,10 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.jfr.JfrEvents;
 import io.devalloc.api.jfr.JfrListener;
 import io.devalloc.api.stats.PoolUsage;
 import io.devalloc.api.units.ByteSize;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -208,6 +211,55 @@ class JfrEventsTest {
         List<RecordedEvent> afterClose = record(s -> s.enable(MEMORY_USAGE).withPeriod(Duration.ofMillis(20)),
                 "jfr-gauges", () -> sleep(300));
         assertEquals(List.of(), afterClose);
+    }
+
+    @Test
+    void anAllocatorShorterThanThePeriodHasItsGaugesAtItsStartAndItsEnd() {
+        List<List<PoolUsage>> expected = new ArrayList<>();
+        // A period no test outlives: every event seen is one of the two written outside the period.
+        List<RecordedEvent> events = record(s -> s.enable(MEMORY_USAGE).withPeriod(Duration.ofHours(1)),
+                "jfr-short", () -> {
+                    try (DeviceAllocator a = DeviceAllocators.builder().device("sim:1GiB").allocator("caching")
+                            .name("jfr-short").jfrEvents(true).build()) {
+                        expected.add(a.memoryUsage());
+                        assertTrue(a.malloc(5000) != 0);
+                        expected.add(a.memoryUsage());
+                    }
+                });
+        List<RecordedEvent> usage = named(events, MEMORY_USAGE);
+        assertEquals(2 * expected.get(0).size(), usage.size(), usage::toString);
+        for (int p = 0; p < expected.get(0).size(); p++) {
+            String pool = expected.get(0).get(p).pool();
+            List<RecordedEvent> written = usage.stream().filter(e -> e.getString("pool").equals(pool))
+                    .sorted(Comparator.comparing(RecordedEvent::getStartTime)).toList();
+            assertEquals(2, written.size(), () -> pool + ": " + written);
+            for (int i = 0; i < 2; i++) {
+                assertEquals(expected.get(i).get(p).reservedBytes(), written.get(i).getLong("reserved"), pool);
+                assertEquals(expected.get(i).get(p).allocatedBytes(), written.get(i).getLong("allocated"), pool);
+            }
+        }
+        assertEquals(0, expected.get(0).get(0).reservedBytes(), "built: nothing reserved yet");
+        assertEquals(SEGMENT, expected.get(1).get(0).reservedBytes(), "closing: the live allocation's segment");
+    }
+
+    @Test
+    void aReplaysWatchShorterThanThePeriodHasItsGaugesAtItsStartAndItsEnd() {
+        List<RecordedEvent> events = record(s -> s.enable(MEMORY_USAGE).withPeriod(Duration.ofHours(1)),
+                "jfr-watch", () -> {
+                    try (DeviceAllocator a = DeviceAllocators.builder().device("sim:1GiB").allocator("caching")
+                            .build()) {
+                        Runnable stop = JfrEvents.memoryUsageEvents(a, "jfr-watch");
+                        assertTrue(a.malloc(5000) != 0);
+                        stop.run();
+                        stop.run(); // once: a second run writes nothing
+                        assertTrue(a.malloc(5000) != 0);
+                    }
+                });
+        List<RecordedEvent> all = named(events, MEMORY_USAGE).stream().filter(e -> e.getString("pool").equals("all"))
+                .sorted(Comparator.comparing(RecordedEvent::getStartTime)).toList();
+        assertEquals(2, all.size(), events::toString);
+        assertEquals(0, all.get(0).getLong("reserved"));
+        assertEquals(SEGMENT, all.get(1).getLong("reserved"));
     }
 
     @Test

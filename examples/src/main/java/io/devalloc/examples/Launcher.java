@@ -124,6 +124,7 @@ public final class Launcher implements Callable<Integer> {
 
     private static CommandLine commandLine(PrintWriter out, PrintWriter err, SettingsDefaults settings) {
         CommandLine cmd = new CommandLine(new Launcher());
+        shareVersion(cmd, cmd.getCommandSpec().versionProvider());
         // replay's module takes neither Micrometer nor JFR recordings: the launcher adds --metrics and --jfr to it.
         cmd.getSubcommands().get("replay").addMixin("observability", new ObservabilityOptions().named("replay"));
         cmd.setOut(out);
@@ -137,6 +138,21 @@ public final class Launcher implements Callable<Integer> {
             return new CommandLine.RunLast().execute(parseResult);
         });
         return cmd;
+    }
+
+    /**
+     * Gives every subcommand without a version of its own the root's {@code provider}: picocli does not inherit it,
+     * so {@code devalloc demo -V} (every subcommand offers -V) printed nothing while {@code devalloc -V} printed the
+     * version. Set here rather than on each {@code @Command}, since the subcommands live in other modules.
+     */
+    private static void shareVersion(CommandLine cmd, IVersionProvider provider) {
+        for (CommandLine sub : cmd.getSubcommands().values()) {
+            CommandSpec spec = sub.getCommandSpec();
+            if (spec.versionProvider() == null && spec.version().length == 0) {
+                spec.versionProvider(provider);
+            }
+            shareVersion(sub, provider);
+        }
     }
 
     /** {@code --config} and its old name {@code --conf} are one option: refuse both at once. */

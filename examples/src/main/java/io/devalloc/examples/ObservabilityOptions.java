@@ -39,8 +39,9 @@ import picocli.CommandLine.Option;
  * allocator, read while the allocator is still open: for {@code demo} at its end, for {@code replay} after the
  * replay's last event (the allocator's close, and the second replay up to the peak that a replay makes for the
  * peak's snapshot, are not in them). {@code --jfr FILE} records devalloc's events (every device call, out-of-memory
- * error, retry and cache release, and the gauges every 100 ms) from the start of the run to its end and writes them to
- * {@code FILE}, for {@code jfr print --events 'io.devalloc.*' FILE}.
+ * error, retry and cache release, and the gauges every 100 ms and at both ends of the watch, so that a run shorter
+ * than the period has them too) from the start of the run to its end and writes them to {@code FILE}, for
+ * {@code jfr print --events 'io.devalloc.*' FILE}.
  *
  * <p>Not thread-safe: one run at a time.
  */
@@ -221,8 +222,10 @@ final class ObservabilityOptions implements RunInstrumentation {
     }
 
     /**
-     * Every meter, one per line, sorted by name and tags: {@code name{tag=value,...}} then its measurements, bytes as
-     * bytes and times in milliseconds.
+     * Every meter, one per line, sorted by name and tags: {@code name{tag=value,...}} then its measurements, each
+     * named for what it is: {@code count} a number of events (calls, errors, releases), {@code total} what a counter
+     * of an amount summed, with its unit ({@code total=2033297420 bytes}), {@code value} a gauge's reading with its
+     * unit, and timers' {@code total_time} and {@code max} in milliseconds.
      */
     static String render(SimpleMeterRegistry registry) {
         List<Meter> list = new ArrayList<>(registry.getMeters());
@@ -230,10 +233,9 @@ final class ObservabilityOptions implements RunInstrumentation {
         StringWriter text = new StringWriter();
         PrintWriter w = new PrintWriter(text);
         for (Meter m : list) {
-            String unit = m.getId().getBaseUnit();
             List<String> values = new ArrayList<>();
             for (Measurement measure : m.measure()) {
-                values.add(format(measure, unit));
+                values.add(format(m, measure));
             }
             w.println("  " + m.getId().getName() + "{" + tags(m) + "}  " + String.join("  ", values));
         }
@@ -246,16 +248,25 @@ final class ObservabilityOptions implements RunInstrumentation {
                 .collect(Collectors.joining(","));
     }
 
-    private static String format(Measurement measure, String unit) {
+    private static String format(Meter meter, Measurement measure) {
         Statistic s = measure.getStatistic();
         double v = measure.getValue();
-        String key = s.name().toLowerCase(Locale.ROOT);
-        if (s == Statistic.TOTAL_TIME || s == Statistic.MAX) {
+        Meter.Type type = meter.getId().getType();
+        boolean timer = type == Meter.Type.TIMER || type == Meter.Type.LONG_TASK_TIMER;
+        if (timer && (s == Statistic.TOTAL_TIME || s == Statistic.MAX)) {
             // SimpleMeterRegistry's base time unit is seconds.
-            return key + "=" + String.format(Locale.ROOT, "%.3f ms", v * 1e3);
+            return s.name().toLowerCase(Locale.ROOT) + "=" + String.format(Locale.ROOT, "%.3f ms", v * 1e3);
         }
+        String unit = meter.getId().getBaseUnit();
         String number = v == Math.rint(v) && !Double.isInfinite(v) ? String.format(Locale.ROOT, "%.0f", v)
                 : String.format(Locale.ROOT, "%.3f", v);
-        return key + "=" + number + (unit != null && s != Statistic.COUNT ? " " + unit : "");
+        if (s == Statistic.COUNT) {
+            // Micrometer names a counter's one figure COUNT whatever it sums: a counter of bytes holds bytes, not a
+            // number of events, so it is a total with its unit. A timer's count, and a counter without a unit,
+            // count events.
+            return type == Meter.Type.COUNTER && unit != null
+                    ? "total=" + number + " " + unit : "count=" + number;
+        }
+        return s.name().toLowerCase(Locale.ROOT) + "=" + number + (unit != null ? " " + unit : "");
     }
 }

@@ -51,6 +51,29 @@ class AdviseCommandTest {
     }
 
     @Test
+    void gridProblemsNameTheLineItsTextAndTheProblemInWords() throws IOException {
+        String grid = grid("max_split_size_mb", "a:b:c", "expandable_segments:True,,", "expandable_segments:yes",
+                "expandable_segments:True,max_split_size_mb:5");
+        Run r = run("advise", OPT_CSV, "--grid", grid, "--threads", "2", "--capacity", "4GiB");
+        assertEquals(0, r.exitCode(), r::toString);
+        String text = r.out().replaceAll("\\s+", " ");
+        for (String problem : List.of(
+                "grid.txt:1: malformed configuration entry 'max_split_size_mb' for allocator 'caching': expected"
+                        + " key:value",
+                "grid.txt:2: Unrecognized key 'a' in CUDA allocator config. unknown configuration key 'a' for"
+                        + " allocator 'caching'",
+                "grid.txt:3: empty entry at position 25 in configuration 'expandable_segments:True,,' (stray comma?)",
+                "grid.txt:4: bad value 'yes' for configuration key 'expandable_segments' of allocator 'caching'"
+                        + " (Expected 'True' or 'False' but got 'yes'); allowed: True or False",
+                "grid.txt:5: bad value '5' for configuration key 'max_split_size_mb' in configuration"
+                        + " 'expandable_segments:True,max_split_size_mb:5' of allocator 'caching'")) {
+            assertTrue(text.contains(problem), problem + " in\n" + r);
+        }
+        // PyTorch's boolean message names its tokenizer and a token index, which tell a user nothing.
+        assertFalse(r.out().contains("ConfigTokenizer") || r.out().contains("at index"), r::toString);
+    }
+
+    @Test
     void badInputGetsOneClearLineAndExitCodeTwo() throws IOException {
         Run unknownGrid = run("advise", OPT_CSV, "--grid", "nonesuch");
         assertEquals(Launcher.EXIT_USAGE, unknownGrid.exitCode(), unknownGrid::toString);

@@ -71,7 +71,10 @@ class CompareCommandTest {
         assertEquals(4, peak.size(), peak::toString);
         // With growth bfc reserves what the trace needs (two 2 MiB-doubling regions here), not the whole device.
         assertFalse(peak.get(1).startsWith("80.00 GiB"), peak::toString);
+        // Two allocations, two device mallocs in every run: they paid alike, so all are ranked on memory held.
         assertTrue(peak.stream().anyMatch(c -> c.endsWith(" *")), peak::toString);
+        assertEquals(List.of("2", "2", "2", "2"), cells(r, "device mallocs"));
+        assertFalse(r.out().contains("not ranked on"), r::toString);
         assertTrue(r.out().replaceAll("\\s+", " ").contains("note (bfc allow_growth:true): a default run of compare:"
                 + " bfc grows its regions as needed here (allow_growth:true); TensorFlow's GPU default"
                 + " (allow_growth:false) reserves its whole memory limit, by default the whole device, at the first"
@@ -94,9 +97,38 @@ class CompareCommandTest {
         assertEquals(4, speed.size(), speed::toString);
         assertFalse(speed.stream().anyMatch(c -> c.endsWith("*")), r::toString);
         assertTrue(r.out().replaceAll("\\s+", " ").contains("Lower is better; * marks the best of each row (ties"
-                + " share it). events/s (wall clock) is how fast this machine replayed the trace"), r::toString);
+                + " share it). Peak reserved, end reserved and fragmentation at peak rank only the runs that cache"),
+                r::toString);
+        assertTrue(r.out().replaceAll("\\s+", " ").contains("(a note names it). events/s (wall clock) is how fast this"
+                + " machine replayed the trace"), r::toString);
         assertFalse(r.out().contains("All "), "one trace, no summary table:\n" + r);
         assertEquals("", r.err());
+    }
+
+    @Test
+    void memoryHeldIsMarkedOnlyAmongTheRunsThatCache() {
+        Run r = run("compare", AdviseCommandTest.OPT_CSV);
+        assertEquals(0, r.exitCode(), r::toString);
+        // direct makes a device malloc for every one of the trace's 7,946 allocations: it holds the least memory,
+        // paid for with those calls, so the marks on memory held go to the runs that cache.
+        assertEquals(List.of("7,946", "4 *", "61", "52"), cells(r, "device mallocs"));
+        assertEquals(List.of("1.66 GiB", "2.00 GiB", "1.77 GiB", "1.69 GiB *"), cells(r, "peak reserved"));
+        assertEquals(List.of("964.63 MiB", "2.00 GiB", "1.77 GiB", "1.69 GiB *"), cells(r, "end reserved"));
+        assertEquals(List.of("0.0%", "10.8%", "5.6%", "1.4% *"), cells(r, "fragmentation at peak"));
+        String text = r.out().replaceAll("\\s+", " ");
+        assertTrue(text.contains("note (direct): not ranked on peak reserved, end reserved and fragmentation at peak:"
+                + " 7,946 device mallocs for 7,946 allocations, at least one device call per allocation where"
+                + " another run made 4, so its low figures there are paid for with those calls"),
+                r::toString);
+        assertTrue(text.contains("Peak reserved, end reserved and fragmentation at peak rank only the runs that"
+                + " cache: a run that made at least one device malloc per allocation (as direct does) while another"
+                + " run made fewer"), r::toString);
+        assertEquals("", r.err());
+
+        // Over several traces too: direct is not ranked on the sum of peak reserved.
+        Run two = run("compare", AdviseCommandTest.OPT_CSV, AdviseCommandTest.OPT_CSV, "--run", "direct", "--run",
+                "caching", "--run", "caching:expandable_segments:True");
+        assertEquals(List.of("3.32 GiB", "3.54 GiB", "3.37 GiB *"), lastCells(two, "sum of peak reserved"));
     }
 
     @Test

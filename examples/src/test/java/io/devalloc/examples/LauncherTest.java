@@ -267,6 +267,30 @@ class LauncherTest {
     }
 
     @Test
+    void everySubcommandWithVersionOptionsPrintsTheLaunchersVersion() {
+        Run root = run("-V");
+        assertEquals(0, root.exitCode(), root::toString);
+        assertTrue(root.out().startsWith("devalloc "), root::toString);
+        StringWriter ignored = new StringWriter();
+        CommandLine cmd = Launcher.commandLine(new PrintWriter(ignored), new PrintWriter(ignored));
+        int checked = 0;
+        for (Map.Entry<String, CommandLine> sub : cmd.getSubcommands().entrySet()) {
+            if (!sub.getValue().getCommandSpec().mixinStandardHelpOptions()) {
+                continue;
+            }
+            for (String option : new String[] {"-V", "--version"}) {
+                Run r = run(sub.getKey(), option);
+                assertEquals(0, r.exitCode(), r::toString);
+                assertEquals(root.out(), r.out(), sub.getKey() + " " + option);
+                assertEquals("", r.err(), r::toString);
+            }
+            checked++;
+        }
+        // devices, demo, replay, compare, advise: each declares the standard help options.
+        assertEquals(5, checked, cmd.getSubcommands()::toString);
+    }
+
+    @Test
     void verboseAddsTheStackTraceWhereverItIsGiven() {
         for (String[] args : new String[][] {
                 {"--verbose", "demo", "--device", "nosuch"},

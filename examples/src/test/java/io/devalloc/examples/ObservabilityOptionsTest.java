@@ -10,9 +10,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.devalloc.examples.LauncherTest.Run;
 import io.devalloc.replay.TraceSource;
 import io.devalloc.replay.cli.TraceReplays;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.function.Function;
 import java.util.regex.Matcher;
@@ -40,7 +48,10 @@ class ObservabilityOptionsTest {
         TraceReplays.sources = saved;
     }
 
-    /** The count of a counter line, e.g. {@code devalloc.oom{allocator=replay,device=sim:0}  count=0}. */
+    /**
+     * A figure of a meter line, e.g. {@code count} of {@code devalloc.oom{allocator=replay,device=sim:0}  count=0}
+     * or {@code total} of {@code devalloc.device.call.bytes{...}  total=2097152 bytes}.
+     */
     static long meter(Run r, String name, String tags, String statistic) {
         Matcher m = Pattern.compile("(?m)^  " + Pattern.quote(name + "{" + tags + "}") + "  .*?\\b"
                 + statistic + "=(\\d+)").matcher(r.out() + r.err());
@@ -122,6 +133,77 @@ class ObservabilityOptionsTest {
                 () -> assertEquals(mallocs, events(file, "io.devalloc.DeviceFree").size(),
                         "the release gave every segment back"),
                 () -> assertEquals(1, events(file, "io.devalloc.CacheRelease").size()));
+    }
+
+    @Test
+    void aShortDemoRecordsTheGaugesAtItsStartAndItsEnd(@TempDir Path dir) throws IOException {
+        // Two steps take far less than the recording's 100 ms period: the gauges come from the start and the end.
+        Path file = dir.resolve("demo.jfr");
+        Run r = run("demo", "--device", "sim:80GiB", "--allocator", "caching", "--steps", "2", "--jfr",
+                file.toString());
+        assertEquals(0, r.exitCode(), r::toString);
+        List<RecordedEvent> usage = events(file, "io.devalloc.MemoryUsage");
+        List<RecordedEvent> calls = new ArrayList<>(events(file, "io.devalloc.DeviceAlloc"));
+        calls.addAll(events(file, "io.devalloc.DeviceFree"));
+        assertFalse(calls.isEmpty(), r::toString);
+        Instant firstCall = calls.stream().map(RecordedEvent::getStartTime).min(Comparator.naturalOrder())
+                .orElseThrow();
+        Instant lastCall = calls.stream().map(RecordedEvent::getStartTime).max(Comparator.naturalOrder())
+                .orElseThrow();
+        for (String pool : List.of("all", "small", "large")) {
+            List<RecordedEvent> ofPool = usage.stream().filter(e -> e.getString("pool").equals(pool))
+                    .sorted(Comparator.comparing(RecordedEvent::getStartTime)).toList();
+            assertTrue(ofPool.size() >= 2, () -> pool + ": " + usage);
+            RecordedEvent start = ofPool.getFirst();
+            RecordedEvent end = ofPool.getLast();
+            assertAll(pool,
+                    () -> assertEquals("demo", start.getString("allocator")),
+                    () -> assertEquals("sim:0", start.getString("device")),
+                    () -> assertFalse(start.getStartTime().isAfter(firstCall), "written before the first malloc"),
+                    () -> assertEquals(0, start.getLong("reserved"), "nothing reserved when the allocator is built"),
+                    () -> assertFalse(end.getStartTime().isBefore(lastCall), "written after the last device call"),
+                    () -> assertEquals(0, end.getLong("reserved"), "the demo's releaseCachedMemory() gave all back"));
+        }
+    }
+
+    @Test
+    void eachPrintedFigureSaysWhatItIs() {
+        // Micrometer calls a counter's figure COUNT whatever it sums; printed as "count" a sum of bytes read as a
+        // number of calls.
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        Counter.builder("t.bytes").baseUnit("bytes").register(registry).increment(2048);
+        Counter.builder("t.calls").register(registry).increment(3);
+        Gauge.builder("t.reserved", () -> 512).baseUnit("bytes").register(registry);
+        Timer.builder("t.time").register(registry).record(Duration.ofMillis(2));
+        assertEquals(List.of(
+                "  t.bytes{}  total=2048 bytes",
+                "  t.calls{}  count=3",
+                "  t.reserved{}  value=512 bytes",
+                "  t.time{}  count=1  total_time=2.000 ms  max=2.000 ms"),
+                ObservabilityOptions.render(registry).lines().toList());
+    }
+
+    @Test
+    void demoMetersShowBytesAsBytesAndCountsAsCounts() {
+        Run r = run("demo", "--device", "sim:80GiB", "--allocator", "caching", "--steps", "2", "--metrics");
+        assertEquals(0, r.exitCode(), r::toString);
+        String tags = "allocator=demo,device=sim:0";
+        long mallocs = meter(r, "devalloc.device.calls", tags + ",op=malloc,outcome=success", "count");
+        long bytes = meter(r, "devalloc.device.call.bytes", tags + ",op=malloc", "total");
+        assertTrue(mallocs > 0 && bytes >= mallocs * 2 * 1024 * 1024, "caching mallocs segments of 2 MiB or more: "
+                + mallocs + " mallocs of " + bytes + " bytes\n" + r);
+        List<String> meterLines = r.out().lines().filter(l -> l.startsWith("  devalloc.")).toList();
+        assertFalse(meterLines.isEmpty(), r::toString);
+        for (String line : meterLines) {
+            // A meter of bytes (call bytes, bytes released, memory gauges) shows each figure in bytes.
+            boolean ofBytes = line.startsWith("  devalloc.device.call.bytes{")
+                    || line.startsWith("  devalloc.cache.released{") || line.startsWith("  devalloc.memory.");
+            if (ofBytes) {
+                assertTrue(line.matches(".*}  (total|value)=-?\\d+ bytes"), line);
+            } else {
+                assertFalse(line.contains(" bytes"), line);
+            }
+        }
     }
 
     @Test

@@ -38,7 +38,9 @@ class UserOutputTest {
             "\\b[A-Z]\\w*(?:Exception|Error)\\b"
                     + "|\\b(?:io\\.devalloc|picocli|java\\.(?:lang|util|io|nio))\\.(?!foreign\\b)[a-z]\\w*"
                     + "|\\b(?:Replayer|ReplayCommand|CompareCommand|DemoCommand|DevicesCommand|Launcher|TraceReplays"
-                    + "|CachingArena|BfcArena|AllocatorRegistry|DeviceRegistry|DevallocException)\\b");
+                    + "|CachingArena|BfcArena|AllocatorRegistry|DeviceRegistry|DevallocException"
+                    // PyTorch's tokenizer class, which its boolean configuration messages name.
+                    + "|ConfigTokenizer)\\b");
 
     private static void assertWithinWidth(Run run, String what) {
         for (String line : (run.out() + run.err()).split("\\R")) {
@@ -102,6 +104,9 @@ class UserOutputTest {
                 new String[] {"replay", unreadable.toString()},
                 new String[] {"replay", OPT_TRACE.toString(), "--html", dir.toString()},
                 new String[] {"replay", OPT_TRACE.toString(), "--config", "a:1", "--conf", "b:2"},
+                new String[] {"replay", OPT_TRACE.toString(), "--config", "expandable_segments:yes"},
+                new String[] {"replay", OPT_TRACE.toString(), "--config", "max_split_size_mb:20,a:b:c"},
+                new String[] {"replay", OPT_TRACE.toString(), "--config", "expandable_segments:True,,"},
                 new String[] {"compare", OPT_TRACE.toString(), "--run", ":x"},
                 new String[] {"compare"},
                 new String[] {"frobnicate"},

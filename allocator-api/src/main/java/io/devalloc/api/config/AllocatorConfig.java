@@ -46,26 +46,32 @@ public final class AllocatorConfig {
             return new AllocatorConfig(schema, values);
         }
         for (String pair : splitPairs(text)) {
+            String where = where(text, pair);
             int colon = pair.indexOf(':');
             if (colon < 0) {
                 throw new InvalidConfigurationException(pair.strip(), null, "malformed configuration entry '"
-                        + pair.strip() + "' for " + schema.owner() + ": expected key:value; accepted keys: "
-                        + schema.describeKeys());
+                        + pair.strip() + "'" + where + " for " + schema.owner() + ": expected key:value (a key, a"
+                        + " colon, then the value); accepted keys: " + schema.describeKeys());
             }
             String key = pair.substring(0, colon).strip();
             String value = pair.substring(colon + 1).strip();
+            if (key.isEmpty()) {
+                throw new InvalidConfigurationException(null, value, "configuration entry '" + pair.strip() + "'"
+                        + where + " for " + schema.owner() + " has no key before its colon; accepted keys: "
+                        + schema.describeKeys());
+            }
             ConfigOption<?> option = schema.option(key);
             if (option == null) {
-                throw new InvalidConfigurationException(key, value, "unknown configuration key '" + key + "' for "
-                        + schema.owner() + "; accepted keys: " + schema.describeKeys());
+                throw new InvalidConfigurationException(key, value, "unknown configuration key '" + key + "'"
+                        + where + " for " + schema.owner() + "; accepted keys: " + schema.describeKeys());
             }
             if (values.containsKey(key)) {
-                throw new InvalidConfigurationException(key, value, "configuration key '" + key + "' given twice for "
-                        + schema.owner());
+                throw new InvalidConfigurationException(key, value, "configuration key '" + key + "' given twice"
+                        + where + " for " + schema.owner());
             }
             if (value.isEmpty()) {
-                throw new InvalidConfigurationException(key, value, "configuration key '" + key + "' for "
-                        + schema.owner() + " has no value; allowed: " + option.allowed());
+                throw new InvalidConfigurationException(key, value, "configuration key '" + key + "'" + where
+                        + " for " + schema.owner() + " has no value; allowed: " + option.allowed());
             }
             Object parsed;
             try {
@@ -73,11 +79,20 @@ public final class AllocatorConfig {
             } catch (IllegalArgumentException e) {
                 String detail = e.getMessage() == null ? "" : " (" + e.getMessage() + ")";
                 throw new InvalidConfigurationException(key, value, "bad value '" + value + "' for configuration key '"
-                        + key + "' of " + schema.owner() + detail + "; allowed: " + option.allowed());
+                        + key + "'" + where + " of " + schema.owner() + detail + "; allowed: " + option.allowed());
             }
             values.put(key, parsed);
         }
         return new AllocatorConfig(schema, values);
+    }
+
+    /**
+     * Where an entry's error happened, for its message: {@code " in configuration 'TEXT'"} when the text holds more
+     * than that entry, so that a user with several entries (or a file of them) sees which text was refused; nothing
+     * when the entry is the whole text, which the message names anyway.
+     */
+    private static String where(String text, String pair) {
+        return text.strip().equals(pair.strip()) ? "" : " in configuration '" + text.strip() + "'";
     }
 
     /** Splits on commas that are not inside square brackets. */

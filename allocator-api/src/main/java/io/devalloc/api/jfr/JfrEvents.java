@@ -3,6 +3,7 @@ package io.devalloc.api.jfr;
 import io.devalloc.api.DeviceAllocator;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 import jdk.jfr.FlightRecorder;
 
 /**
@@ -24,9 +25,11 @@ public final class JfrEvents {
 
     /**
      * {@code allocator}, with its gauges written as {@code io.devalloc.MemoryUsage} events every period while a
-     * recording has that event enabled (one event per pool). The hook is registered with
-     * {@link jdk.jfr.FlightRecorder#addPeriodicEvent} now and removed when the returned allocator is closed; closing
-     * it closes {@code allocator}. The per-call events need a {@link JfrListener} as well, set on the builder.
+     * recording has that event enabled (one event per pool), and also once now and once when the returned allocator
+     * is closed (before it gives its memory back), so that an allocator that lives less than a period is recorded
+     * too. The hook is registered with {@link jdk.jfr.FlightRecorder#addPeriodicEvent} now and removed when the
+     * returned allocator is closed; closing it closes {@code allocator}. The per-call events need a
+     * {@link JfrListener} as well, set on the builder.
      *
      * @param allocator     the allocator to read
      * @param allocatorName the name the events carry in their {@code allocator} field
@@ -39,9 +42,10 @@ public final class JfrEvents {
 
     /**
      * Writes {@code allocator}'s gauges as {@code io.devalloc.MemoryUsage} events every period until the returned
-     * action is run, for an allocator whose life someone else manages (a replay's): running it removes the hook
-     * (once; later runs do nothing) and leaves the allocator open. Run it before the allocator is closed, so that
-     * JFR never reads a closed one.
+     * action is run, for an allocator whose life someone else manages (a replay's), and also once now and once when
+     * the action runs, so that a watch shorter than a period is recorded too: running it writes the gauges, removes
+     * the hook (once; later runs do nothing) and leaves the allocator open. Run it before the allocator is closed, so
+     * that JFR never reads a closed one (a closed allocator's gauges are not written).
      *
      * @param allocator     the allocator to read
      * @param allocatorName the name the events carry in their {@code allocator} field
@@ -51,6 +55,16 @@ public final class JfrEvents {
         Objects.requireNonNull(allocatorName, "allocatorName");
         MemoryUsageHook hook = new MemoryUsageHook(allocator, allocatorName, allocator.device().descriptor().id());
         FlightRecorder.addPeriodicEvent(MemoryUsageEvent.class, hook);
-        return () -> FlightRecorder.removePeriodicEvent(hook);
+        hook.writeNow();
+        AtomicBoolean stopped = new AtomicBoolean();
+        return () -> {
+            if (stopped.compareAndSet(false, true)) {
+                try {
+                    hook.writeNow();
+                } finally {
+                    FlightRecorder.removePeriodicEvent(hook);
+                }
+            }
+        };
     }
 }

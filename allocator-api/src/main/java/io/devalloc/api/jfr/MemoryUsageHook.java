@@ -6,7 +6,9 @@ import io.devalloc.api.stats.PoolUsage;
 /**
  * The periodic hook of one allocator: JFR runs it once per period of {@code io.devalloc.MemoryUsage} (only while a
  * recording has the event enabled), and it writes one event per pool from {@link DeviceAllocator#memoryUsage()}
- * (a consistent copy taken under the allocator's lock, as for a metrics scrape).
+ * (a consistent copy taken under the allocator's lock, as for a metrics scrape). {@link #writeNow} writes the same
+ * events outside the period, when the watching begins and ends: a run shorter than the period would otherwise have
+ * none.
  */
 final class MemoryUsageHook implements Runnable {
 
@@ -32,6 +34,16 @@ final class MemoryUsageHook implements Runnable {
             event.requested = usage.requestedBytes();
             event.inactiveSplit = usage.inactiveSplitBytes();
             event.commit();
+        }
+    }
+
+    /**
+     * Writes the gauges now, outside the period, when a recording has the event enabled and the allocator is still
+     * open (a closed one holds nothing to report).
+     */
+    void writeNow() {
+        if (new MemoryUsageEvent().isEnabled() && !allocator.isClosed()) {
+            run();
         }
     }
 

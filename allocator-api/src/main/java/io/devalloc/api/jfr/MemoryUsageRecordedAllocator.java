@@ -6,7 +6,9 @@ import jdk.jfr.FlightRecorder;
 
 /**
  * An allocator whose gauges JFR reads every period: the hook is added when this decorator is made and removed when
- * it is closed, so a closed allocator is neither read nor kept alive by JFR. Everything else is forwarded.
+ * it is closed, so a closed allocator is neither read nor kept alive by JFR. The gauges are also written once when
+ * it is made and once as it closes, so that a recording of an allocator that lives less than a period still has
+ * them. Everything else is forwarded.
  */
 final class MemoryUsageRecordedAllocator extends ForwardingDeviceAllocator {
 
@@ -16,14 +18,19 @@ final class MemoryUsageRecordedAllocator extends ForwardingDeviceAllocator {
         super(allocator);
         this.hook = new MemoryUsageHook(allocator, allocatorName, allocator.device().descriptor().id());
         FlightRecorder.addPeriodicEvent(MemoryUsageEvent.class, hook);
+        hook.writeNow();
     }
 
     @Override
     public void close() {
         try {
-            FlightRecorder.removePeriodicEvent(hook);
+            hook.writeNow(); // the gauges as the allocator ends, before the close gives its memory back
         } finally {
-            super.close();
+            try {
+                FlightRecorder.removePeriodicEvent(hook);
+            } finally {
+                super.close();
+            }
         }
     }
 

@@ -30,15 +30,17 @@ import picocli.CommandLine.Spec;
 /**
  * {@code devalloc compare TRACE...}: replays each trace through several allocators and configurations ("runs") on
  * the same device and prints one table per trace with the runs side by side, the best figure of each row marked
- * {@value #BEST}; with several traces, a last table over all of them. {@code --json} prints an array of the
- * replays' JSON objects instead ({@link ReplayJson}), trace by trace, run by run; {@code --html FILE} also writes
- * the HTML report ({@link io.devalloc.replay.report.HtmlReport}).
+ * {@value #BEST}; with several traces, a last table over all of them. The rows of memory held from the device rank
+ * only the runs that cache ({@link #notRankedOnMemoryHeld}), as the HTML report's table does. {@code --json}
+ * prints an array of the replays' JSON objects instead ({@link ReplayJson}), trace by trace, run by run;
+ * {@code --html FILE} also writes the HTML report ({@link io.devalloc.replay.report.HtmlReport}).
  */
 @Command(name = "compare",
         mixinStandardHelpOptions = true,
         header = "Replay traces through several allocators and configurations and compare them side by side.",
         description = {"Replay each trace through several allocators and configurations on the same device and print "
-                + "their figures side by side, the best of each row marked with " + CompareCommand.BEST + ". "
+                + "their figures side by side, the best of each row marked with " + CompareCommand.BEST + " (peak "
+                + "reserved, end reserved and fragmentation only among the runs that cache). "
                 + "Default runs: direct, bfc with allow_growth:true (TensorFlow's GPU default, no growth, "
                 + "reserves the whole device at the first allocation; --run bfc replays it), caching, and caching "
                 + "with expandable_segments:True.",
@@ -72,6 +74,15 @@ public final class CompareCommand implements Callable<Integer> {
      * in the chart. {@code --run bfc} still replays that default, with a note.
      */
     static final String DEFAULT_BFC_RUN = "bfc:allow_growth:true";
+
+    /** The rows ranked only among the runs that cache, as the legend names them. */
+    static final String CACHING_ONLY_ROWS = "peak reserved, end reserved and fragmentation at peak";
+
+    /** The rule of those rows, for the legend under the tables. */
+    static final String CACHING_ONLY_RULE = "Peak reserved, end reserved and fragmentation at peak rank only the runs"
+            + " that cache: a run that made at least one device malloc per allocation (as direct does) while another"
+            + " run made fewer holds little beyond what is live because it calls the device each time, so it is not"
+            + " marked there (a note names it).";
 
     /** The runs when none is given. */
     static final List<String> DEFAULT_RUNS = List.of("direct", DEFAULT_BFC_RUN, "caching",
@@ -197,9 +208,9 @@ public final class CompareCommand implements Callable<Integer> {
             out.println();
         }
         TextWrap.print(out, "", "", "Lower is better; " + BEST + " marks the best of each row (ties share it). "
-                + SPEED_ROW + " is how fast this machine replayed the trace, the JVM's warm-up included (most of a"
-                + " short replay's time), not a property of the allocator: it is not ranked. 'devalloc replay TRACE"
-                + " --allocator NAME' shows one run in detail.");
+                + CACHING_ONLY_RULE + " " + SPEED_ROW + " is how fast this machine replayed the trace, the JVM's"
+                + " warm-up included (most of a short replay's time), not a property of the allocator: it is not"
+                + " ranked. 'devalloc replay TRACE --allocator NAME' shows one run in detail.");
         if (html != null) {
             out.println("HTML report: " + html);
         }
@@ -209,32 +220,75 @@ public final class CompareCommand implements Callable<Integer> {
     /** Which way a row improves. */
     private enum Better { LOWER, HIGHER, NONE }
 
-    /** A row of the comparison: how to show each run's figure, and how to rank it. */
-    private record Row(String name, Better better, Function<ReplayOutcome, String> text,
+    /**
+     * A row of the comparison: how to show each run's figure, and how to rank it; {@code cachingOnly} rows rank only
+     * the runs that cache.
+     */
+    private record Row(String name, Better better, boolean cachingOnly, Function<ReplayOutcome, String> text,
                        ToDoubleFunction<ReplayOutcome> value) {
     }
 
     private static final List<Row> ROWS = List.of(
-            new Row("peak reserved", Better.LOWER, o -> bytes(o.result().peakReservedBytes()),
+            new Row("peak reserved", Better.LOWER, true, o -> bytes(o.result().peakReservedBytes()),
                     o -> o.result().peakReservedBytes()),
-            new Row("peak allocated", Better.LOWER, o -> bytes(o.result().peakAllocatedBytes()),
+            new Row("peak allocated", Better.LOWER, false, o -> bytes(o.result().peakAllocatedBytes()),
                     o -> o.result().peakAllocatedBytes()),
-            new Row("peak requested", Better.NONE, o -> bytes(o.result().peakRequestedBytes()),
+            new Row("peak requested", Better.NONE, false, o -> bytes(o.result().peakRequestedBytes()),
                     o -> o.result().peakRequestedBytes()),
-            new Row("end reserved", Better.LOWER, o -> bytes(o.result().endReservedBytes()),
+            new Row("end reserved", Better.LOWER, true, o -> bytes(o.result().endReservedBytes()),
                     o -> o.result().endReservedBytes()),
-            new Row("fragmentation at peak", Better.LOWER, o -> percent(o.result().fragmentation()),
+            new Row("fragmentation at peak", Better.LOWER, true, o -> percent(o.result().fragmentation()),
                     o -> Math.round(o.result().fragmentation() * 1000)),
-            new Row("device mallocs", Better.LOWER, o -> count(o.result().deviceMallocs()),
+            new Row("device mallocs", Better.LOWER, false, o -> count(o.result().deviceMallocs()),
                     o -> o.result().deviceMallocs()),
-            new Row("device frees", Better.LOWER, o -> count(o.result().deviceFrees()),
+            new Row("device frees", Better.LOWER, false, o -> count(o.result().deviceFrees()),
                     o -> o.result().deviceFrees()),
-            new Row("out-of-memory errors", Better.LOWER, o -> count(o.result().ooms()), o -> o.result().ooms()),
-            new Row("allocation retries", Better.LOWER, o -> count(o.result().allocRetries()),
+            new Row("out-of-memory errors", Better.LOWER, false, o -> count(o.result().ooms()),
+                    o -> o.result().ooms()),
+            new Row("allocation retries", Better.LOWER, false, o -> count(o.result().allocRetries()),
                     o -> o.result().allocRetries()),
             // How fast this machine replayed, JIT warm-up included: in a short replay mostly warm-up, so not ranked.
-            new Row(SPEED_ROW, Better.NONE, o -> count(Math.round(o.result().eventsPerSecond())),
+            new Row(SPEED_ROW, Better.NONE, false, o -> count(Math.round(o.result().eventsPerSecond())),
                     o -> o.result().eventsPerSecond()));
+
+    /**
+     * Which runs are not ranked on memory held, given each run's device mallocs (and maps) and the allocations it
+     * served: those that made at least one device malloc per allocation, as {@code direct} does (one for each), while
+     * another run made fewer. Their reserved bytes stay close to what is live only because their allocations paid
+     * device calls (tens of microseconds each; each free synchronises the device) that another run saved, so the rows
+     * of memory held are not theirs to win. Where every run made as many (a trace with nothing to reuse), they paid
+     * alike and all are ranked. The HTML report's table ({@code ComparisonTable}) applies the same rule.
+     */
+    static boolean[] notRankedOnMemoryHeld(long[] deviceMallocs, long[] allocationsServed) {
+        long fewest = Long.MAX_VALUE;
+        for (long m : deviceMallocs) {
+            fewest = Math.min(fewest, m);
+        }
+        boolean[] out = new boolean[deviceMallocs.length];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = allocationsServed[i] > 0 && deviceMallocs[i] >= allocationsServed[i] && deviceMallocs[i] > fewest;
+        }
+        return out;
+    }
+
+    /** {@link #notRankedOnMemoryHeld(long[], long[])} of one trace's runs. */
+    private static boolean[] notRankedOnMemoryHeld(List<ReplayOutcome> outcomes) {
+        long[] mallocs = new long[outcomes.size()];
+        long[] served = new long[outcomes.size()];
+        for (int i = 0; i < mallocs.length; i++) {
+            ReplayResult r = outcomes.get(i).result();
+            mallocs[i] = r.deviceMallocs();
+            served[i] = r.allocs() - r.ooms();
+        }
+        return notRankedOnMemoryHeld(mallocs, served);
+    }
+
+    /** The note under a table for a run whose rows of memory held were not ranked. */
+    private static String notRankedNote(long deviceMallocs, long allocations, long fewest) {
+        return "not ranked on " + CACHING_ONLY_ROWS + ": " + count(deviceMallocs) + " device mallocs for "
+                + count(allocations) + " allocations, at least one device call per allocation where another run made "
+                + count(fewest) + ", so its low figures there are paid for with those calls";
+    }
 
     /** One trace's table, with what PyTorch did and the notes. */
     static void printTrace(PrintWriter out, List<ReplayOutcome> outcomes) {
@@ -248,8 +302,9 @@ public final class CompareCommand implements Callable<Integer> {
             labels.add(o.label());
         }
         TextTable table = table(labels);
+        boolean[] unranked = notRankedOnMemoryHeld(outcomes);
         for (Row row : ROWS) {
-            table.row(cells(row.name(), row.better(), outcomes, row.text(), row.value()));
+            table.row(cells(row, outcomes, unranked));
         }
         boolean groundTruth = r0.groundTruth() != null;
         if (groundTruth) {
@@ -297,6 +352,18 @@ public final class CompareCommand implements Callable<Integer> {
                 }
             }
         }
+        // Not a replay note (the JSON has no marks): why a run's figures are left unmarked in this table.
+        long fewest = Long.MAX_VALUE;
+        for (ReplayOutcome o : outcomes) {
+            fewest = Math.min(fewest, o.result().deviceMallocs());
+        }
+        for (int i = 0; i < outcomes.size(); i++) {
+            ReplayResult r = outcomes.get(i).result();
+            if (unranked[i]) {
+                TextWrap.print(out, "  note (" + outcomes.get(i).label() + "): ", "    ",
+                        notRankedNote(r.deviceMallocs(), r.allocs() - r.ooms(), fewest));
+            }
+        }
     }
 
     /**
@@ -315,6 +382,7 @@ public final class CompareCommand implements Callable<Integer> {
         long[] mallocs = new long[n];
         long[] frees = new long[n];
         long[] ooms = new long[n];
+        long[] served = new long[n];
         double[] fragmentation = new double[n];
         double[] seconds = new double[n];
         long[] events = new long[n];
@@ -330,6 +398,7 @@ public final class CompareCommand implements Callable<Integer> {
                 mallocs[i] += r.deviceMallocs();
                 frees[i] += r.deviceFrees();
                 ooms[i] += r.ooms();
+                served[i] += r.allocs() - r.ooms();
                 fragmentation[i] += r.fragmentation() / byTrace.size();
                 events[i] += r.events();
                 seconds[i] += r.eventsPerSecond() > 0 ? r.events() / r.eventsPerSecond() : 0;
@@ -338,10 +407,19 @@ public final class CompareCommand implements Callable<Integer> {
                 }
             }
         }
+        // Over all traces, the same rule as each trace's table, on the sums.
+        boolean[] unranked = notRankedOnMemoryHeld(mallocs, served);
+        double[] peakRanked = new double[n];
+        double[] fragmentationRanked = new double[n];
+        long[] permille = roundedPermille(fragmentation);
+        for (int i = 0; i < n; i++) {
+            peakRanked[i] = unranked[i] ? Double.NaN : peak[i];
+            fragmentationRanked[i] = unranked[i] ? Double.NaN : permille[i];
+        }
         TextTable table = table(labels);
-        table.row(marked("sum of peak reserved", Better.LOWER, peak, i -> bytes(peak[i])));
-        table.row(marked("mean fragmentation at peak", Better.LOWER,
-                roundedPermille(fragmentation), i -> percent(fragmentation[i])));
+        table.row(marked("sum of peak reserved", Better.LOWER, peakRanked, i -> bytes(peak[i])));
+        table.row(marked("mean fragmentation at peak", Better.LOWER, fragmentationRanked,
+                i -> percent(fragmentation[i])));
         table.row(marked("device mallocs", Better.LOWER, mallocs, i -> count(mallocs[i])));
         table.row(marked("device frees", Better.LOWER, frees, i -> count(frees[i])));
         table.row(marked("out-of-memory errors", Better.LOWER, ooms, i -> count(ooms[i])));
@@ -385,17 +463,17 @@ public final class CompareCommand implements Callable<Integer> {
         return table;
     }
 
-    private static Object[] cells(String name, Better better, List<ReplayOutcome> outcomes,
-                                  Function<ReplayOutcome, String> text, ToDoubleFunction<ReplayOutcome> value) {
+    /** A row's cells with the best marked; the {@code unranked} runs are not ranked in a caching-only row. */
+    private static Object[] cells(Row row, List<ReplayOutcome> outcomes, boolean[] unranked) {
         double[] values = new double[outcomes.size()];
         for (int i = 0; i < values.length; i++) {
-            values[i] = value.applyAsDouble(outcomes.get(i));
+            values[i] = row.cachingOnly() && unranked[i] ? Double.NaN : row.value().applyAsDouble(outcomes.get(i));
         }
-        boolean[] best = best(better, values);
+        boolean[] best = best(row.better(), values);
         Object[] cells = new Object[1 + 2 * values.length];
-        cells[0] = name;
+        cells[0] = row.name();
         for (int i = 0; i < values.length; i++) {
-            cells[1 + 2 * i] = text.apply(outcomes.get(i));
+            cells[1 + 2 * i] = row.text().apply(outcomes.get(i));
             cells[2 + 2 * i] = best[i] ? BEST : "";
         }
         return cells;
