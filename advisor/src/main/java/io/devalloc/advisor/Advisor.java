@@ -151,11 +151,12 @@ public final class Advisor {
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(progress, "progress");
         allocators.get(options.allocator());
-        boolean anyAllocations = false;
+        boolean anything = false;
         for (DeviceTrace d : file.devices()) {
-            anyAllocations |= d.hasHistory() && d.trace().allocations() > 0;
+            // A device with allocations to replay, or an end state to show.
+            anything |= d.hasHistory() ? d.trace().allocations() > 0 : d.trace().startsWarm();
         }
-        if (!anyAllocations && !file.withHistory().isEmpty()) {
+        if (!anything) {
             throw new IllegalArgumentException(file.file() + " has no allocations: there is nothing to advise on");
         }
         RunProgress runs = new RunProgress(progress, 0);
@@ -188,7 +189,7 @@ public final class Advisor {
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(progress, "progress");
         allocators.get(options.allocator());
-        if (trace.hasHistory() && trace.allocations() == 0) {
+        if (trace.hasHistory() ? trace.allocations() == 0 : !trace.compact().startsWarm()) {
             throw new IllegalArgumentException(trace.name() + " has no allocations: there is nothing to advise on");
         }
         RunProgress runs = new RunProgress(progress, 0);
@@ -590,7 +591,7 @@ public final class Advisor {
         return (pytorch ? "PYTORCH_CUDA_ALLOC_CONF=" : "DEVALLOC_CONFIG=") + config;
     }
 
-    /** The notes on how the what-ifs were replayed: the start, the flushes, the devices and what the figures leave out. */
+    /** How the what-ifs were replayed: their start, the flushes, the devices, and what the figures leave out. */
     private static List<String> whatIfNotes(AdvisorTrace trace, CardCapacity card, CacheFlushes flushes) {
         List<String> notes = new ArrayList<>();
         notes.add("what-if replays start from an empty allocator (a warm state recorded under one setting cannot be"

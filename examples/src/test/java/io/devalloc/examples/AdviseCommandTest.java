@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.examples.LauncherTest.Run;
+import io.devalloc.replay.SnapshotScenarios;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,7 +39,7 @@ class AdviseCommandTest {
         assertTrue(r.out().contains("grid.txt:3: bad value '5' for configuration key 'max_split_size_mb'"),
                 r::toString);
         assertTrue(r.out().contains("max_split_size_mb too small, must be >= 20"), "upstream's message: " + r);
-        assertTrue(Files.readString(html).contains("id=\"recommendation\""));
+        assertTrue(Files.readString(html).contains("id=\"d0-recommendation\""));
 
         Run json = run("advise", OPT_CSV, "--grid", grid, "--threads", "1", "--json", "--objective", "reserved");
         assertEquals(0, json.exitCode(), json::toString);
@@ -97,5 +98,53 @@ class AdviseCommandTest {
         assertEquals(Launcher.EXIT_USAGE, emptyGrid.exitCode(), emptyGrid::toString);
         assertTrue(emptyGrid.err().contains("holds no setting"), emptyGrid::toString);
         assertFalse(emptyGrid.out().contains("Recommendation"), emptyGrid::toString);
+
+        Run device = run("advise", OPT_CSV, "--cuda-device", "1");
+        assertEquals(Launcher.EXIT_USAGE, device.exitCode(), device::toString);
+        assertTrue(device.err().contains("--cuda-device: " + OPT_CSV + " is a PyTorch CSV, which holds one device's"
+                + " history without naming it"), device::toString);
+
+        Run margin = run("advise", OPT_CSV, "--min-saving", "two percent");
+        assertEquals(Launcher.EXIT_USAGE, margin.exitCode(), margin::toString);
+        assertTrue(margin.err().contains("--min-saving 'two percent'"), margin::toString);
+        assertNoStackTrace(margin);
+    }
+
+    @Test
+    void aCapacityWithDecimalsIsRoundedDownToAByte() throws IOException {
+        String grid = grid("defaults");
+        Run r = run("advise", OPT_CSV, "--grid", grid, "--threads", "1", "--capacity", "1.7GiB", "--json");
+        assertEquals(0, r.exitCode(), r::toString);
+        // 1.7 GiB = 1,825,361,100.8 B: rounded down to a whole byte.
+        assertTrue(r.out().contains("\"capacity_bytes\": 1825361100"), r::toString);
+    }
+
+    @Test
+    void aSnapshotOfThreeGpusIsAdvisedDeviceByDeviceAndOneCanBeChosen() throws IOException {
+        long gib = 1L << 30;
+        Path file = SnapshotScenarios.write(dir.resolve("three.pickle"), SnapshotScenarios.snapshot(List.of(
+                SnapshotScenarios.record(0, 4 * gib, "", SnapshotScenarios.nearCapacity(4, 0, 0)),
+                SnapshotScenarios.record(1, gib, "", SnapshotScenarios.nearCapacity(6, 3, 900)),
+                SnapshotScenarios.record(3, gib, "", SnapshotScenarios.nearCapacity(6, 0, 0))), true));
+        String grid = grid("defaults", "expandable_segments:True");
+        Run r = run("advise", file.toString(), "--grid", grid, "--threads", "2");
+        assertEquals(0, r.exitCode(), r::toString);
+        assertTrue(r.out().startsWith("Devices of " + file + ": 3 with a history, 1 unused"), r::toString);
+        assertTrue(r.out().contains("unused: cuda:2"), r::toString);
+        assertTrue(r.out().contains("cuda:0 needs the most memory"), r::toString);
+        assertTrue(r.out().contains("== cuda:3 "), r::toString);
+        Run json = run("advise", file.toString(), "--grid", grid, "--threads", "2", "--json");
+        assertEquals(0, json.exitCode(), json::toString);
+        String text = json.out().replaceAll("\\s+", "");
+        assertTrue(text.contains("\"schema\":2") && text.contains("\"unused_devices\":[2]")
+                && text.contains("\"device\":1,\"history\":true") && text.contains("\"source\":\"oom\""),
+                json::toString);
+        Run one = run("advise", file.toString(), "--grid", grid, "--threads", "2", "--cuda-device", "3");
+        assertEquals(0, one.exitCode(), one::toString);
+        assertTrue(one.out().startsWith("Advice for " + file + " (cuda:3)"), one::toString);
+        Run absent = run("advise", file.toString(), "--cuda-device", "2");
+        assertEquals(Launcher.EXIT_USAGE, absent.exitCode(), absent::toString);
+        assertTrue(absent.err().contains("device 2 is not in the snapshot: it holds devices 0, 1 and 3"),
+                absent::toString);
     }
 }

@@ -2,6 +2,7 @@ package io.devalloc.examples;
 
 import static io.devalloc.examples.LauncherTest.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.device.DeviceStream;
@@ -11,19 +12,15 @@ import io.devalloc.examples.LauncherTest.Run;
 import io.devalloc.replay.ReplayJson;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.Replayer;
-import io.devalloc.replay.TraceSource;
+import io.devalloc.replay.TraceFile;
 import io.devalloc.replay.TraceSources;
-import io.devalloc.replay.cli.TraceReplays;
 import io.devalloc.sim.SimulatedDevice;
-import io.devalloc.trace.TraceReader;
+import io.devalloc.trace.pytorch.PyTorchSnapshotFile;
 import io.devalloc.trace.pytorch.PyTorchSnapshots;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,13 +32,6 @@ class PickleReplayReadsOnceTest {
 
     @TempDir
     Path dir;
-
-    private final Function<Path, TraceSource> saved = TraceReplays.sources;
-
-    @AfterEach
-    void restoreTraces() {
-        TraceReplays.sources = saved;
-    }
 
     /** A pickle of the caching allocator's history: a few hundred allocations and frees of mixed sizes. */
     private Path recordedPickle() throws IOException {
@@ -65,33 +55,28 @@ class PickleReplayReadsOnceTest {
     }
 
     @Test
-    void aPickleIsOpenedOnceAndReplaysWithTheFiguresOfItsSource() throws IOException {
+    void aPickleIsLoadedOnceAndReplaysWithTheFiguresOfItsSource() throws IOException {
         Path file = recordedPickle();
-        AtomicInteger opens = new AtomicInteger();
-        TraceReplays.sources = path -> {
-            TraceSource real = TraceSources.of(path);
-            return new TraceSource() {
-                @Override
-                public TraceReader open() throws IOException {
-                    opens.incrementAndGet();
-                    return real.open();
-                }
-
-                @Override
-                public long sizeBytes() {
-                    return real.sizeBytes();
-                }
-            };
-        };
-        Run r = run("replay", file.toString(), "--json");
+        // The launcher reads a pickle device by device into memory: each device's events once, whatever the passes
+        // (a warm replay, the pass to the peak); a second read of a device is refused.
+        TraceFile read = TraceFile.read(file, TraceFile.ALL_DEVICES);
+        assertEquals(1, read.devices().size());
+        PyTorchSnapshotFile loaded = PyTorchSnapshotFile.read(file);
+        loaded.reader(0);
+        assertThrows(IllegalStateException.class, () -> loaded.reader(0), "a device's entries go as they are read");
+        // --config given: the defaults, as the replay below (without it: the recorded settings, and a note saying so).
+        Run r = run("replay", file.toString(), "--json", "--config", "");
         assertEquals(0, r.exitCode(), r::toString);
-        assertEquals(1, opens.get(), "the pickle is loaded once");
 
-        // The same trace replayed from its source, read in each pass.
+        // The same trace replayed from its source, read in each pass: the same figures.
         String expected = ReplayJson.toJson(new Replayer(ReplayOptions.defaults())
                 .replay(file.toString(), TraceSources.of(file)), false);
         assertTrue(r.out().contains("\"peak_reserved_bytes\""), r::toString);
-        assertEquals(withoutSpeed(expected), withoutSpeed(r.out().strip()));
+        String json = r.out().strip();
+        assertTrue(json.endsWith(",\"cuda_device\":0,\"history\":true}"), json);
+        String withoutDevice = json.substring(0, json.length() - ",\"cuda_device\":0,\"history\":true}".length())
+                + "}";
+        assertEquals(withoutSpeed(expected), withoutSpeed(withoutDevice));
     }
 
     private static String withoutSpeed(String json) {

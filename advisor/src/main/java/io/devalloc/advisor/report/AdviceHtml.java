@@ -113,7 +113,8 @@ public final class AdviceHtml {
         Advice most = job.mostMemory();
         for (int d = 0; d < job.devices().size(); d++) {
             Advice a = job.devices().get(d);
-            out.append("<tr").append(a.cudaDevice() == most.cudaDevice() ? " class=\"best-row\"" : "").append("><td><a href=\"#d").append(d)
+            out.append("<tr").append(a.cudaDevice() == most.cudaDevice() ? " class=\"best-row\"" : "")
+                    .append("><td><a href=\"#d").append(d)
                     .append("\">").append(escape(a.deviceLabel())).append("</a></td>");
             cell(out, AdviceText.count(a.events()));
             if (!a.hasHistory()) {

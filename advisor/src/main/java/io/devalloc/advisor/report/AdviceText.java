@@ -321,7 +321,8 @@ public final class AdviceText {
 
         /** {@code saves 78.00 MiB (4.4%)}, {@code needs more by ...}, or {@code no saving} when they are equal. */
         String tail() {
-            return amount.equals("0 B") || amount.equals("0") ? "no saving" : verb + " " + amount + " (" + percent + ")";
+            return amount.equals("0 B") || amount.equals("0") ? "no saving"
+                    : verb + " " + amount + " (" + percent + ")";
         }
     }
 
