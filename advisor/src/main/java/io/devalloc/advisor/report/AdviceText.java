@@ -10,6 +10,7 @@ import io.devalloc.advisor.Recommendation;
 import io.devalloc.advisor.SettingResult;
 import io.devalloc.advisor.TrustLine;
 import io.devalloc.api.units.ByteSize;
+import io.devalloc.replay.CacheFlushes;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.WasteAtPeak;
 import io.devalloc.replay.cli.TextTable;
@@ -296,15 +297,36 @@ public final class AdviceText {
     static String trustSentence(TrustLine t) {
         String settings = TrustLine.FROM_SNAPSHOT.equals(t.configSource()) ? "the recorded settings" : "the defaults";
         return switch (t.verdict()) {
-            case MATCH -> "replayed under " + settings + " (warm, with empty_cache() where the program called"
-                    + " it and the allocator's own flushes where it made them, as 'devalloc replay --warm"
-                    + " --empty-cache-at-segment-free'), the allocator made the device mallocs, frees, segment sizes"
-                    + " and peak the trace recorded";
+            case MATCH -> "replayed under " + settings + " (warm" + flushesReplayed(t) + ", as 'devalloc replay"
+                    + " --warm --empty-cache-at-segment-free'), the allocator made the device mallocs, frees, segment"
+                    + " sizes and peak the trace recorded";
             case DIFFERS -> "replayed under " + settings + ", the allocator did not do what the trace recorded;"
                     + " first difference: " + t.firstDifference() + ". Figures below are less trustworthy";
             case NOT_COMPARABLE -> t.firstDifference();
             case FAILED -> settings + " could not be replayed: " + t.firstDifference();
         };
+    }
+
+    /**
+     * How the trust replay applied the trace's flushes and failures, in words: only those it has (nothing for a trace
+     * without segment frees and out-of-memory errors).
+     */
+    private static String flushesReplayed(TrustLine t) {
+        CacheFlushes f = t.outcome() == null ? null : t.outcome().flushes().trace();
+        if (f == null) {
+            return "";
+        }
+        List<String> parts = new ArrayList<>();
+        if (f.programCalls() > 0) {
+            parts.add("empty_cache() where the program called it");
+        }
+        if (f.allocatorFlushes() > 0) {
+            parts.add("the allocator's own cache flushes where it made them");
+        }
+        if (t.outcome().flushes().reproducedOoms() + t.outcome().flushes().oomsNotReproduced() > 0) {
+            parts.add("its out-of-memory errors where they happened");
+        }
+        return parts.isEmpty() ? "" : ", with " + String.join(" and ", parts);
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.devalloc.advisor.report;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.advisor.Advice;
@@ -117,5 +118,8 @@ class AdviceJsonTest {
                 "the waste at the peak by cause");
         assertTrue(html.contains("at its reserved peak"), "the segment maps at the peaks");
         assertTrue(!html.contains("http://") && !html.contains("https://"), "nothing fetched");
+        // A CSV does not record the settings: its baseline is the defaults, never called "recorded".
+        assertTrue(html.contains("<span class=\"dim\">baseline (defaults)</span>"), "the baseline named as it is");
+        assertFalse(html.contains("recorded</span>") || html.contains("(recorded)"), "no recorded setting here");
     }
 }

@@ -1,6 +1,7 @@
 package io.devalloc.replay.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -127,5 +128,19 @@ class TextTableTest {
         assertThrows(IllegalArgumentException.class, () -> TextTable.withoutHeaders(0));
         assertThrows(IndexOutOfBoundsException.class, () -> table.align(2, TextTable.Align.LEFT));
         assertThrows(IndexOutOfBoundsException.class, () -> table.wrap(2));
+    }
+
+    @Test
+    void aColumnThatWrapsBetweenWordsIsNeverCutInsideASetting() {
+        // A table too wide for 120 columns whose configuration column may wrap only between words (after commas).
+        TextTable table = TextTable.withHeaders("#", "CONFIG", "A".repeat(40), "B".repeat(40))
+                .wrapBetweenWords(1);
+        table.row(1, "expandable_segments:True,roundup_power2_divisions:4", "x", "y");
+        String text = print(table);
+        assertTrue(text.contains("expandable_segments:True,"), text);
+        assertTrue(text.contains("roundup_power2_divisions:4"), text);
+        for (String line : text.split("\n")) {
+            assertFalse(line.strip().endsWith("Tru") || line.contains("expandable_segme "), text);
+        }
     }
 }
