@@ -156,7 +156,11 @@ final class Ranking {
         if (best == null) {
             return null;
         }
-        String what = what(objective);
+        boolean card = false;
+        for (SettingResult s : ranked) {
+            card |= s.atCapacity() != null;
+        }
+        String what = what(objective, card);
         if (same(best, base)) {
             return recommendation(allocator, base, base, objective, true, Recommendation.Why.ALREADY_BEST,
                     baselineName + " is already best: no setting of the grid beats it on " + what + " (figures within "
@@ -194,11 +198,13 @@ final class Ranking {
                         + " worth a change (--min-saving sets the margin)", best);
     }
 
-    private static String what(Objective objective) {
+    /** What the best setting has, in words: on the card, or on the unlimited device when no card is known. */
+    private static String what(Objective objective, boolean card) {
         return switch (objective) {
-            case RESERVED -> "the fewest cache flushes and the lowest peak reserved on the card";
+            case RESERVED -> card ? "the fewest cache flushes and the lowest peak reserved on the card"
+                    : "the lowest peak reserved";
             case CAPACITY -> "the smallest device to run the whole trace (flushing its cache as often as it must)";
-            case DEVICE_CALLS -> "the fewest device mallocs and frees on the card";
+            case DEVICE_CALLS -> "the fewest device mallocs and frees" + (card ? " on the card" : "");
         };
     }
 

@@ -147,4 +147,24 @@ class AdviseCommandTest {
         assertTrue(absent.err().contains("device 2 is not in the snapshot: it holds devices 0, 1 and 3"),
                 absent::toString);
     }
+
+    /** The README's example of the main command is what the command prints today, line by line. */
+    @Test
+    void theReadmesExampleIsWhatTheCommandPrints() throws IOException {
+        String readme = Files.readString(Path.of("..", "README.md"));
+        int section = readme.indexOf("## Two commands");
+        int start = readme.indexOf("```text\n", section) + "```text\n".length();
+        String block = readme.substring(start, readme.indexOf("```", start));
+        Run r = run("advise", Path.of("..", "traces", "pt-opt-zeroth-order-fl", "memory.pickle").toString());
+        assertEquals(0, r.exitCode(), r::toString);
+        int lines = 0;
+        for (String line : block.split("\n")) {
+            if (line.strip().equals("...") || line.isBlank()) {
+                continue;
+            }
+            assertTrue(r.out().contains(line), "README line not printed: '" + line + "' in\n" + r.out());
+            lines++;
+        }
+        assertTrue(lines > 15, "the example has its lines: " + block);
+    }
 }

@@ -53,12 +53,19 @@
  *       not live is counted and skipped, not fatal.</li>
  *   <li>{@code PREALLOC}: allocates like {@code ALLOC}, except after a warm start that restored it.
  *       {@code PRESEGMENT}: used only by the warm start.</li>
- *   <li>{@code SEGMENT_ALLOC}, {@code SEGMENT_MAP}, {@code SEGMENT_FREE}, {@code SEGMENT_UNMAP}, {@code OOM}: what the
- *       recorded allocator did, never replayed (segment rows are the ground truth; the trace's OOMs are counted in
- *       a note beside the replay's own); with {@code --empty-cache-at-segment-free} the first
- *       {@code SEGMENT_FREE} or {@code SEGMENT_UNMAP} of each run of consecutive ones calls
- *       {@code releaseCachedMemory()} (where the program called {@code torch.cuda.empty_cache()}, which frees
- *       whole segments and, with expandable segments, unmaps their free pages).</li>
+ *   <li>{@code SEGMENT_ALLOC}, {@code SEGMENT_MAP}, {@code SEGMENT_FREE}, {@code SEGMENT_UNMAP}: what the recorded
+ *       allocator did, never replayed as such (they are the ground truth). A run of {@code SEGMENT_FREE} or
+ *       {@code SEGMENT_UNMAP} rows is the program's {@code torch.cuda.empty_cache()} or the allocator's own flush
+ *       inside a malloc, told apart by {@link io.devalloc.replay.FlushRuns}: with
+ *       {@code --empty-cache-at-segment-free} the first row of each of the program's runs calls
+ *       {@code releaseCachedMemory()} (which frees whole segments and, with expandable segments, unmaps their free
+ *       pages); a warm replay reproduces each of the allocator's own runs, its device refusing the malloc that failed
+ *       in the recording until the allocator's own ladder has freed as many segments; a cold one leaves them to the
+ *       replay's allocator.</li>
+ *   <li>{@code OOM}: a request that failed in the recording. With its request (a snapshot pickle's, an RMM log's),
+ *       a cold replay asks for it again, freeing it at once when served (a failure is this replay's out-of-memory
+ *       error); a warm replay reproduces the failure on a device that refuses to grow. Without it (the PyTorch CSV
+ *       keeps only the device's free bytes) it is counted in a note.</li>
  *   <li>Streams: trace stream 0 is the device's default stream; any other value gets a stream created on the device
  *       the first time it appears. Threads are ignored (the replay is single-threaded).</li>
  *   <li>Device: opened from the spec through {@link io.devalloc.api.internal.DeviceRegistry} ({@code sim:80GiB} by

@@ -101,7 +101,8 @@ public final class AdviceHtml {
             waste(out, advice, id);
             notes(out, advice, id);
         }
-        out.append("<script>\n").append(SCRIPT).append("</script>\n</body>\n</html>\n");
+        // CDATA, commented out for HTML: the script compares with "<", and the page stays well-formed XML too.
+        out.append("<script>\n//<![CDATA[\n").append(SCRIPT).append("//]]>\n</script>\n</body>\n</html>\n");
         return out.toString();
     }
 
@@ -217,7 +218,7 @@ public final class AdviceHtml {
             boolean ranked = AdviceText.ranked(s, advice);
             out.append("<tr").append(best ? " class=\"best-row\"" : "").append("><td class=\"num\">")
                     .append(ranked ? Integer.toString(++rank) : "-").append("</td><td class=\"conf\"><code>")
-                    .append(escape(AdviceText.label(s.config()))).append("</code>").append(s.recorded()
+                    .append(configHtml(s.config())).append("</code>").append(s.recorded()
                             ? " <span class=\"dim\">" + escape(baselineWord(advice)) + "</span>" : "").append("</td>");
             ReplayResult r = s.result();
             if (r == null) {
@@ -270,6 +271,14 @@ public final class AdviceHtml {
             }
         }
         out.append("</section>\n");
+    }
+
+    /**
+     * A configuration text for a table cell: escaped, with a break allowed after each comma and nowhere else, so that
+     * a setting such as {@code expandable_segments:True} is never cut in two.
+     */
+    private static String configHtml(String config) {
+        return escape(AdviceText.label(config)).replace(",", ",<wbr/>");
     }
 
     /** "recorded", or "baseline" when the trace did not record the setting. */
@@ -462,6 +471,7 @@ public final class AdviceHtml {
             h2.device { border-top: 2px solid #d0d5dd; padding-top: 12px; margin-top: 28px; }
             tr.best-row td { background: #e3f4e6; }
             td.error { color: #b42318; }
+            td.conf code { overflow-wrap: normal; word-break: normal; }
             """;
 
     /** Shows the chart each device's menu names; without scripts the recommended one stays shown. */

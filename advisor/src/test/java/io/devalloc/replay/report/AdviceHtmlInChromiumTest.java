@@ -41,7 +41,7 @@ class AdviceHtmlInChromiumTest {
 
         String dom = chromium.get().dumpDom(html, dir.resolve("dom"));
         for (String id : List.of("recommendation", "trust", "ranking", "timeline", "segments", "waste")) {
-            assertTrue(dom.contains("id=\"" + id + "\""), "section " + id + " in the parsed page");
+            assertTrue(dom.contains("id=\"d0-" + id + "\""), "section " + id + " in the parsed page");
         }
         assertTrue(dom.contains("<svg"), "the chart and maps are drawn");
 
