@@ -147,9 +147,12 @@ class RankingTest {
     }
 
     @Test
-    void aSmallFractionIsNeverPrintedAsZero() {
+    void aFractionIsNeverRoundedToNoneOrAll() {
         assertEquals("4.4%", AdviceText.percent(0.044));
         assertEquals("0.04%", AdviceText.percent(20.0 / (51 * 1024)));
         assertEquals("0.0%", AdviceText.percent(0));
+        assertEquals("99.998%", AdviceText.percent(1 - 2.0 / (80 * 1024)));
+        assertEquals("100.0%", AdviceText.percent(1));
+        assertEquals("99.9%", AdviceText.percent(0.999));
     }
 }

@@ -411,14 +411,22 @@ public final class AdviceText {
 
     /**
      * {@code 4.4%}; below 0.1% as many digits as the first one needs ({@code 0.04%}), so that a small saving is never
-     * printed as {@code 0.0%}.
+     * printed as {@code 0.0%}; likewise just below 100% ({@code 99.998%}), so that only all of it reads {@code 100.0%}.
      */
     public static String percent(double fraction) {
         double p = fraction * 100;
-        if (p == 0 || Math.abs(p) >= 0.1) {
-            return String.format(Locale.ROOT, "%.1f%%", p);
+        double a = Math.abs(p);
+        if (a > 0 && a < 0.1) {
+            return String.format(Locale.ROOT, "%." + digitsFor(a) + "f%%", p);
         }
-        int digits = Math.min(6, Math.max(2, (int) Math.ceil(-Math.log10(Math.abs(p)))));
-        return String.format(Locale.ROOT, "%." + digits + "f%%", p);
+        if (a >= 99.95 && a < 100) {
+            return String.format(Locale.ROOT, "%." + digitsFor(100 - a) + "f%%", p);
+        }
+        return String.format(Locale.ROOT, "%.1f%%", p);
+    }
+
+    /** Decimals enough for the first significant digit of {@code small}, a positive fraction below 0.1: two to six. */
+    private static int digitsFor(double small) {
+        return Math.min(6, Math.max(2, (int) Math.ceil(-Math.log10(small))));
     }
 }
