@@ -11,12 +11,10 @@ import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.ProgressBar;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.TraceFile;
-import io.devalloc.trace.TraceFormatException;
+import io.devalloc.replay.cli.TraceReplays;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -122,7 +120,7 @@ public final class AdviseCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--cuda-device: a device index is 0 or more, got " + cudaDevice);
         }
         Advisor.Options options = new Advisor.Options(allocator, grid, capacityBytes, goal, n, margin);
-        TraceFile read = read(trace, cudaDevice == null ? TraceFile.ALL_DEVICES : cudaDevice);
+        TraceFile read = TraceReplays.readFile(trace, cudaDevice == null ? TraceFile.ALL_DEVICES : cudaDevice);
         Advisor advisor = new Advisor();
         JobAdvice advice = advisor.advise(read, options, ProgressBar.forTerminal(err, "advise "
                 + trace.getFileName()));
@@ -154,17 +152,4 @@ public final class AdviseCommand implements Callable<Integer> {
         }
     }
 
-    private static TraceFile read(Path path, int device) {
-        try {
-            return TraceFile.read(path, device);
-        } catch (TraceFormatException e) {
-            throw new IllegalArgumentException(e.getMessage(), e);
-        } catch (NoSuchFileException e) {
-            throw new IllegalArgumentException("no such trace file: " + e.getFile(), e);
-        } catch (AccessDeniedException e) {
-            throw new IllegalArgumentException("trace file is not readable: " + e.getFile(), e);
-        } catch (IOException e) {
-            throw new IllegalArgumentException("cannot read trace " + path + ": " + e.getMessage(), e);
-        }
-    }
 }

@@ -81,14 +81,8 @@ public final class TraceReplays {
                 return explained(replayer.replay(CompactTrace.read(name, source)));
             }
             return explained(replayer.replay(name, source));
-        } catch (TraceFormatException e) {
-            throw new IllegalArgumentException(e.getMessage(), e);
-        } catch (NoSuchFileException e) {
-            throw new IllegalArgumentException("no such trace file: " + e.getFile(), e);
-        } catch (AccessDeniedException e) {
-            throw new IllegalArgumentException("trace file is not readable: " + e.getFile(), e);
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot read trace " + name + ": " + e.getMessage(), e);
+            throw unreadable(name, e);
         }
     }
 
@@ -235,21 +229,17 @@ public final class TraceReplays {
     }
 
     /**
-     * {@code path} read device by device ({@link TraceFile#read}).
+     * {@code path} read device by device ({@link TraceFile#read}), as the commands read it ({@code advise} too).
      *
-     * @throws IllegalArgumentException for a missing, unreadable or malformed trace, or a device it does not hold
+     * @param cudaDevice the one device to read, or a negative number for every device
+     * @throws IllegalArgumentException for a missing, unreadable or malformed trace, or a device it does not hold,
+     *                                  with the message a command prints
      */
-    static TraceFile readFile(Path path, int cudaDevice) {
+    public static TraceFile readFile(Path path, int cudaDevice) {
         try {
             return TraceFile.read(path, cudaDevice);
-        } catch (TraceFormatException e) {
-            throw new IllegalArgumentException(e.getMessage(), e);
-        } catch (NoSuchFileException e) {
-            throw new IllegalArgumentException("no such trace file: " + e.getFile(), e);
-        } catch (AccessDeniedException e) {
-            throw new IllegalArgumentException("trace file is not readable: " + e.getFile(), e);
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot read trace " + path + ": " + e.getMessage(), e);
+            throw unreadable(path.toString(), e);
         }
     }
 
@@ -262,15 +252,23 @@ public final class TraceReplays {
                 .history(sink);
         try {
             return explained(replayer.replay(name, source));
-        } catch (TraceFormatException e) {
-            throw new IllegalArgumentException(e.getMessage(), e);
-        } catch (NoSuchFileException e) {
-            throw new IllegalArgumentException("no such trace file: " + e.getFile(), e);
-        } catch (AccessDeniedException e) {
-            throw new IllegalArgumentException("trace file is not readable: " + e.getFile(), e);
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot read trace " + name + ": " + e.getMessage(), e);
+            throw unreadable(name, e);
         }
+    }
+
+    /**
+     * The error a command prints for a trace it could not read: the format's own message (file and line) for a
+     * malformed one, else what went wrong with the file.
+     */
+    private static IllegalArgumentException unreadable(String name, IOException e) {
+        return switch (e) {
+            case TraceFormatException f -> new IllegalArgumentException(f.getMessage(), f);
+            case NoSuchFileException f -> new IllegalArgumentException("no such trace file: " + f.getFile(), f);
+            case AccessDeniedException f ->
+                    new IllegalArgumentException("trace file is not readable: " + f.getFile(), f);
+            default -> new IllegalArgumentException("cannot read trace " + name + ": " + e.getMessage(), e);
+        };
     }
 
     /**
