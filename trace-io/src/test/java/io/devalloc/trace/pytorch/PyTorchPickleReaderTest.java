@@ -221,7 +221,7 @@ class PyTorchPickleReaderTest {
     }
 
     @Test
-    void fromAFileTheDefaultDeviceIsTheBusiestAndSkippedEntriesAreCounted() throws IOException {
+    void fromAFileTheOnlyDeviceWithAHistoryIsReadAndSkippedEntriesAreCounted() throws IOException {
         Path file = dir.resolve("snapshot.pickle");
         Files.write(file, Base64.getDecoder().decode(PROTOCOL_4_SNAPSHOT));
         PyTorchPickleReader reader = new PyTorchPickleReader(file);
