@@ -25,6 +25,8 @@ import java.util.Objects;
  *                       could not run, last); empty for a device with only its end state
  * @param recommendation the recommendation, or null when no setting runs (or the device has only its end state)
  * @param flushes        the trace's cache flushes told apart, and the capacity it tells
+ * @param oom            for a trace with {@code oom} entries: the failures, whether they come back on the card, what
+ *                       each setting does there and the verdict; null for a trace without any
  * @param endState       for a device without history: its end state, restored under the recorded settings
  *                       (segments, blocks, waste by cause); null for a device with history, or when it could not be
  *                       restored (the trust line says why)
@@ -35,7 +37,7 @@ import java.util.Objects;
 public record Advice(String trace, int cudaDevice, boolean history, long events, String allocator, Objective objective,
                      CardCapacity capacity, MinSaving minSaving, Grid grid, TrustLine trust,
                      List<SettingResult> settings, Recommendation recommendation, CacheFlushes flushes,
-                     ReplayOutcome endState, List<String> notes, long runs, int threads) {
+                     OomPostMortem oom, ReplayOutcome endState, List<String> notes, long runs, int threads) {
 
     public Advice {
         Objects.requireNonNull(trace, "trace");

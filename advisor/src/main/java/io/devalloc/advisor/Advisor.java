@@ -10,8 +10,10 @@ import io.devalloc.api.spi.DeviceMemoryProvider;
 import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.CacheFlushes;
+import io.devalloc.replay.CompactTrace;
 import io.devalloc.replay.DeviceTrace;
 import io.devalloc.replay.RecordedCapacity;
+import io.devalloc.replay.RecordedOom;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.ReplayOutcome;
 import io.devalloc.replay.ReplayProgress;
@@ -154,7 +156,7 @@ public final class Advisor {
         boolean anything = false;
         for (DeviceTrace d : file.devices()) {
             // A device with allocations to replay, or an end state to show.
-            anything |= d.hasHistory() ? d.trace().allocations() > 0 : d.trace().startsWarm();
+            anything |= d.hasHistory() ? advisable(d.trace()) : d.trace().startsWarm();
         }
         if (!anything) {
             throw new IllegalArgumentException(file.file() + " has no allocations: there is nothing to advise on");
@@ -165,7 +167,7 @@ public final class Advisor {
             for (DeviceTrace d : file.devices()) {
                 AdvisorTrace trace = AdvisorTrace.of(file, d);
                 long before = runs.done();
-                Advice a = trace.hasHistory() && trace.allocations() > 0
+                Advice a = trace.hasHistory() && advisable(trace.compact())
                         ? advise(trace, options, runs) : withoutAdvice(trace, options, runs);
                 advice.add(withRuns(a, runs.done() - before));
             }
@@ -189,7 +191,7 @@ public final class Advisor {
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(progress, "progress");
         allocators.get(options.allocator());
-        if (trace.hasHistory() ? trace.allocations() == 0 : !trace.compact().startsWarm()) {
+        if (trace.hasHistory() ? !advisable(trace.compact()) : !trace.compact().startsWarm()) {
             throw new IllegalArgumentException(trace.name() + " has no allocations: there is nothing to advise on");
         }
         RunProgress runs = new RunProgress(progress, 0);
@@ -201,10 +203,18 @@ public final class Advisor {
         }
     }
 
+    /**
+     * Whether a trace with a history has something to replay under other settings: an allocation, or a request that
+     * failed (a program whose very first request ran out of memory still says what it needed).
+     */
+    private static boolean advisable(CompactTrace trace) {
+        return trace.allocations() > 0 || trace.oomEntries() > 0;
+    }
+
     private static Advice withRuns(Advice a, long runs) {
         return new Advice(a.trace(), a.cudaDevice(), a.history(), a.events(), a.allocator(), a.objective(),
                 a.capacity(), a.minSaving(), a.grid(), a.trust(), a.settings(), a.recommendation(), a.flushes(),
-                a.endState(), a.notes(), runs, a.threads());
+                a.oom(), a.endState(), a.notes(), runs, a.threads());
     }
 
     private Advice advise(AdvisorTrace trace, Options options, RunProgress runs) {
@@ -231,11 +241,17 @@ public final class Advisor {
         }
         entries.addAll(grid.entries());
 
-        runs.expect(1 + (long) entries.size() * perSettingEstimate(card, options.objective()));
+        List<RecordedOom> ooms = trace.compact().recordedOoms();
+        boolean reproduce = !ooms.isEmpty() && card != null && ooms.getFirst().requestBytes() > 0
+                && options.allocator().equals(RECORDING_ALLOCATOR) && isPyTorch(trace.format());
+        runs.expect(1 + (reproduce ? 1 : 0) + (long) entries.size() * perSettingEstimate(card, options.objective()));
         List<SettingResult> results = new ArrayList<>();
         TrustLine trust;
+        OomPostMortem.Reproduction reproduction = null;
         try (ExecutorService pool = Executors.newFixedThreadPool(options.threads(), new Workers())) {
             Future<TrustLine> trustRun = pool.submit(() -> trust(trace, options.allocator(), baseline, runs));
+            Future<OomPostMortem.Reproduction> reproduced = !reproduce ? null : pool.submit(() ->
+                    reproduction(trace, options.allocator(), baseline.config(), ooms.getFirst(), card, runs));
             List<Future<SettingResult>> sweep = new ArrayList<>();
             for (GridEntry e : entries) {
                 boolean recorded = e.config().equals(baseline.config());
@@ -243,6 +259,9 @@ public final class Advisor {
                         evaluate(trace, options, card, e, recorded, runs)));
             }
             trust = get(trustRun);
+            if (reproduced != null) {
+                reproduction = get(reproduced);
+            }
             for (Future<SettingResult> f : sweep) {
                 results.add(get(f));
             }
@@ -260,9 +279,15 @@ public final class Advisor {
         if (above != null) {
             notes.add(above);
         }
+        OomPostMortem post = null;
+        if (!ooms.isEmpty()) {
+            OomPostMortem facts = new OomPostMortem(ooms, trace.compact().oomEntries(), card, reproduction, "");
+            post = new OomPostMortem(ooms, facts.entries(), card, reproduction, PostMortems.verdict(facts, ranked,
+                    recommendation, trace.compact().startsWarm()));
+        }
         return new Advice(trace.name(), trace.cudaDevice(), true, trace.events(), options.allocator(),
-                options.objective(), card, options.minSaving(), grid, trust, ranked, recommendation, flushes, null,
-                notes, 0, options.threads());
+                options.objective(), card, options.minSaving(), grid, trust, ranked, recommendation, flushes, post,
+                null, notes, 0, options.threads());
     }
 
     private static long perSettingEstimate(CardCapacity card, Objective objective) {
@@ -285,8 +310,8 @@ public final class Advisor {
                     + " allocation on this device: nothing to replay under another setting", null, baselineNotes);
             return new Advice(trace.name(), trace.cudaDevice(), true, trace.events(), options.allocator(),
                     options.objective(), null, options.minSaving(), grid, trust, List.of(), null,
-                    trace.compact().cacheFlushes(), null, List.of("no allocation was recorded on this device"), 0,
-                    options.threads());
+                    trace.compact().cacheFlushes(), null, null, List.of("no allocation was recorded on this device"),
+                    0, options.threads());
         }
         ReplayOutcome endState = null;
         String why = "end state only: the trace records no event on this device after its start state (its segments"
@@ -319,7 +344,7 @@ public final class Advisor {
         notes.add(MEMORY_ALONE);
         return new Advice(trace.name(), trace.cudaDevice(), false, trace.events(), options.allocator(),
                 options.objective(), null, options.minSaving(), grid, trust, List.of(), null, CacheFlushes.NONE,
-                endState, notes, 0, options.threads());
+                null, endState, notes, 0, options.threads());
     }
 
     // ------------------------------------------------------------------------------------------ the card
@@ -468,6 +493,26 @@ public final class Advisor {
                 baseline.notes());
     }
 
+    /**
+     * The recorded setting replayed warm on the card, the program's {@code empty_cache()} where it called it and the
+     * allocator's own flushes and failures left to it, up to its first out-of-memory error: does the recorded one
+     * come back by itself?
+     */
+    private OomPostMortem.Reproduction reproduction(AdvisorTrace trace, String allocator, String config,
+                                                    RecordedOom first, CardCapacity card, RunProgress runs) {
+        ReplayOptions o = new ReplayOptions(allocator, device(card.bytes()), config, true, true, false, true, false);
+        try {
+            return PostMortems.reproduction(first, replay(trace, o, runs).firstOom(), card);
+        } catch (DevallocException | IllegalArgumentException e) {
+            return new OomPostMortem.Reproduction(false, null, "the recorded setting could not be replayed on the"
+                    + " card (" + ByteSize.format(card.bytes()) + "): " + e.getMessage());
+        }
+    }
+
+    private static boolean isPyTorch(TraceFormat format) {
+        return format == TraceFormat.PYTORCH_PICKLE || format == TraceFormat.PYTORCH_CSV;
+    }
+
     // ------------------------------------------------------------------------------------------ one setting
 
     private SettingResult evaluate(AdvisorTrace trace, Options options, CardCapacity card, GridEntry entry,
@@ -485,7 +530,8 @@ public final class Advisor {
         if (card != null) {
             // The whole trace on the card, past every failure: its flushes, its peak there, every out-of-memory
             // error and where the first one happened; with the peak's snapshot for the reports.
-            check = new CapacityCheck(card.bytes(), replay(trace, figures.withDevice(device(card.bytes())), runs));
+            ReplayOutcome there = outcome(trace, figures.withDevice(device(card.bytes())), runs);
+            check = new CapacityCheck(card.bytes(), there.result(), there.flushes().failedRequestsServed());
         }
         if (full.ooms() > 0) {
             runs.expect(-SEARCH_ESTIMATE - (capacityObjective ? 1 : 0));
@@ -540,8 +586,12 @@ public final class Advisor {
     }
 
     private ReplayResult replay(AdvisorTrace trace, ReplayOptions o, RunProgress runs) {
+        return outcome(trace, o, runs).result();
+    }
+
+    private ReplayOutcome outcome(AdvisorTrace trace, ReplayOptions o, RunProgress runs) {
         try {
-            return trace.replay(replayer.withOptions(o)).result();
+            return trace.replay(replayer.withOptions(o));
         } finally {
             runs.ran();
         }

@@ -1,6 +1,7 @@
 package io.devalloc.advisor;
 
 import io.devalloc.api.units.ByteSize;
+import io.devalloc.replay.report.Percent;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.IdentityHashMap;
@@ -213,14 +214,14 @@ final class Ranking {
         if (objective == Objective.DEVICE_CALLS) {
             long saved = base.deviceCallsOnCard() - best.deviceCallsOnCard();
             return "saves only " + count(saved) + " device call" + (saved == 1 ? "" : "s") + " ("
-                    + percent((double) saved / Math.max(1, base.deviceCallsOnCard())) + ")";
+                    + Percent.of((double) saved / Math.max(1, base.deviceCallsOnCard())) + ")";
         }
         long saved = figure(base, objective) - figure(best, objective);
         if (saved <= 0) {
             return "saves nothing on " + (objective == Objective.CAPACITY ? "the smallest capacity"
                     : "the peak reserved") + " (it wins a tie)";
         }
-        return "saves only " + ByteSize.format(saved) + " (" + percent((double) saved / figure(base, objective)) + ")";
+        return "saves only " + ByteSize.format(saved) + " (" + Percent.of((double) saved / figure(base, objective)) + ")";
     }
 
     private static Recommendation recommendation(String allocator, SettingResult chosen, SettingResult base,
@@ -304,7 +305,4 @@ final class Ranking {
         return String.format(Locale.ROOT, "%,d", n);
     }
 
-    private static String percent(double fraction) {
-        return String.format(Locale.ROOT, "%.2f%%", fraction * 100);
-    }
 }

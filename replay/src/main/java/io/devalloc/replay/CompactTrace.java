@@ -37,6 +37,11 @@ public final class CompactTrace {
 
     /** Bytes each event takes: kind (1), key (8), size (8), stream index (4). */
     public static final int BYTES_PER_EVENT = 1 + Long.BYTES + Long.BYTES + Integer.BYTES;
+    /**
+     * The {@code oom} entries kept ({@link #recordedOoms()}): a trace that failed and went on failing says what it
+     * needs in its first entries; the rest are counted ({@link #oomEntries()}).
+     */
+    public static final int KEPT_OOMS = 1024;
     /** Events per chunk of the columns. */
     static final int CHUNK_EVENTS = 1 << 16;
 
@@ -160,6 +165,19 @@ public final class CompactTrace {
     public CacheFlushes cacheFlushes() {
         CacheFlushes f = scan.cacheFlushes();
         return f == null ? CacheFlushes.NONE : f;
+    }
+
+    /**
+     * Its {@code oom} entries in order, each with what the trace says of that moment; at most the first
+     * {@value #KEPT_OOMS} ({@link #oomEntries()} counts them all). Empty for a trace without any.
+     */
+    public List<RecordedOom> recordedOoms() {
+        return List.copyOf(scan.ooms);
+    }
+
+    /** How many {@code oom} entries it has. */
+    public long oomEntries() {
+        return scan.oomRows;
     }
 
     /** The peak of the bytes it reserved, from its segment rows (a PyTorch trace's ground truth), else 0. */

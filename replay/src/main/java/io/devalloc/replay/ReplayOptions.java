@@ -23,9 +23,16 @@ import java.util.Objects;
  * @param stopAtFirstOom          stop the replay at the first allocation that fails with out of memory, which
  *                                {@link ReplayResult#firstOom()} describes; off by default (failures are counted and
  *                                the replay goes on)
+ * @param reproduceRecorded       warm replays: reproduce what the recorded allocator did on its own, its cache
+ *                                flushes and its out-of-memory errors, the device refusing to grow where the
+ *                                recording's did (the trust replay; on by default); off, they are left to the
+ *                                allocator, which flushes and fails where its own device runs short (a warm replay on
+ *                                the capacity the trace was recorded on, to see whether its out-of-memory error comes
+ *                                back by itself). Cold replays never reproduce them.
  */
 public record ReplayOptions(String allocator, String device, String conf, boolean warm,
-                            boolean emptyCacheAtSegmentFree, boolean peakSnapshot, boolean stopAtFirstOom) {
+                            boolean emptyCacheAtSegmentFree, boolean peakSnapshot, boolean stopAtFirstOom,
+                            boolean reproduceRecorded) {
 
     /** The allocator replays use unless told otherwise: PyTorch's, which the PyTorch traces recorded. */
     public static final String DEFAULT_ALLOCATOR = "caching";
@@ -43,41 +50,59 @@ public record ReplayOptions(String allocator, String device, String conf, boolea
         this(allocator, device, conf, warm, emptyCacheAtSegmentFree, true, false);
     }
 
+    /** Options that reproduce the recorded allocator's own flushes and failures when warm. */
+    public ReplayOptions(String allocator, String device, String conf, boolean warm, boolean emptyCacheAtSegmentFree,
+                         boolean peakSnapshot, boolean stopAtFirstOom) {
+        this(allocator, device, conf, warm, emptyCacheAtSegmentFree, peakSnapshot, stopAtFirstOom, true);
+    }
+
     /**
      * The caching allocator with its defaults on {@code sim:80GiB}, cold, no empty-cache calls, a peak snapshot, not
      * stopping at the first out-of-memory error.
      */
     public static ReplayOptions defaults() {
-        return new ReplayOptions(DEFAULT_ALLOCATOR, DEFAULT_DEVICE, "", false, false, true, false);
+        return new ReplayOptions(DEFAULT_ALLOCATOR, DEFAULT_DEVICE, "", false, false, true, false, true);
     }
 
     public ReplayOptions withAllocator(String name) {
-        return new ReplayOptions(name, device, conf, warm, emptyCacheAtSegmentFree, peakSnapshot, stopAtFirstOom);
+        return new ReplayOptions(name, device, conf, warm, emptyCacheAtSegmentFree, peakSnapshot, stopAtFirstOom,
+                reproduceRecorded);
     }
 
     public ReplayOptions withDevice(String spec) {
-        return new ReplayOptions(allocator, spec, conf, warm, emptyCacheAtSegmentFree, peakSnapshot, stopAtFirstOom);
+        return new ReplayOptions(allocator, spec, conf, warm, emptyCacheAtSegmentFree, peakSnapshot, stopAtFirstOom,
+                reproduceRecorded);
     }
 
     public ReplayOptions withConf(String text) {
-        return new ReplayOptions(allocator, device, text, warm, emptyCacheAtSegmentFree, peakSnapshot, stopAtFirstOom);
+        return new ReplayOptions(allocator, device, text, warm, emptyCacheAtSegmentFree, peakSnapshot, stopAtFirstOom,
+                reproduceRecorded);
     }
 
     public ReplayOptions withWarm(boolean on) {
-        return new ReplayOptions(allocator, device, conf, on, emptyCacheAtSegmentFree, peakSnapshot, stopAtFirstOom);
+        return new ReplayOptions(allocator, device, conf, on, emptyCacheAtSegmentFree, peakSnapshot, stopAtFirstOom,
+                reproduceRecorded);
     }
 
     public ReplayOptions withEmptyCacheAtSegmentFree(boolean on) {
-        return new ReplayOptions(allocator, device, conf, warm, on, peakSnapshot, stopAtFirstOom);
+        return new ReplayOptions(allocator, device, conf, warm, on, peakSnapshot, stopAtFirstOom, reproduceRecorded);
     }
 
     /** Whether to take the peak snapshot (and the waste at the peak), which costs a second replay up to the peak. */
     public ReplayOptions withPeakSnapshot(boolean on) {
-        return new ReplayOptions(allocator, device, conf, warm, emptyCacheAtSegmentFree, on, stopAtFirstOom);
+        return new ReplayOptions(allocator, device, conf, warm, emptyCacheAtSegmentFree, on, stopAtFirstOom,
+                reproduceRecorded);
+    }
+
+    /** Whether a warm replay reproduces the recorded allocator's own flushes and failures (see the class). */
+    public ReplayOptions withReproduceRecorded(boolean on) {
+        return new ReplayOptions(allocator, device, conf, warm, emptyCacheAtSegmentFree, peakSnapshot, stopAtFirstOom,
+                on);
     }
 
     /** Whether to stop at the first allocation that fails with out of memory. */
     public ReplayOptions withStopAtFirstOom(boolean on) {
-        return new ReplayOptions(allocator, device, conf, warm, emptyCacheAtSegmentFree, peakSnapshot, on);
+        return new ReplayOptions(allocator, device, conf, warm, emptyCacheAtSegmentFree, peakSnapshot, on,
+                reproduceRecorded);
     }
 }

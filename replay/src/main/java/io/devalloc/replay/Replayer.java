@@ -360,7 +360,7 @@ public final class Replayer {
             device.startObserving();
             PeakSampler sampler = new PeakSampler(allocator, device, twoPasses ? total : -1);
             sampler.start();
-            dispatch.start(warm.kind() == WarmStartKind.RESTORED, options.emptyCacheAtSegmentFree(), options.warm(),
+            dispatch.start(warm.kind() == WarmStartKind.RESTORED, options.emptyCacheAtSegmentFree(), reproduces(),
                     scan.decidedFlushes());
             return new Pass(scan, collectGroundTruth, twoPasses, total, dispatch, sampler, warm);
         }
@@ -541,7 +541,7 @@ public final class Replayer {
             snapshotPass = true;
             open(devices.open(options.device()));
             WarmSetup warm = setUpWarm(scan);
-            dispatch.start(warm.kind() == WarmStartKind.RESTORED, options.emptyCacheAtSegmentFree(), options.warm(),
+            dispatch.start(warm.kind() == WarmStartKind.RESTORED, options.emptyCacheAtSegmentFree(), reproduces(),
                     scan.decidedFlushes());
         }
 
@@ -638,7 +638,7 @@ public final class Replayer {
             if (flushes != null && flushes.allocatorFlushes() > 0) {
                 notes.add("the recorded allocator flushed its own cache " + flushes.allocatorFlushes() + " time"
                         + (flushes.allocatorFlushes() == 1 ? "" : "s") + " (a device malloc failed, or its garbage"
-                        + " collection ran): " + (options.warm() ? "reproduced, the device refusing that malloc until"
+                        + " collection ran): " + (reproduces() ? "reproduced, the device refusing that malloc until"
                         + " as many segments were freed (" + dispatch.reproducedFlushes() + ")"
                         : "not replayed as empty_cache(); this replay's allocator flushes where its own device runs"
                         + " short"));
@@ -682,6 +682,11 @@ public final class Replayer {
                     notes, flushReplay);
         }
 
+        /** Whether this replay reproduces the recorded allocator's own flushes and failures (warm, unless told not). */
+        private boolean reproduces() {
+            return options.warm() && options.reproduceRecorded();
+        }
+
         /** What became of the trace's out-of-memory rows, in words. */
         private String traceOomNote(EventDispatch dispatch) {
             long n = dispatch.traceOoms();
@@ -691,7 +696,7 @@ public final class Replayer {
                 return rows + " (without the request that failed: not replayed); this replay had " + dispatch.ooms()
                         + " out-of-memory errors";
             }
-            if (options.warm()) {
+            if (reproduces()) {
                 return rows + ": reproduced, the device refusing to grow for the request that failed ("
                         + dispatch.reproducedOoms() + " failed here too" + (dispatch.oomsNotReproduced() > 0 ? ", "
                         + dispatch.oomsNotReproduced() + " were served from this replay's cache: the replay and the"

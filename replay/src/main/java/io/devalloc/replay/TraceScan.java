@@ -70,6 +70,12 @@ final class TraceScan {
      */
     final SegmentComparison segments = new SegmentComparison();
 
+    /** The trace's {@code oom} entries, the first {@link CompactTrace#KEPT_OOMS} (a full scan only). */
+    final List<RecordedOom> ooms = new ArrayList<>();
+    long oomRows;
+    /** Bytes live as requested: start-state blocks and allocs, less completed frees (each row's own size). */
+    private long liveRequested;
+
     /** The runs of segment frees and unmaps, told apart at the end of a full scan (not a streaming one). */
     final FlushRuns flushes = new FlushRuns();
     /** Events after the start state: allocs, frees, segment rows and oom rows. */
@@ -236,6 +242,7 @@ final class TraceScan {
             }
             case PREALLOC -> {
                 preallocs++;
+                liveRequested = saturatedAdd(liveRequested, e.size());
                 if (collectWarm) {
                     requireBeforeRecordedEvents(e, "prealloc");
                     preallocRows.add(new Pre(e.key(), e.size(), e.stream(), e.line()));
@@ -275,6 +282,7 @@ final class TraceScan {
             }
             case ALLOC -> {
                 recorded(e);
+                liveRequested = saturatedAdd(liveRequested, e.size());
                 if (collectWarm) {
                     flushes.otherEvent(e.kind(), e.size());
                 }
@@ -290,6 +298,7 @@ final class TraceScan {
             }
             case FREE -> {
                 recorded(e);
+                liveRequested = saturatedAdd(liveRequested, -e.size());
                 if (collectWarm) {
                     flushes.otherEvent(e.kind(), e.size());
                 }
@@ -306,11 +315,25 @@ final class TraceScan {
                 if (collectWarm) {
                     flushes.otherEvent(e.kind(), e.size());
                     flushes.oom(presegmentBytes + delta, e.key());
+                    oomRows++;
+                    if (ooms.size() < CompactTrace.KEPT_OOMS) {
+                        ooms.add(new RecordedOom(events, Math.max(0, e.size()), presegmentBytes + delta,
+                                Math.max(0, liveRequested), e.key() < 0 ? -1 : e.key()));
+                    }
                 }
                 // A map followed by an oom was made for a request that failed: its size is not known here.
                 flushMaps(-1);
             }
         }
+    }
+
+    /** {@code a + b}, held at the long range: a hostile trace's sizes must not wrap the live bytes around. */
+    private static long saturatedAdd(long a, long b) {
+        long r = a + b;
+        if (((a ^ r) & (b ^ r)) < 0) {
+            return a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
+        return r;
     }
 
     private void requireBeforeRecordedEvents(TraceEvent e, String what) {

@@ -56,7 +56,8 @@ public final class SnapshotScenarios {
      * @param programFlushes   {@code empty_cache()} calls that freed at least one segment
      * @param allocatorFlushes mallocs that freed cached segments before their device malloc (the retry ladder)
      * @param ooms             allocations that failed with out of memory
-     * @param peakReserved     the highest bytes reserved
+     * @param peakReserved     the highest bytes reserved (over the history kept: from its start, which is not the
+ *                         program's when the history was cut to its last entries)
      * @param mallocs          device mallocs made
      * @param frees            device frees made
      */
@@ -64,13 +65,23 @@ public final class SnapshotScenarios {
                            int allocatorFlushes, int ooms, long peakReserved, long mallocs, long frees) {
     }
 
+    /**
+     * What a recorded program does with the allocator: its allocations and frees, in order; it returns the
+     * allocations that failed with out of memory (caught: the program went on, or stopped there).
+     */
+    @FunctionalInterface
+    public interface Program {
+        int run(CachingAllocator allocator);
+    }
+
     /** Runs {@code w} through the caching allocator ({@code config}) on a simulated device {@code device}. */
     public static Recorded record(int device, long capacity, String config, Workload w) {
-        SimulatedDevice gpu = SimulatedDevice.builder().index(device).capacity(capacity).build();
-        CachingAllocator a = new CachingAllocatorProvider(Map.of()).create(gpu, config);
-        a.recordHistory(Integer.MAX_VALUE);
+        return record(device, capacity, config, Integer.MAX_VALUE, a -> run(a, w));
+    }
+
+    private static int run(CachingAllocator a, Workload w) {
         int ooms = 0;
-        long weights = a.malloc(w.weightsMiB() * MIB, DeviceStream.DEFAULT);
+        a.malloc(w.weightsMiB() * MIB, DeviceStream.DEFAULT);
         for (int step = 0; step < w.steps(); step++) {
             long big = (w.firstMiB() + step * w.growMiB()) * MIB;
             long x = a.malloc(big, DeviceStream.DEFAULT);
@@ -90,9 +101,24 @@ public final class SnapshotScenarios {
                 ooms++;
             }
         }
+        // The weights stay live: the snapshot is taken with them, as a running program's is.
+        return ooms;
+    }
+
+    /**
+     * Runs {@code program} through the caching allocator ({@code config}) on a simulated device {@code device} of
+     * {@code capacity} bytes, its history kept to the last {@code maxEntries} entries (PyTorch's {@code max_entries}:
+     * fewer than the program makes gives a snapshot whose history starts after its first allocations, a warm start).
+     * The snapshot is taken when the program returns, before the allocator is closed.
+     */
+    public static Recorded record(int device, long capacity, String config, int maxEntries, Program program) {
+        SimulatedDevice gpu = SimulatedDevice.builder().index(device).capacity(capacity).build();
+        CachingAllocator a = new CachingAllocatorProvider(Map.of()).create(gpu, config);
+        a.recordHistory(maxEntries);
+        int ooms = program.run(a);
         Map<String, Object> dict = a.snapshotDict();
         List<TraceEntry> history = a.history();
-        int program = 0;
+        int programFlushes = 0;
         int allocator = 0;
         long reserved = 0;
         long peak = 0;
@@ -121,13 +147,12 @@ public final class SnapshotScenarios {
                 if (madeInMalloc(history, i)) {
                     allocator++;
                 } else {
-                    program++;
+                    programFlushes++;
                 }
             }
         }
-        a.free(weights);
         a.close();
-        return new Recorded(device, capacity, dict, program, allocator, ooms, peak, mallocs, frees);
+        return new Recorded(device, capacity, dict, programFlushes, allocator, ooms, peak, mallocs, frees);
     }
 
     /** Whether the run starting at {@code i} was recorded by a malloc (its call also records an alloc or an oom). */
@@ -180,6 +205,66 @@ public final class SnapshotScenarios {
     public static Path write(Path file, Map<String, Object> snapshot) throws IOException {
         Files.write(file, PickleWriter.toBytes(snapshot));
         return file;
+    }
+
+    /**
+     * A program that fragments the large pool, then asks for one large block: weights, then {@code segments}
+     * segments of 60 MiB (allocated and freed, so that they stay cached), each split into three 20 MiB blocks of
+     * which the last two are freed again (one stays live at the start of each, so no flush can free a segment), then
+     * a request of {@code requestMiB}. Under PyTorch's defaults the free 40 MiB in each segment cannot be released,
+     * so the request fails on a device without room for it on top; with expandable segments (20 MiB pages in the
+     * large pool) the flush unmaps those pages and the request fits. With {@code retryMiB} above 0 the program
+     * catches that failure, frees the blocks kept live, asks again (served: the flush frees the empty segments),
+     * then asks for {@code retryMiB} more, which may fail in turn: a run that goes on after a caught out-of-memory
+     * error.
+     */
+    public static Program fragmenting(long weightsMiB, int segments, long requestMiB, long retryMiB) {
+        return a -> {
+            int ooms = 0;
+            a.malloc(weightsMiB * MIB, DeviceStream.DEFAULT);
+            long[] whole = new long[segments];
+            for (int s = 0; s < segments; s++) {
+                whole[s] = a.malloc(60 * MIB, DeviceStream.DEFAULT);
+            }
+            for (long w : whole) {
+                a.free(w);
+            }
+            // Best fit takes the smallest free block: each 60 MiB segment is filled with three before the next.
+            long[] thirds = new long[segments * 3];
+            for (int b = 0; b < thirds.length; b++) {
+                thirds[b] = a.malloc(20 * MIB, DeviceStream.DEFAULT);
+            }
+            long[] kept = new long[segments];
+            for (int b = 0; b < thirds.length; b++) {
+                if (b % 3 == 0) {
+                    kept[b / 3] = thirds[b];
+                } else {
+                    a.free(thirds[b]);
+                }
+            }
+            long big;
+            try {
+                big = a.malloc(requestMiB * MIB, DeviceStream.DEFAULT);
+            } catch (OutOfMemoryException e) {
+                ooms++;
+                if (retryMiB <= 0) {
+                    return ooms;
+                }
+                for (long k : kept) {
+                    a.free(k);
+                }
+                big = a.malloc(requestMiB * MIB, DeviceStream.DEFAULT);
+            }
+            if (retryMiB > 0) {
+                try {
+                    a.malloc(retryMiB * MIB, DeviceStream.DEFAULT);
+                } catch (OutOfMemoryException e) {
+                    ooms++;
+                }
+            }
+            a.free(big);
+            return ooms;
+        };
     }
 
     /** A near-capacity workload: the device must flush its cache, about every other step. */

@@ -7,11 +7,13 @@ import io.devalloc.advisor.Advisor;
 import io.devalloc.advisor.CapacityCheck;
 import io.devalloc.advisor.JobAdvice;
 import io.devalloc.advisor.Objective;
+import io.devalloc.advisor.OomPostMortem;
 import io.devalloc.advisor.Recommendation;
 import io.devalloc.advisor.SettingResult;
 import io.devalloc.advisor.TrustLine;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.units.ByteSize;
+import io.devalloc.replay.RecordedOom;
 import io.devalloc.replay.ReplayJson;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.report.ReportParts;
@@ -36,6 +38,9 @@ import java.util.Map;
  * ({@link ReportParts}), so both pages read alike.
  */
 public final class AdviceHtml {
+
+    /** The out-of-memory entries the page lists; the JSON lists more. */
+    static final int OOMS_LISTED = 10;
 
     private AdviceHtml() {
     }
@@ -92,6 +97,9 @@ public final class AdviceHtml {
                 endState(out, advice);
                 notes(out, advice, id);
                 continue;
+            }
+            if (advice.oom() != null) {
+                oom(out, advice.oom(), id);
             }
             recommendation(out, advice, id);
             trust(out, advice.trust(), id);
@@ -180,6 +188,50 @@ public final class AdviceHtml {
         out.append("</section>\n");
     }
 
+    /** The out-of-memory post-mortem: the failures as recorded, whether the first comes back, the verdict. */
+    private static void oom(StringBuilder out, OomPostMortem post, String id) {
+        out.append("<section id=\"").append(id).append("-oom\">\n<h2>Out of memory</h2>\n<p class=\"verdict bad\">")
+                .append(escape(post.verdict())).append("</p>\n<p>The trace records ")
+                .append(post.entries() == 1 ? "an out-of-memory error" : AdviceText.count(post.entries())
+                        + " out-of-memory errors")
+                .append(" (<code>torch.OutOfMemoryError</code>), each after the allocator's retry ladder had freed"
+                        + " its cache:</p>\n<table class=\"compare\">\n<thead><tr><th class=\"num\">event</th>"
+                        + "<th class=\"num\">request</th><th class=\"num\">reserved</th>"
+                        + "<th class=\"num\">live (as requested)</th><th class=\"num\">device free</th>"
+                        + "<th class=\"num\">reserved + device free</th></tr></thead>\n<tbody>\n");
+        int listed = 0;
+        for (RecordedOom o : post.ooms()) {
+            if (++listed > OOMS_LISTED) {
+                break;
+            }
+            out.append("<tr>");
+            cell(out, AdviceText.count(o.event()));
+            cell(out, o.requestBytes() > 0 ? ByteSize.format(o.requestBytes()) : "-");
+            cell(out, ByteSize.format(o.reservedBytes()));
+            cell(out, ByteSize.format(o.liveRequestedBytes()));
+            cell(out, o.deviceFreeBytes() < 0 ? "-" : ByteSize.format(o.deviceFreeBytes()));
+            cell(out, o.capacityBytes() < 0 ? "-" : ByteSize.format(o.capacityBytes()));
+            out.append("</tr>\n");
+        }
+        out.append("</tbody>\n</table>\n");
+        if (post.entries() > OOMS_LISTED) {
+            out.append("<p class=\"note\">And ").append(AdviceText.count(post.entries() - OOMS_LISTED))
+                    .append(" more (the JSON lists up to ").append(AdviceText.count(post.ooms().size()))
+                    .append(").</p>\n");
+        }
+        if (post.card() != null) {
+            out.append("<p>The card: ").append(escape(ByteSize.format(post.card().bytes()))).append(", ")
+                    .append(escape(post.card().reason())).append(".</p>\n");
+        }
+        OomPostMortem.Reproduction r = post.reproduction();
+        if (r != null) {
+            out.append("<p><span class=\"verdict ").append(r.reproduced() ? "good" : "neutral").append("\">")
+                    .append(escape(AdviceText.capitalised(r.word()))).append("</span>: ")
+                    .append(escape(r.sentence())).append(".</p>\n");
+        }
+        out.append("</section>\n");
+    }
+
     private static void trust(StringBuilder out, TrustLine t, String id) {
         String cls = switch (t.verdict()) {
             case MATCH -> "good";
@@ -202,6 +254,10 @@ public final class AdviceHtml {
         out.append("<section id=\"").append(id).append("-ranking\">\n<h2>Settings, best first</h2>\n<p class=\"note\">")
                 .append(escape(AdviceText.capitalised(AdviceText.objectiveSentence(advice)))).append(".</p>\n")
                 .append("<table class=\"compare\">\n<thead><tr><th class=\"num\">#</th><th>config</th>");
+        OomPostMortem post = card ? advice.oom() : null;
+        if (post != null) {
+            out.append("<th>at the recorded out-of-memory error</th>");
+        }
         if (card) {
             out.append("<th class=\"num\">OOMs on the card</th><th class=\"num\">flushes on the card</th>")
                     .append("<th class=\"num\">peak reserved on the card</th>");
@@ -212,7 +268,7 @@ public final class AdviceHtml {
                 .append("</tr></thead>\n<tbody>\n");
         int rank = 0;
         Recommendation rec = advice.recommendation();
-        int columns = card ? 9 : 6;
+        int columns = (card ? 9 : 6) + (post != null ? 1 : 0);
         for (SettingResult s : advice.settings()) {
             boolean best = rec != null && same(rec.setting(), s);
             boolean ranked = AdviceText.ranked(s, advice);
@@ -225,6 +281,9 @@ public final class AdviceHtml {
                 out.append("<td colspan=\"").append(columns).append("\" class=\"error\">")
                         .append(escape(s.error())).append("</td></tr>\n");
                 continue;
+            }
+            if (post != null) {
+                out.append("<td>").append(escape(post.passage(s).words())).append("</td>");
             }
             if (card) {
                 CapacityCheck c = s.atCapacity();

@@ -6,11 +6,13 @@ import io.devalloc.advisor.CapacityCheck;
 import io.devalloc.advisor.CardCapacity;
 import io.devalloc.advisor.JobAdvice;
 import io.devalloc.advisor.MinSaving;
+import io.devalloc.advisor.OomPostMortem;
 import io.devalloc.advisor.Recommendation;
 import io.devalloc.advisor.SettingResult;
 import io.devalloc.advisor.TrustLine;
 import io.devalloc.replay.CacheFlushes;
 import io.devalloc.replay.DeviceTrace;
+import io.devalloc.replay.RecordedOom;
 import io.devalloc.replay.ReplayJson;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.trace.text.JsonWriter;
@@ -83,10 +85,11 @@ public final class AdviceJson {
         m.put("grid", grid);
         m.put("baseline", baseline(advice));
         m.put("flushes", flushes(advice.flushes()));
+        m.put("oom", oom(advice.oom()));
         List<Object> settings = new ArrayList<>();
         int rank = 0;
         for (SettingResult s : advice.settings()) {
-            settings.add(setting(s, AdviceText.ranked(s, advice) ? ++rank : null));
+            settings.add(setting(s, AdviceText.ranked(s, advice) ? ++rank : null, advice.oom()));
         }
         m.put("settings", settings);
         m.put("recommendation", recommendation(advice.recommendation()));
@@ -154,7 +157,41 @@ public final class AdviceJson {
         return b;
     }
 
-    private static Map<String, Object> setting(SettingResult s, Integer rank) {
+    /** The post-mortem of a trace with {@code oom} entries; null for one without. */
+    private static Map<String, Object> oom(OomPostMortem post) {
+        if (post == null) {
+            return null;
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("entries", post.entries());
+        List<Object> listed = new ArrayList<>();
+        for (RecordedOom o : post.ooms()) {
+            Map<String, Object> e = new LinkedHashMap<>();
+            e.put("event", o.event());
+            e.put("request_bytes", o.requestBytes() > 0 ? o.requestBytes() : null);
+            e.put("reserved_bytes", o.reservedBytes());
+            e.put("live_requested_bytes", o.liveRequestedBytes());
+            e.put("device_free_bytes", o.deviceFreeBytes() < 0 ? null : o.deviceFreeBytes());
+            e.put("capacity_bytes", o.capacityBytes() < 0 ? null : o.capacityBytes());
+            listed.add(e);
+        }
+        m.put("listed", listed);
+        m.put("card", card(post.card()));
+        OomPostMortem.Reproduction r = post.reproduction();
+        if (r == null) {
+            m.put("reproduction", null);
+        } else {
+            Map<String, Object> rep = new LinkedHashMap<>();
+            rep.put("reproduced", r.reproduced());
+            rep.put("first_oom", oom(r.replayed()));
+            rep.put("sentence", r.sentence());
+            m.put("reproduction", rep);
+        }
+        m.put("verdict", post.verdict());
+        return m;
+    }
+
+    private static Map<String, Object> setting(SettingResult s, Integer rank, OomPostMortem post) {
         Map<String, Object> m = new LinkedHashMap<>();
         ReplayResult r = s.result();
         m.put("config", s.config());
@@ -195,6 +232,12 @@ public final class AdviceJson {
             card.put("waste_at_peak", at.peak() == null || at.peak().waste() == null ? null
                     : ReplayJson.wasteMap(at.peak().waste()));
             card.put("first_oom", oom(c.firstOom()));
+            if (post != null) {
+                card.put("at_recorded_oom", post.passage(s).jsonName());
+                card.put("oom_requests_served", c.servedOomRequests());
+                long spare = post.spareBytes(s);
+                card.put("spare_bytes", spare < 0 ? null : spare);
+            }
             m.put("at_capacity", card);
         }
         return m;

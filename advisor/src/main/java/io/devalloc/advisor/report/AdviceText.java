@@ -6,14 +6,17 @@ import io.devalloc.advisor.CapacityCheck;
 import io.devalloc.advisor.CardCapacity;
 import io.devalloc.advisor.JobAdvice;
 import io.devalloc.advisor.Objective;
+import io.devalloc.advisor.OomPostMortem;
 import io.devalloc.advisor.Recommendation;
 import io.devalloc.advisor.SettingResult;
 import io.devalloc.advisor.TrustLine;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.CacheFlushes;
+import io.devalloc.replay.RecordedOom;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.WasteAtPeak;
 import io.devalloc.replay.cli.TextTable;
+import io.devalloc.replay.report.Percent;
 import io.devalloc.replay.cli.TextWrap;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -104,6 +107,9 @@ public final class AdviceText {
                 + advice.settings().size() + " settings, " + count(advice.runs()) + " replays on " + advice.threads()
                 + (advice.threads() == 1 ? " thread" : " threads"));
         out.println();
+        if (advice.oom() != null) {
+            oom(out, advice.oom());
+        }
         trust(out, advice.trust());
 
         Recommendation rec = advice.recommendation();
@@ -135,6 +141,12 @@ public final class AdviceText {
         table(advice).print(out, "  ");
         out.println("  * " + (advice.trust().baselineName().equals("the recorded setting")
                 ? "the recorded setting (the baseline)" : "the baseline (the defaults)"));
+        if (advice.oom() != null && advice.capacity() != null) {
+            TextWrap.print(out, "  ", "    ", "AT THE OOM: what the setting does on the card at event "
+                    + count(advice.oom().first().event()) + ", where the recording first ran out of memory: runs ="
+                    + " gets past it and runs to the end; past = gets past it, fails later; fails = fails there;"
+                    + " before = fails before it");
+        }
         if (advice.capacity() != null) {
             int failing = 0;
             for (SettingResult s : advice.settings()) {
@@ -161,6 +173,47 @@ public final class AdviceText {
             }
         }
         notes(out, advice);
+    }
+
+    /**
+     * The out-of-memory post-mortem, first for a trace that ran out of memory: the failures as recorded, whether the
+     * first comes back on the card, and the verdict.
+     */
+    static void oom(PrintWriter out, OomPostMortem post) {
+        TextWrap.print(out, "Out of memory: ", "  ", "the trace records " + (post.entries() == 1
+                ? "an out-of-memory error" : count(post.entries()) + " out-of-memory errors")
+                + " (torch.OutOfMemoryError), each after the allocator's retry ladder had freed its cache:");
+        out.println();
+        TextTable t = TextTable.withHeaders("EVENT", "REQUEST", "RESERVED", "LIVE\n(REQUESTED)", "DEVICE FREE",
+                "RESERVED +\nDEVICE FREE");
+        for (int c = 0; c < 6; c++) {
+            t.align(c, TextTable.Align.RIGHT);
+        }
+        int listed = 0;
+        for (RecordedOom o : post.ooms()) {
+            if (++listed > FAILURES_LISTED) {
+                break;
+            }
+            t.row(count(o.event()), o.requestBytes() > 0 ? ByteSize.format(o.requestBytes()) : "-",
+                    ByteSize.format(o.reservedBytes()), ByteSize.format(o.liveRequestedBytes()),
+                    o.deviceFreeBytes() < 0 ? "-" : ByteSize.format(o.deviceFreeBytes()),
+                    o.capacityBytes() < 0 ? "-" : ByteSize.format(o.capacityBytes()));
+        }
+        t.print(out, "  ");
+        if (post.entries() > FAILURES_LISTED) {
+            TextWrap.print(out, "  ", "  ", "and " + count(post.entries() - FAILURES_LISTED) + " more (--json lists"
+                    + " up to " + count(post.ooms().size()) + ")");
+        }
+        if (post.card() != null) {
+            TextWrap.print(out, "  ", "  ", "the card: " + ByteSize.format(post.card().bytes()) + ", "
+                    + post.card().reason());
+        }
+        if (post.reproduction() != null) {
+            TextWrap.print(out, "  ", "  ", post.reproduction().word() + ": " + post.reproduction().sentence());
+        }
+        out.println();
+        TextWrap.print(out, "  Verdict: ", "  ", post.verdict());
+        out.println();
     }
 
     private static void trust(PrintWriter out, TrustLine t) {
@@ -237,6 +290,10 @@ public final class AdviceText {
     static TextTable table(Advice advice) {
         boolean card = advice.capacity() != null;
         List<String> headers = new ArrayList<>(List.of("#", "CONFIG"));
+        OomPostMortem post = card ? advice.oom() : null;
+        if (post != null) {
+            headers.add("AT THE\nOOM");
+        }
         if (card) {
             headers.addAll(List.of("OOMS\nON CARD", "FLUSHES\nON CARD", "PEAK RES.\nON CARD"));
         }
@@ -267,6 +324,9 @@ public final class AdviceText {
                 }
                 table.row(cells.toArray());
                 continue;
+            }
+            if (post != null) {
+                cells.add(post.passage(s).cell());
             }
             if (card) {
                 CapacityCheck c = s.atCapacity();
@@ -409,24 +469,8 @@ public final class AdviceText {
         return String.format(Locale.ROOT, "%,d", n);
     }
 
-    /**
-     * {@code 4.4%}; below 0.1% as many digits as the first one needs ({@code 0.04%}), so that a small saving is never
-     * printed as {@code 0.0%}; likewise just below 100% ({@code 99.998%}), so that only all of it reads {@code 100.0%}.
-     */
+    /** A fraction as every report prints it ({@link Percent}). */
     public static String percent(double fraction) {
-        double p = fraction * 100;
-        double a = Math.abs(p);
-        if (a > 0 && a < 0.1) {
-            return String.format(Locale.ROOT, "%." + digitsFor(a) + "f%%", p);
-        }
-        if (a >= 99.95 && a < 100) {
-            return String.format(Locale.ROOT, "%." + digitsFor(100 - a) + "f%%", p);
-        }
-        return String.format(Locale.ROOT, "%.1f%%", p);
-    }
-
-    /** Decimals enough for the first significant digit of {@code small}, a positive fraction below 0.1: two to six. */
-    private static int digitsFor(double small) {
-        return Math.min(6, Math.max(2, (int) Math.ceil(-Math.log10(small))));
+        return Percent.of(fraction);
     }
 }

@@ -23,6 +23,7 @@ import io.devalloc.replay.TraceFile;
 import io.devalloc.replay.TraceSource;
 import io.devalloc.replay.TraceSources;
 import io.devalloc.replay.report.HtmlReport;
+import io.devalloc.replay.report.Percent;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.detect.TraceFormats;
@@ -387,9 +388,9 @@ public final class TraceReplays {
         return String.format(Locale.ROOT, "%,d", n);
     }
 
-    /** {@code 12.3%}. */
+    /** A fraction as every report prints it ({@link Percent}). */
     static String percent(double fraction) {
-        return String.format(Locale.ROOT, "%.1f%%", fraction * 100);
+        return Percent.of(fraction);
     }
 
     /**

@@ -95,9 +95,9 @@ final class Markup {
         return value < ByteSize.KiB ? value + " B" : ByteSize.format(value) + " (" + grouped(value) + " B)";
     }
 
-    /** A fraction as a percentage with one decimal: {@code 12.3%}. */
+    /** A fraction as every report prints it ({@link Percent}). */
     static String percent(double fraction) {
-        return String.format(Locale.ROOT, "%.1f%%", fraction * 100);
+        return Percent.of(fraction);
     }
 
     /** A rate of events per second: {@code 7.42 M/s}, {@code 912.5 k/s}, {@code 40 /s}. */
