@@ -377,8 +377,12 @@ public final class Advisor {
         if (recorded.bytes() < ByteSize.MiB) {
             return null;
         }
-        return new CardCapacity(recorded.bytes(), recorded.source() == RecordedCapacity.Source.OOM
-                ? CardCapacity.Source.OOM : CardCapacity.Source.RETRY_FLUSHES, recorded.reason());
+        CardCapacity.Source source = switch (recorded.source()) {
+            case OOM -> CardCapacity.Source.OOM;
+            case RETRY_FLUSHES -> CardCapacity.Source.RETRY_FLUSHES;
+            case OOM_REQUEST -> CardCapacity.Source.OOM_REQUEST;
+        };
+        return new CardCapacity(recorded.bytes(), source, recorded.reason());
     }
 
     private static String noSettingRuns(List<SettingResult> ranked, CardCapacity card) {
@@ -656,8 +660,10 @@ public final class Advisor {
             figures += ", and of one on the card, a simulated device of " + ByteSize.format(card.bytes()) + " ("
                     + cardSource(card) + ")";
         } else {
-            figures += "; no capacity is known (no --capacity, and the trace records no out-of-memory error and no"
-                    + " flush of the allocator's own): the card is that unlimited device";
+            figures += "; no capacity is known (no --capacity, and " + (trace.compact().oomEntries() > 0
+                    ? "the trace's out-of-memory errors record neither the device's free bytes nor the request that"
+                    + " failed" : "the trace records no out-of-memory error and no flush of the allocator's own")
+                    + "): the card is that unlimited device";
         }
         notes.add(figures + "; its smallest capacity was searched to 2 MiB with replays on simulated devices of each"
                 + " capacity tried, the allocator's retry ladder freeing cached memory as the device fills");
@@ -671,6 +677,7 @@ public final class Advisor {
             case GIVEN -> "given with --capacity";
             case OOM -> "read from the trace's out-of-memory error: " + card.reason();
             case RETRY_FLUSHES -> "read from the allocator's own cache flushes in the trace: " + card.reason();
+            case OOM_REQUEST -> "bounded by the trace's out-of-memory error: " + card.reason();
         };
     }
 

@@ -19,7 +19,12 @@ public record CardCapacity(long bytes, Source source, String reason) {
         /** The trace's {@code oom} entries: reserved then, plus the device's free bytes they record. */
         OOM("oom"),
         /** The allocator's own cache flushes in the trace: the largest capacity on which every one happens. */
-        RETRY_FLUSHES("retry_flushes");
+        RETRY_FLUSHES("retry_flushes"),
+        /**
+         * An {@code oom} entry without the device's free bytes: below what was reserved then plus the device malloc
+         * that failed for its request.
+         */
+        OOM_REQUEST("oom_request");
 
         private final String jsonName;
 

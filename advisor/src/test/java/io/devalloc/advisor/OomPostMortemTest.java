@@ -226,8 +226,8 @@ class OomPostMortemTest {
                 a.oom().verdict());
     }
 
-    @Test
-    void withoutTheDevicesFreeBytesTheCardIsUnknownAndTheVerdictAsksForIt() throws IOException {
+    /** The crash's snapshot with each oom entry's device_free removed, and its size too when {@code noRequest}. */
+    private static Path withoutFreeBytes(String name, boolean noRequest) throws IOException {
         Recorded r = SnapshotScenarios.record(0, GIB, "", Integer.MAX_VALUE,
                 SnapshotScenarios.fragmenting(100, 8, 600, 0));
         Map<String, Object> snapshot = SnapshotScenarios.snapshot(List.of(r), true);
@@ -236,15 +236,39 @@ class OomPostMortemTest {
             Map<String, Object> e = (Map<String, Object>) entry;
             if ("oom".equals(e.get("action"))) {
                 e.remove("device_free");
+                if (noRequest) {
+                    e.put("size", 0L);
+                }
             }
         }
-        Advice a = advise(SnapshotScenarios.write(dir.resolve("no-free.pickle"), snapshot), -1);
+        return SnapshotScenarios.write(dir.resolve(name), snapshot);
+    }
+
+    @Test
+    void withoutTheDevicesFreeBytesTheFailedDeviceMallocBoundsTheCard() throws IOException {
+        // 580 MiB reserved and a 600 MiB segment that did not fit: the card is below 1180 MiB.
+        Advice a = advise(withoutFreeBytes("no-free.pickle", false), -1);
+        assertEquals(-1, a.oom().first().deviceFreeBytes());
+        assertEquals(CardCapacity.Source.OOM_REQUEST, a.capacity().source());
+        assertEquals(1180 * MIB - 1, a.capacity().bytes());
+        assertTrue(a.capacity().reason().startsWith("at most "), a.capacity().reason());
+        assertTrue(a.oom().reproduction().reproduced(), a.oom().reproduction().sentence());
+        assertEquals(Passage.RUNS_TO_END, a.oom().passage(setting(a, "expandable_segments:True")));
+        assertEquals(Passage.FAILS_THERE, a.oom().passage(setting(a, "")));
+        assertTrue(a.recommendation() != null && !a.recommendation().alreadyBest(), "a crashed job is never kept");
+    }
+
+    @Test
+    void withNeitherTheFreeBytesNorTheRequestTheCardIsUnknownAndTheVerdictAsksForIt() throws IOException {
+        Advice a = advise(withoutFreeBytes("nothing.pickle", true), -1);
         assertNull(a.oom().card());
         assertNull(a.oom().reproduction());
-        assertEquals(-1, a.oom().first().deviceFreeBytes());
+        assertEquals(0, a.oom().first().requestBytes());
         assertTrue(a.oom().verdict().contains("but not the memory the allocator could use then")
                 && a.oom().verdict().contains("give --capacity"), a.oom().verdict());
         assertEquals(Passage.UNKNOWN, a.oom().passage(setting(a, "")));
+        assertTrue(a.notes().stream().anyMatch(n -> n.contains("the trace's out-of-memory errors record neither the"
+                + " device's free bytes nor the request that failed")), a.notes().toString());
     }
 
     @Test

@@ -267,6 +267,21 @@ class LauncherTest {
     }
 
     @Test
+    void everyCommandsHelpIsFormattedWithoutAFallback() {
+        // picocli formats each description with String.format; a lone '%' fails, and picocli then warns on the
+        // console and prints the text raw, its '%%' escapes and all.
+        StringWriter ignored = new StringWriter();
+        CommandLine cmd = Launcher.commandLine(new PrintWriter(ignored), new PrintWriter(ignored));
+        for (Map.Entry<String, CommandLine> sub : cmd.getSubcommands().entrySet()) {
+            String usage = sub.getValue().getUsageMessage(CommandLine.Help.Ansi.OFF);
+            assertFalse(usage.contains("%%"), sub.getKey() + ": " + usage);
+        }
+        String advise = cmd.getSubcommands().get("advise").getUsageMessage(CommandLine.Help.Ansi.OFF)
+                .replaceAll("\\s+", " ");
+        assertTrue(advise.contains("2%,128MiB") && advise.contains("Default: 1%,64MiB."), advise);
+    }
+
+    @Test
     void everySubcommandWithVersionOptionsPrintsTheLaunchersVersion() {
         Run root = run("-V");
         assertEquals(0, root.exitCode(), root::toString);

@@ -190,7 +190,11 @@ final class EventDispatch {
                 allocator.free(allocator.malloc(size, stream(traceStream)));
                 oomsNotReproduced++;
             } catch (OutOfMemoryException e) {
+                // The recording's failure, failing here too: an out-of-memory error of this replay as well, so that
+                // its count and its first failure say what the note says.
                 reproducedOoms++;
+                ooms++;
+                lastOomRequest = size;
             } finally {
                 device.stopRefusing();
                 armed = false;

@@ -62,6 +62,8 @@ final class FlushRuns {
     private static final byte FOLLOWER_OTHER = 3;
 
     private long oomCapacity = -1;
+    /** The smallest bound an {@code oom} entry without the device's free bytes gives (its failed segment), or max. */
+    private long oomBound = Long.MAX_VALUE;
     private long ooms;
 
     // Decided by finish().
@@ -112,10 +114,22 @@ final class FlushRuns {
         }
     }
 
-    /** An {@code oom} row with {@code reserved} bytes reserved then and {@code deviceFree} free on the device. */
-    void oom(long reserved, long deviceFree) {
+    /**
+     * An {@code oom} row with {@code reserved} bytes reserved then, {@code deviceFree} free on the device (or
+     * {@link io.devalloc.trace.TraceEvent#FREE_BYTES_UNKNOWN}) and {@code request} the rounded request that failed (0
+     * when the format does not record it).
+     */
+    void oom(long reserved, long deviceFree, long request) {
         ooms++;
         if (deviceFree == TraceEvent.FREE_BYTES_UNKNOWN || deviceFree < 0) {
+            if (request > 0) {
+                // The device malloc for that request failed after the retry ladder: the capacity is below what was
+                // reserved plus that malloc, at most failedSegment(request).
+                long bound = reserved + failedSegment(request) - 1;
+                if (bound > 0) {
+                    oomBound = Math.min(oomBound, bound);
+                }
+            }
             return;
         }
         long sum = reserved + deviceFree;
@@ -123,6 +137,22 @@ final class FlushRuns {
             sum = Long.MAX_VALUE;
         }
         oomCapacity = oomCapacity < 0 ? sum : Math.min(oomCapacity, sum);
+    }
+
+    /**
+     * The most PyTorch's caching allocator asks the device for when a request of {@code request} bytes (rounded)
+     * finds no cached block: a small-pool segment (2 MiB) for 1 MiB or less; otherwise a large-pool segment (20 MiB
+     * below 10 MiB, the request rounded up to 2 MiB above), or with expandable segments whole 20 MiB pages, so never
+     * more than the request rounded up to 20 MiB.
+     */
+    static long failedSegment(long request) {
+        long small = ByteSize.MiB;
+        long page = 20 * ByteSize.MiB;
+        if (request <= small) {
+            return 2 * ByteSize.MiB;
+        }
+        long pages = request / page + (request % page == 0 ? 0 : 1);
+        return pages > Long.MAX_VALUE / page ? Long.MAX_VALUE / 2 : pages * page;
     }
 
     /** The trace has ended, having reserved at most {@code peakReserved} bytes: decides every run. */
@@ -200,6 +230,13 @@ final class FlushRuns {
                 bytes = peakReserved;
             }
             return bytes > 0 ? new RecordedCapacity(bytes, RecordedCapacity.Source.OOM, how) : null;
+        }
+        if (oomBound != Long.MAX_VALUE && oomBound >= peakReserved && (!bounded || oomBound < flushBound)) {
+            return new RecordedCapacity(oomBound, RecordedCapacity.Source.OOM_REQUEST, "at most "
+                    + ByteSize.format(oomBound) + ": what the allocator had reserved at the trace's oom entry plus"
+                    + " the device malloc that failed for its request (PyTorch's segment for it, at most the request"
+                    + " rounded up to 20 MiB), less one byte; the entry does not record the device's free bytes, so"
+                    + " this bounds the capacity from above");
         }
         if (bounded && flushBound > 0) {
             return new RecordedCapacity(flushBound, RecordedCapacity.Source.RETRY_FLUSHES, "just under "

@@ -25,7 +25,12 @@ public record RecordedCapacity(long bytes, Source source, String reason) {
          * failed, so the capacity is below what was reserved before the flush plus that malloc; the largest capacity
          * under every such bound.
          */
-        RETRY_FLUSHES
+        RETRY_FLUSHES,
+        /**
+         * An {@code oom} entry that does not record the device's free bytes: the device malloc for its request
+         * failed, so the capacity is below what was reserved then plus that malloc (an upper bound).
+         */
+        OOM_REQUEST
     }
 
     public RecordedCapacity {

@@ -314,7 +314,7 @@ final class TraceScan {
                 recorded(e);
                 if (collectWarm) {
                     flushes.otherEvent(e.kind(), e.size());
-                    flushes.oom(presegmentBytes + delta, e.key());
+                    flushes.oom(presegmentBytes + delta, e.key(), e.size());
                     oomRows++;
                     if (ooms.size() < CompactTrace.KEPT_OOMS) {
                         ooms.add(new RecordedOom(events, Math.max(0, e.size()), presegmentBytes + delta,

@@ -132,7 +132,9 @@ class CacheFlushesTest {
         assertEquals(1, warm.result().deviceFrees(), "the flush made here too, by the allocator's own ladder");
         assertEquals(1, warm.flushes().reproducedFlushes());
         assertEquals(1, warm.flushes().reproducedOoms());
-        assertEquals(0, warm.result().ooms(), "a reproduced failure is the recording's, not this replay's");
+        assertEquals(1, warm.result().ooms(), "a reproduced failure fails this replay too, and is counted");
+        assertEquals(7, warm.result().firstOom().event(), "the oom row, the 7th event");
+        assertEquals(200 * MiB, warm.result().firstOom().requestBytes());
         assertEquals(0, warm.emptyCacheCalls(), "the allocator's flush is not an empty_cache()");
         assertEquals(2, warm.result().allocRetries(), "the ladder's retries, as PyTorch counts them: the flush's and"
                 + " the failed request's");
@@ -153,6 +155,24 @@ class CacheFlushesTest {
         assertEquals(1, capped.result().ooms());
         assertEquals(7, capped.result().firstOom().event(), "the oom row, the 7th event");
         assertEquals(200 * MiB, capped.result().firstOom().requestBytes());
+    }
+
+    @Test
+    void anOomEntryWithoutTheFreeBytesBoundsTheCapacityByTheSegmentThatFailed() throws IOException {
+        assertEquals(2 * MiB, FlushRuns.failedSegment(512 * 1024), "the small pool's 2 MiB segment");
+        assertEquals(20 * MiB, FlushRuns.failedSegment(5 * MiB), "a 20 MiB large-pool segment");
+        assertEquals(40 * MiB, FlushRuns.failedSegment(25 * MiB), "26 MiB, or two 20 MiB pages when expandable");
+        // 120 MiB reserved, then a 30 MiB request that failed: below 120 + 40 MiB.
+        CompactTrace t = new Events()
+                .add(Kind.SEGMENT_ALLOC, A, 120 * MiB).add(Kind.ALLOC, A, 120 * MiB)
+                .add(Kind.OOM, TraceEvent.FREE_BYTES_UNKNOWN, 30 * MiB).compact();
+        RecordedCapacity c = t.cacheFlushes().capacity();
+        assertEquals(RecordedCapacity.Source.OOM_REQUEST, c.source());
+        assertEquals(160 * MiB - 1, c.bytes());
+        assertEquals(1, t.oomEntries());
+        RecordedOom o = t.recordedOoms().getFirst();
+        assertEquals(new RecordedOom(3, 30 * MiB, 120 * MiB, 120 * MiB, -1), o);
+        assertEquals(-1, o.capacityBytes());
     }
 
     @Test

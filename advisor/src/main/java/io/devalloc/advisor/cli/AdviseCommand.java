@@ -92,7 +92,7 @@ public final class AdviseCommand implements Callable<Integer> {
 
     @Option(names = "--min-saving", paramLabel = "MARGIN", defaultValue = "1%,64MiB",
             description = "The least saving worth a change of setting, when it avoids no out-of-memory error and no"
-                    + " flush: a percentage, a size or both (e.g. 2%, 128MiB, 0 for none). Default: ${DEFAULT-VALUE}.")
+                    + " flush: a percentage, a size or both (e.g. 2%%,128MiB; 0 for none). Default: ${DEFAULT-VALUE}.")
     String minSaving;
 
     @Option(names = "--threads", paramLabel = "N",
