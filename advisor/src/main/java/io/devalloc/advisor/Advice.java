@@ -77,6 +77,28 @@ public record Advice(String trace, int cudaDevice, boolean history, long events,
     }
 
     /**
+     * What this device needs, for the summary across devices: its recorded peak reserved; for a device that ran out
+     * of memory, at least the smallest capacity on which a setting of the grid runs the whole trace, its failed
+     * requests served ({@link #leastCapacity()}), since the recording stopped short of what the job needs.
+     */
+    public long neededBytes() {
+        long peak = recordedPeakReservedBytes();
+        SettingResult least = oom == null ? null : leastCapacity();
+        return least == null ? peak : Math.max(peak, least.minCapacityBytes());
+    }
+
+    /** The setting with the smallest capacity that runs the whole trace, or null when none does. */
+    public SettingResult leastCapacity() {
+        SettingResult least = null;
+        for (SettingResult s : settings) {
+            if (s.fits() && (least == null || s.minCapacityBytes() < least.minCapacityBytes())) {
+                least = s;
+            }
+        }
+        return least;
+    }
+
+    /**
      * The peak reserved bytes this device needs, for the summary across devices: the trace's own recorded peak (its
      * segment rows) when it has one, else the baseline's replay, else the end state's.
      */

@@ -62,14 +62,15 @@ public record JobAdvice(String trace, String allocator, Objective objective, Lis
     }
 
     /**
-     * The device that needs the most memory: the largest recorded peak reserved among the devices with a history
-     * (among all when none has one); the first of equals.
+     * The device that needs the most memory ({@link Advice#neededBytes()}: a device that ran out of memory needs at
+     * least what the best setting needs to get past its failures, not the peak it reached before it failed) among the
+     * devices with a history (among all when none has one); the first of equals.
      */
     public Advice mostMemory() {
         List<Advice> pool = withHistory().isEmpty() ? devices : withHistory();
         Advice most = pool.getFirst();
         for (Advice a : pool) {
-            if (a.recordedPeakReservedBytes() > most.recordedPeakReservedBytes()) {
+            if (a.neededBytes() > most.neededBytes()) {
                 most = a;
             }
         }

@@ -171,6 +171,32 @@ class OomPostMortemTest {
     }
 
     @Test
+    void aDeviceThatRanOutOfMemoryNeedsWhatGetsItPastNotThePeakItReachedBeforeFailing() throws IOException {
+        // cuda:0 ran to the end with a peak of 580 + 100 = 680 MiB; cuda:1 failed at 580 MiB reserved, and the least
+        // any setting needs to run it whole is expandable segments' 860 MiB.
+        Recorded done = SnapshotScenarios.record(0, 4 * GIB, "", Integer.MAX_VALUE,
+                SnapshotScenarios.fragmenting(100, 8, 100, 0));
+        Recorded crashed = SnapshotScenarios.record(1, GIB, "", Integer.MAX_VALUE,
+                SnapshotScenarios.fragmenting(100, 8, 600, 0));
+        Path pickle = SnapshotScenarios.write(dir.resolve("two.pickle"),
+                SnapshotScenarios.snapshot(List.of(done, crashed), true));
+        JobAdvice job = new Advisor().advise(TraceFile.read(pickle, TraceFile.ALL_DEVICES),
+                new Advisor.Options("caching", grid.toString(), -1, Objective.RESERVED, 2), ReplayProgress.NONE);
+        assertEquals(680 * MIB, job.devices().get(0).neededBytes());
+        assertEquals(580 * MIB, job.devices().get(1).recordedPeakReservedBytes());
+        assertEquals(860 * MIB, job.devices().get(1).neededBytes());
+        assertEquals(1, job.mostMemory().cudaDevice());
+        StringWriter out = new StringWriter();
+        AdviceText.print(new PrintWriter(out), job);
+        assertTrue(out.toString().replaceAll("\\s+", " ").contains("cuda:1 needs the most memory: it ran out of"
+                + " memory on its 1.00 GiB card,"
+                + " and the least any setting of the grid needs to run it whole is 860.00 MiB"
+                + " (expandable_segments:True)."), out.toString());
+        assertEquals(1, AdviceJson.toMap(job).get("most_memory_device"));
+        assertTrue(AdviceHtml.render(job).contains("cuda:1 needs the most memory: it ran out of memory"), "html");
+    }
+
+    @Test
     void whenNoSettingGetsPastItTheVerdictSaysWhatTheBestNeedsAndHowMuchMoreThanTheCard() throws IOException {
         // 900 MiB: the defaults need 580 + 900 = 1480 MiB; expandable segments 100 + 160 + 900 = 1160 (the 612 MiB
         // of address space left in the first expandable segment is too little: a second one holds the request).

@@ -117,7 +117,8 @@ public final class AdviceHtml {
     private static void summary(StringBuilder out, JobAdvice job) {
         out.append("<section id=\"devices\">\n<h2>Devices</h2>\n<table class=\"compare\">\n<thead><tr>")
                 .append("<th>device</th><th class=\"num\">events</th><th>trust</th>")
-                .append("<th class=\"num\">recorded peak reserved</th><th>card</th><th>recommendation</th>")
+                .append("<th class=\"num\">recorded peak reserved</th><th>card</th>")
+                .append("<th class=\"num\">out-of-memory errors</th><th>recommendation</th>")
                 .append("</tr></thead>\n<tbody>\n");
         Advice most = job.mostMemory();
         for (int d = 0; d < job.devices().size(); d++) {
@@ -128,21 +129,20 @@ public final class AdviceHtml {
             cell(out, AdviceText.count(a.events()));
             if (!a.hasHistory()) {
                 out.append("<td>end state only</td>");
-                cell(out, ByteSize.format(a.recordedPeakReservedBytes()));
-                out.append("<td>-</td><td>none: no history to replay</td></tr>\n");
+                cell(out, ByteSize.format(a.recordedPeakReservedBytes()) + " at its end");
+                out.append("<td>-</td><td class=\"num\">-</td><td>none: no history to replay</td></tr>\n");
                 continue;
             }
             out.append("<td>").append(escape(a.trust().word())).append("</td>");
             cell(out, ByteSize.format(a.recordedPeakReservedBytes()));
             out.append("<td>").append(a.capacity() == null ? "-" : escape(ByteSize.format(a.capacity().bytes())
                     + " (" + a.capacity().source().jsonName().replace('_', ' ') + ")")).append("</td>");
+            cell(out, a.oom() == null ? "0" : AdviceText.count(a.oom().entries()));
             Recommendation rec = a.recommendation();
             out.append("<td><code>").append(escape(rec == null ? "none runs" : (rec.alreadyBest() ? "keep " : "")
                     + AdviceText.label(rec.setting().config()))).append("</code></td></tr>\n");
         }
-        out.append("</tbody>\n</table>\n<p>").append(escape(most.deviceLabel())).append(" needs the most memory: ")
-                .append(escape(ByteSize.format(most.recordedPeakReservedBytes()))).append(" reserved at its ")
-                .append(most.hasHistory() ? "recorded peak" : "end state").append(".</p>\n");
+        out.append("</tbody>\n</table>\n<p>").append(escape(AdviceText.mostMemorySentence(job))).append(".</p>\n");
         if (!job.unusedDevices().isEmpty()) {
             List<String> names = new ArrayList<>();
             for (int i : job.unusedDevices()) {

@@ -71,6 +71,7 @@ public final class AdviceJson {
         m.put("history", advice.hasHistory());
         m.put("events", advice.events());
         m.put("recorded_peak_reserved_bytes", advice.recordedPeakReservedBytes());
+        m.put("needed_bytes", advice.neededBytes());
         m.put("schema", SCHEMA);
         m.put("trace", advice.trace());
         m.put("allocator", advice.allocator());

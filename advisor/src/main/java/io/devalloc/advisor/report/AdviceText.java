@@ -61,18 +61,21 @@ public final class AdviceText {
                 .isEmpty() ? "" : ", " + job.endStateOnly().size() + " with only an end state")
                 + (job.unusedDevices().isEmpty() ? "" : ", " + job.unusedDevices().size() + " unused"));
         out.println();
-        TextTable t = TextTable.withHeaders("DEVICE", "EVENTS", "TRUST", "RECORDED PEAK", "CARD", "RECOMMENDATION")
-                .align(1, TextTable.Align.RIGHT).align(3, TextTable.Align.RIGHT).wrapBetweenWords(5);
+        TextTable t = TextTable.withHeaders("DEVICE", "EVENTS", "TRUST", "RECORDED PEAK", "CARD", "OOMS",
+                        "RECOMMENDATION")
+                .align(1, TextTable.Align.RIGHT).align(3, TextTable.Align.RIGHT).align(5, TextTable.Align.RIGHT)
+                .wrapBetweenWords(6);
         for (Advice a : job.devices()) {
             if (!a.hasHistory()) {
-                t.row(a.deviceLabel(), "0", "END STATE ONLY", ByteSize.format(
-                        a.recordedPeakReservedBytes()), "-", "none: no history to replay");
+                t.row(a.deviceLabel(), count(a.events()), "END STATE ONLY", ByteSize.format(
+                        a.recordedPeakReservedBytes()) + " at its end", "-", "-", "none: no history to replay");
                 continue;
             }
             Recommendation rec = a.recommendation();
             t.row(a.deviceLabel(), count(a.events()), a.trust().word(), ByteSize.format(a.recordedPeakReservedBytes()),
                     a.capacity() == null ? "-" : ByteSize.format(a.capacity().bytes()) + " (" + a.capacity().source()
                             .jsonName().replace('_', ' ') + ")",
+                    a.oom() == null ? "0" : count(a.oom().entries()),
                     rec == null ? "none runs" : rec.alreadyBest() ? "keep " + label(rec.setting().config())
                             : label(rec.setting().config()));
         }
@@ -81,11 +84,30 @@ public final class AdviceText {
             TextWrap.print(out, "  ", "  ", "unused: " + devices(job.unusedDevices()) + " (no trace entry, no"
                     + " segment: GPUs the process could see and never used)");
         }
-        Advice most = job.mostMemory();
-        TextWrap.print(out, "  ", "  ", most.deviceLabel() + " needs the most memory: "
-                + ByteSize.format(most.recordedPeakReservedBytes()) + " reserved at its " + (most.hasHistory()
-                ? "recorded peak" : "end state") + ".");
+        TextWrap.print(out, "  ", "  ", mostMemorySentence(job) + ".");
         out.println();
+    }
+
+    /** Which device needs the most memory, and why that figure. */
+    public static String mostMemorySentence(JobAdvice job) {
+        Advice most = job.mostMemory();
+        String who = most.deviceLabel() + " needs the most memory: ";
+        if (!most.hasHistory()) {
+            return who + ByteSize.format(most.recordedPeakReservedBytes()) + " reserved at its end state";
+        }
+        SettingResult least = most.oom() == null ? null : most.leastCapacity();
+        if (least != null && least.minCapacityBytes() > most.recordedPeakReservedBytes()) {
+            return who + "it ran out of memory" + (most.capacity() == null ? "" : " on its "
+                    + ByteSize.format(most.capacity().bytes()) + " card") + ", and the least any setting of the grid"
+                    + " needs to run it whole is " + ByteSize.format(least.minCapacityBytes()) + " ("
+                    + label(least.config()) + ")";
+        }
+        if (most.oom() != null && least == null) {
+            return who + "it ran out of memory, and no setting of the grid runs it whole, even on "
+                    + Advisor.UNLIMITED_DEVICE;
+        }
+        return who + ByteSize.format(most.recordedPeakReservedBytes()) + " reserved at its recorded peak"
+                + (most.oom() == null ? "" : ", where it ran out of memory");
     }
 
     private static String devices(List<Integer> indexes) {
