@@ -58,10 +58,16 @@ final class MemoryChart {
         out.append("<figure class=\"chart\">\n");
         legend(out, series);
 
+        // Each timeline with its result's peak in it: the sampler thins its samples, and the peak the headline and
+        // the JSON give must be a point of the line and the marker, at its own event.
+        List<Timeline> drawn = new ArrayList<>(results.size());
+        for (ReplayResult r : results) {
+            drawn.add(withPeak(r));
+        }
         long[] largest = new long[results.size()];
         long maxEvent = 1;
         for (int r = 0; r < results.size(); r++) {
-            Timeline t = results.get(r).timeline();
+            Timeline t = drawn.get(r);
             for (int i = 0; i < t.size(); i++) {
                 largest[r] = Math.max(largest[r], Math.max(t.allocatedAt(i), t.reservedAt(i)));
                 maxEvent = Math.max(maxEvent, t.eventAt(i));
@@ -115,7 +121,7 @@ final class MemoryChart {
         for (int pass = 0; pass < 2; pass++) {
             boolean reserved = pass == 0;
             for (int i = 0; i < results.size(); i++) {
-                Timeline t = results.get(i).timeline();
+                Timeline t = drawn.get(i);
                 if (t.size() == 0) {
                     continue;
                 }
@@ -129,9 +135,10 @@ final class MemoryChart {
                         .append(reserved ? "reserved" : "allocated").append("</title></polyline>\n");
             }
         }
-        // The peak reserved of each result, marked where it is first reached.
+        // The peak reserved of each result, marked at its event (the result's own peak; for a result without one,
+        // the first highest sample).
         for (int i = 0; i < results.size(); i++) {
-            Timeline t = results.get(i).timeline();
+            Timeline t = drawn.get(i);
             if (t.size() == 0) {
                 continue;
             }
@@ -139,6 +146,13 @@ final class MemoryChart {
             for (int j = 1; j < t.size(); j++) {
                 if (t.reservedAt(j) > t.reservedAt(peak)) {
                     peak = j;
+                }
+            }
+            ReplayResult.Peak known = results.get(i).peak();
+            for (int j = 0; known != null && j < t.size(); j++) {
+                if (t.eventAt(j) == known.event() && t.reservedAt(j) == known.reservedBytes()) {
+                    peak = j;
+                    break;
                 }
             }
             Series s = series.get(i);
@@ -235,6 +249,42 @@ final class MemoryChart {
 
     private static double yPos(long bytes, double yTop) {
         return TOP + PLOT_H - PLOT_H * bytes / yTop;
+    }
+
+    /**
+     * {@code r}'s timeline with its peak as a sample: inserted at its event, or replacing the sample taken after the
+     * same event; the timeline as it is when the result has no peak or an empty timeline.
+     */
+    static Timeline withPeak(ReplayResult r) {
+        Timeline t = r.timeline();
+        ReplayResult.Peak p = r.peak();
+        if (p == null || t.size() == 0) {
+            return t;
+        }
+        long[] event = t.event();
+        long[] allocated = t.allocated();
+        long[] reserved = t.reserved();
+        int at = Arrays.binarySearch(event, p.event());
+        if (at >= 0) {
+            allocated[at] = p.allocatedBytes();
+            reserved[at] = p.reservedBytes();
+            return new Timeline(event, allocated, reserved);
+        }
+        int insert = -at - 1;
+        int n = event.length;
+        long[] e2 = new long[n + 1];
+        long[] a2 = new long[n + 1];
+        long[] r2 = new long[n + 1];
+        System.arraycopy(event, 0, e2, 0, insert);
+        System.arraycopy(allocated, 0, a2, 0, insert);
+        System.arraycopy(reserved, 0, r2, 0, insert);
+        e2[insert] = p.event();
+        a2[insert] = p.allocatedBytes();
+        r2[insert] = p.reservedBytes();
+        System.arraycopy(event, insert, e2, insert + 1, n - insert);
+        System.arraycopy(allocated, insert, a2, insert + 1, n - insert);
+        System.arraycopy(reserved, insert, r2, insert + 1, n - insert);
+        return new Timeline(e2, a2, r2);
     }
 
     /**

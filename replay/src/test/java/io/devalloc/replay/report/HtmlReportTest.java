@@ -2,6 +2,7 @@ package io.devalloc.replay.report;
 
 import static io.devalloc.api.units.ByteSize.GiB;
 import static io.devalloc.api.units.ByteSize.KiB;
+import static io.devalloc.api.units.ByteSize.MiB;
 import static io.devalloc.replay.report.SyntheticResults.OPT;
 import static io.devalloc.replay.report.SyntheticResults.WARM;
 import static org.junit.jupiter.api.Assertions.assertAll;
@@ -625,6 +626,21 @@ class HtmlReportTest {
                 () -> assertEquals("2.5", Markup.tick(2.5, 0.5)),
                 () -> assertEquals("0.25", Markup.tick(0.25, 0.25)),
                 () -> assertEquals("1000", Markup.tick(1000, 200)));
+    }
+
+    @Test
+    void theChartsPeakIsTheResultsPeakEvenBetweenTwoSamples() {
+        // Samples after events 0, 8 and 16; the peak, 30 MiB after event 5, fell between two of them.
+        ReplayResult.Timeline sampled = new ReplayResult.Timeline(new long[] {0, 8, 16},
+                new long[] {5 * MiB, 10 * MiB, 5 * MiB}, new long[] {10 * MiB, 20 * MiB, 15 * MiB});
+        ReplayResult r = new ReplayResult("t", "caching", "sim:80GiB", "", 16, 8, 8, 3, 1, 30 * MiB, 25 * MiB,
+                25 * MiB, 15 * MiB, 0, 0, 0.1, 0.1, 1e6, null, sampled, null,
+                new ReplayResult.Peak(5, 30 * MiB, 25 * MiB, 25 * MiB, true, null), null, false);
+        ReplayResult.Timeline drawn = MemoryChart.withPeak(r);
+        assertArrayEquals(new long[] {0, 5, 8, 16}, drawn.event());
+        assertArrayEquals(new long[] {10 * MiB, 30 * MiB, 20 * MiB, 15 * MiB}, drawn.reserved());
+        String svg = MemoryChart.render("t", List.of(r), List.of(new Series("caching", "#123456")));
+        assertTrue(svg.contains("peak reserved 30.00 MiB (31,457,280 B) at event 5<"), svg);
     }
 
     @Test
