@@ -144,12 +144,17 @@ final class Ranking {
         }
         boolean baseRanked = base != null && ranked(base, objective);
         SettingResult best = null;
+        // The first setting ranked above the chosen one that holds more of the card than the recorded setting.
+        SettingResult passedOver = null;
         for (SettingResult s : ranked) {
             if (!ranked(s, objective)) {
                 break;
             }
             if (objective != Objective.CAPACITY && baseRanked && s.peakReservedOnCard() > base.peakReservedOnCard()) {
-                continue; // never recommend holding more of the card than the recorded setting does
+                if (passedOver == null) {
+                    passedOver = s; // never recommend holding more of the card than the recorded setting does
+                }
+                continue;
             }
             best = s;
             break;
@@ -162,15 +167,27 @@ final class Ranking {
             card |= s.atCapacity() != null;
         }
         String what = what(objective, card);
+        if (same(best, base) && passedOver != null) {
+            return recommendation(allocator, base, base, objective, true, Recommendation.Why.HOLDS_LESS,
+                    baselineName + " is kept: " + label(passedOver) + " ranks first on " + what + " but reserves "
+                            + ByteSize.format(passedOver.peakReservedOnCard() - base.peakReservedOnCard())
+                            + " more" + (card ? " of the card" : "") + " at its peak ("
+                            + ByteSize.format(passedOver.peakReservedOnCard()) + " against "
+                            + ByteSize.format(base.peakReservedOnCard()) + "), and a change never holds more memory"
+                            + " than the recorded setting", passedOver);
+        }
         if (same(best, base)) {
             return recommendation(allocator, base, base, objective, true, Recommendation.Why.ALREADY_BEST,
-                    baselineName + " is already best: no setting of the grid beats it on " + what + " (figures within "
-                            + ByteSize.format(Advisor.GRANULARITY) + " are ties, broken by " + objective.tieBreak()
-                            + ")", null);
+                    baselineName + " is already best: no setting of the grid beats it on " + what + " ("
+                            + (tolerance(objective) > 0 ? "figures within " + ByteSize.format(tolerance(objective))
+                            + " are ties, " : "ties ") + "broken by " + objective.tieBreak() + ")", null);
         }
+        String above = passedOver == null ? "" : " (" + label(passedOver) + " ranks above it but reserves "
+                + ByteSize.format(passedOver.peakReservedOnCard() - base.peakReservedOnCard()) + " more than "
+                + baselineName + " at its peak, and a change never holds more memory than the recorded setting)";
         if (base == null || !base.ran()) {
             return recommendation(allocator, best, base, objective, false, Recommendation.Why.SAVES,
-                    "of the " + ranked.size() + " settings, this one has " + what, null);
+                    of(ranked.size()) + "this one has " + what, null);
         }
         if (!baseRanked) {
             String where = objective == Objective.CAPACITY ? "on any device up to " + Advisor.UNLIMITED_DEVICE
@@ -184,14 +201,14 @@ final class Ranking {
                     (best.flushesOnCard() == 0 ? "it never flushes the cache on the card" : "it flushes the cache "
                             + times(best.flushesOnCard()) + " on the card") + ", where " + baselineName
                             + " flushes it " + times(base.flushesOnCard()) + " (each flush synchronises the device,"
-                            + " frees every cached block and retries the device malloc)", null);
+                            + " frees every cached block and retries the device malloc)" + above, null);
         }
         boolean worth = objective == Objective.DEVICE_CALLS
                 ? margin.reachedCalls(base.deviceCallsOnCard() - best.deviceCallsOnCard(), base.deviceCallsOnCard())
                 : margin.reached(figure(base, objective) - figure(best, objective), figure(base, objective));
         if (worth) {
             return recommendation(allocator, best, base, objective, false, Recommendation.Why.SAVES,
-                    "of the " + ranked.size() + " settings, this one has " + what, null);
+                    of(ranked.size()) + "this one has " + what + above, null);
         }
         return recommendation(allocator, base, base, objective, true, Recommendation.Why.WITHIN_MARGIN,
                 baselineName + " is already best within the margin (" + margin.describe() + "): "
@@ -266,7 +283,7 @@ final class Ranking {
                     + " the recorded setting at its peak (" + ByteSize.format(chosen.result().peakReservedBytes())
                     + " against " + ByteSize.format(base.result().peakReservedBytes()) + ")"
                     + (chosen.fits() && chosen.retriesAtMinCapacity() > 0 ? "; it fits its smallest capacity only by"
-                    + " flushing its cache " + count(chosen.retriesAtMinCapacity()) + " times" : ""));
+                    + " flushing its cache " + times(chosen.retriesAtMinCapacity()) : ""));
         }
         if (chosen.atCapacity() != null && base.atCapacity() != null
                 && chosen.peakReservedOnCard() > base.peakReservedOnCard()) {
@@ -295,6 +312,11 @@ final class Ranking {
 
     static String label(SettingResult s) {
         return s.config().isEmpty() ? "(defaults)" : s.config();
+    }
+
+    /** {@code of the 5 settings, }, or nothing when there is only one. */
+    private static String of(int settings) {
+        return settings == 1 ? "" : "of the " + settings + " settings, ";
     }
 
     private static String times(long n) {

@@ -42,7 +42,12 @@ public record Recommendation(SettingResult setting, String env, Long savingBytes
         /** The recorded setting ranked first. */
         ALREADY_BEST,
         /** Another setting ranked first, but it saves less than the margin: the recorded setting stays. */
-        WITHIN_MARGIN;
+        WITHIN_MARGIN,
+        /**
+         * The settings ranked above the recorded one all hold more of the card than it does (a change never does):
+         * the recorded setting stays, and the first of them is the runner-up.
+         */
+        HOLDS_LESS;
 
         /** The name the JSON gives. */
         public String jsonName() {

@@ -693,8 +693,8 @@ public final class Replayer {
             String rows = "the trace records " + n + " out-of-memory failure" + (n == 1 ? "" : "s")
                     + " of the recorded allocator";
             if (dispatch.oomRequests() == 0) {
-                return rows + " (without the request that failed: not replayed); this replay had " + dispatch.ooms()
-                        + " out-of-memory errors";
+                return rows + " (without the request that failed: not replayed); this replay had "
+                        + errors(dispatch.ooms());
             }
             if (reproduces()) {
                 return rows + ": reproduced, the device refusing to grow for the request that failed ("
@@ -703,8 +703,12 @@ public final class Replayer {
                         + " recording part there" : "") + ")";
             }
             return rows + ": each request that failed was asked for again here, " + dispatch.failedRequestsServed()
-                    + " served (freed at once: the program never had them); this replay had " + dispatch.ooms()
-                    + " out-of-memory errors in all";
+                    + " served (freed at once: the program never had them); this replay had "
+                    + errors(dispatch.ooms()) + " in all";
+        }
+
+        private static String errors(long n) {
+            return n + " out-of-memory error" + (n == 1 ? "" : "s");
         }
 
         /** The replay's allocator's PyTorch memory history, which a replay that exports needs. */

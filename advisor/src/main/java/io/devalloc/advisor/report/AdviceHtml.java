@@ -79,8 +79,9 @@ public final class AdviceHtml {
                 .append(STYLE).append("</style>\n</head>\n<body>\n");
         Advice first = job.devices().getFirst();
         out.append("<header>\n<h1>").append(escape(title)).append("</h1>\n<p class=\"sub\">")
-                .append(escape(job.allocator())).append(" allocator, ").append(first.settings().size())
-                .append(" settings, ").append(AdviceText.count(job.runs())).append(" replays; objective: ")
+                .append(escape(job.allocator())).append(" allocator, ")
+                .append(AdviceText.counted(first.settings().size(), "setting")).append(", ")
+                .append(AdviceText.counted(job.runs(), "replay")).append("; objective: ")
                 .append(escape(job.objective().cliName())).append(".</p>\n</header>\n");
         boolean several = job.devices().size() > 1;
         if (several || !job.unusedDevices().isEmpty()) {

@@ -126,7 +126,8 @@ public final class AdviceText {
             return;
         }
         out.println("Advice for " + advice.trace() + on + " through " + advice.allocator() + ": "
-                + advice.settings().size() + " settings, " + count(advice.runs()) + " replays on " + advice.threads()
+                + counted(advice.settings().size(), "setting") + ", " + counted(advice.runs(), "replay") + " on "
+                + advice.threads()
                 + (advice.threads() == 1 ? " thread" : " threads"));
         out.println();
         if (advice.oom() != null) {
@@ -140,7 +141,8 @@ public final class AdviceText {
         } else {
             SettingResult chosen = rec.setting();
             out.println("Recommendation: " + label(chosen.config())
-                    + (rec.alreadyBest() ? " (" + advice.trust().baselineName() + ")" : ""));
+                    + (rec.alreadyBest() ? (advice.trust().baselineName().equals("the recorded setting")
+                    ? " (the recorded setting)" : " (the baseline)") : ""));
             out.println();
             out.println("  " + rec.env());
             out.println();
@@ -462,7 +464,7 @@ public final class AdviceText {
         ReplayResult.OomPoint o = c.firstOom();
         return "first runs out of memory at event " + count(o.event()) + ": a request of "
                 + ByteSize.format(o.requestBytes()) + " with " + ByteSize.format(o.reservedBytes()) + " reserved and "
-                + ByteSize.format(o.allocatedBytes()) + " allocated (" + count(c.ooms()) + " failed allocations in"
+                + ByteSize.format(o.allocatedBytes()) + " allocated (" + counted(c.ooms(), "failed allocation") + " in"
                 + " all)";
     }
 
@@ -485,6 +487,11 @@ public final class AdviceText {
 
     static String capitalised(String s) {
         return s.isEmpty() ? s : Character.toUpperCase(s.charAt(0)) + s.substring(1);
+    }
+
+    /** {@code 1 setting}, {@code 3 settings}: {@code n} and the noun, plural unless {@code n} is 1. */
+    public static String counted(long n, String noun) {
+        return count(n) + " " + noun + (n == 1 ? "" : "s");
     }
 
     static String count(long n) {
