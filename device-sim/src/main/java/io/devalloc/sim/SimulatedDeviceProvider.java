@@ -50,7 +50,7 @@ public final class SimulatedDeviceProvider implements DeviceMemoryProvider {
 
     @Override
     public String argumentHelp() {
-        return "capacity such as 80GiB (default 80GiB)";
+        return "capacity such as 80GiB or 1.8GiB, rounded down to bytes (default 80GiB)";
     }
 
     @Override
@@ -70,7 +70,9 @@ public final class SimulatedDeviceProvider implements DeviceMemoryProvider {
         }
         long capacity;
         try {
-            capacity = ByteSize.parse(a);
+            // Decimal sizes are rounded down to bytes, as advise's --capacity is, so that its card (sim:1.8GiB)
+            // can be replayed as written.
+            capacity = ByteSize.parseRoundingDown(a);
         } catch (IllegalArgumentException e) {
             throw new InvalidConfigurationException("device", "sim:" + a, "bad capacity in device spec sim:" + a
                     + ": " + e.getMessage());

@@ -30,6 +30,7 @@ class SimulatedDeviceProviderTest {
     @Test
     void capacityArgument() {
         assertEquals(512 * ByteSize.MiB, SimulatedDeviceProvider.parseCapacity("512MiB"));
+        assertEquals(1932735283L, SimulatedDeviceProvider.parseCapacity("1.8GiB"), "rounded down to bytes");
         assertEquals(80 * ByteSize.GiB, SimulatedDeviceProvider.parseCapacity("0"));
         assertEquals(80 * ByteSize.GiB, SimulatedDeviceProvider.parseCapacity(""));
         InvalidConfigurationException ambiguous = assertThrows(InvalidConfigurationException.class,

@@ -1,6 +1,7 @@
 package io.devalloc.examples;
 
 import io.devalloc.api.DevallocSettings;
+import io.devalloc.replay.cli.DefaultSources;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -16,7 +17,7 @@ import picocli.CommandLine.Model.OptionSpec;
  * over all of them. Picocli asks it for every option's default, also when it prints the help, so the help shows the
  * default in effect. Immutable.
  */
-final class SettingsDefaults implements IDefaultValueProvider {
+final class SettingsDefaults implements IDefaultValueProvider, DefaultSources {
 
     /** An option whose default comes from a devalloc setting. */
     record Setting(String option, String property, String variable) {
@@ -43,6 +44,16 @@ final class SettingsDefaults implements IDefaultValueProvider {
         for (Setting s : SETTINGS) {
             if (s.option().equals(option.longestName())) {
                 return DevallocSettings.lookup(properties, environment, s.property(), s.variable()).orElse(null);
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public String sourceOf(String option) {
+        for (Setting s : SETTINGS) {
+            if (s.option().equals(option)) {
+                return source(s).orElse(null);
             }
         }
         return null;

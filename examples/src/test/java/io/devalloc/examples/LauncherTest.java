@@ -276,6 +276,13 @@ class LauncherTest {
             String usage = sub.getValue().getUsageMessage(CommandLine.Help.Ansi.OFF);
             assertFalse(usage.contains("%%"), sub.getKey() + ": " + usage);
         }
+        for (Map.Entry<String, CommandLine> sub : cmd.getSubcommands().entrySet()) {
+            for (String line : sub.getValue().getCommandSpec().usageMessage().footer()) {
+                // picocli wraps at 80 columns, wherever that falls: an example must fit, or it is cut mid-word.
+                assertTrue(line.length() <= sub.getValue().getCommandSpec().usageMessage().width(),
+                        sub.getKey() + ": " + line);
+            }
+        }
         String advise = cmd.getSubcommands().get("advise").getUsageMessage(CommandLine.Help.Ansi.OFF)
                 .replaceAll("\\s+", " ");
         assertTrue(advise.contains("2%,128MiB") && advise.contains("Default: 1%,64MiB."), advise);

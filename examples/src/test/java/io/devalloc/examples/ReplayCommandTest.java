@@ -197,7 +197,7 @@ class ReplayCommandTest {
         Files.writeString(empty, "");
         Run e = run("replay", empty.toString());
         assertEquals(Launcher.EXIT_USAGE, e.exitCode(), e::toString);
-        assertTrue(e.err().startsWith("devalloc: error: " + empty + ":0: the file is empty"), e::toString);
+        assertTrue(e.err().startsWith("devalloc: error: " + empty + ": the file is empty"), e::toString);
     }
 
     @Test

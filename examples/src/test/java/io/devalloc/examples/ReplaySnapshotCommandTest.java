@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -41,7 +42,10 @@ class ReplaySnapshotCommandTest {
     void everyDeviceIsReplayedWithTheRecordedSettingsAndSaysSo() {
         Run r = run("replay", twoGpus.toString());
         assertEquals(0, r.exitCode(), r::toString);
-        assertTrue(r.out().startsWith("Replay of " + twoGpus + " cuda:0 (PyTorch snapshot pickle, "), r::toString);
+        assertTrue(r.out().startsWith("Devices of " + twoGpus + ": 2 with a history, 1 unused\n"), r::toString);
+        assertTrue(r.out().contains("unused: cuda:1 (no trace entry, no segment"), r::toString);
+        assertTrue(r.out().replaceAll("\\s+", " ").contains(" needs the most memory in this replay: "), r::toString);
+        assertTrue(r.out().contains("Replay of " + twoGpus + " cuda:0 (PyTorch snapshot pickle, "), r::toString);
         assertTrue(r.out().contains("Replay of " + twoGpus + " cuda:2 (PyTorch snapshot pickle, "), r::toString);
         String text = r.out().replaceAll("\\s+", " ");
         assertTrue(text.contains("configuration: the snapshot's recorded allocator_settings"
@@ -51,13 +55,34 @@ class ReplaySnapshotCommandTest {
         Run json = run("replay", twoGpus.toString(), "--json");
         assertEquals(0, json.exitCode(), json::toString);
         String out = json.out().strip();
-        assertTrue(out.startsWith("[{") && out.endsWith("}]"), "an array, one object per device: " + out);
+        assertTrue(out.startsWith("{\"trace\":") && out.contains("\"devices\":[{"), "one object per device: " + out);
         assertTrue(out.contains("\"cuda_device\":0,\"history\":true") && out.contains("\"cuda_device\":2,"), out);
+        assertTrue(out.endsWith("\"unused_devices\":[1],\"most_memory_device\":2}")
+                || out.endsWith("\"unused_devices\":[1],\"most_memory_device\":0}"), out);
 
         Run one = run("replay", twoGpus.toString(), "--cuda-device", "2", "--json", "--config", "");
         assertEquals(0, one.exitCode(), one::toString);
         assertTrue(one.out().strip().startsWith("{") && one.out().contains("\"cuda_device\":2"), one::toString);
         assertTrue(one.out().contains("\"conf\":\"\""), "--config given: the defaults, not the recorded: " + one);
+    }
+
+    @Test
+    void aConfigurationFromTheLaunchersDefaultOrNoneRecordedIsNamed() throws IOException {
+        Run fromEnvironment = LauncherTest.runWith(Map.of(), Map.of("DEVALLOC_CONFIG", "max_split_size_mb:64"),
+                "replay", twoGpus.toString(), "--cuda-device", "0");
+        assertEquals(0, fromEnvironment.exitCode(), fromEnvironment::toString);
+        assertTrue(fromEnvironment.out().replaceAll("\\s+", " ").contains("configuration: 'max_split_size_mb:64',"
+                + " from DEVALLOC_CONFIG=max_split_size_mb:64, not the snapshot's recorded allocator_settings"
+                + " ('expandable_segments:True')"), fromEnvironment::toString);
+        Map<String, Object> snapshot = SnapshotScenarios.snapshot(List.of(SnapshotScenarios.record(0,
+                1L << 32, "", SnapshotScenarios.nearCapacity(3, 0, 0))), true);
+        snapshot.remove("allocator_settings");
+        Path old = SnapshotScenarios.write(dir.resolve("old.pickle"), snapshot);
+        Run r = run("replay", old.toString());
+        assertEquals(0, r.exitCode(), r::toString);
+        assertTrue(r.out().replaceAll("\\s+", " ").contains("configuration: PyTorch's defaults: the snapshot records"
+                + " no allocator_settings (PyTorch before 2.1 wrote none)"), r::toString);
+        assertTrue(r.out().contains("MATCH"), r::toString);
     }
 
     @Test
@@ -68,6 +93,7 @@ class ReplaySnapshotCommandTest {
         assertTrue(r.out().contains("PyTorch snapshot: " + export), r::toString);
         PyTorchSnapshotFile read = PyTorchSnapshotFile.read(export);
         assertEquals(List.of(0, 2), read.devices().stream().map(SnapshotDevice::index).toList());
+        assertEquals(List.of(1), read.unusedDevices(), "the unused device keeps its empty list, as PyTorch writes it");
         for (SnapshotDevice d : read.devices()) {
             assertTrue(d.hasHistory() && d.segments() > 0, d.toString());
         }

@@ -10,8 +10,12 @@ public final class TraceFormatException extends IOException {
     private final String file;
     private final long line;
 
+    /**
+     * @param line the 1-based line (or record) at fault, or 0 for the file as a whole (a binary format's structure,
+     *             an empty file), which the message then does not number
+     */
     public TraceFormatException(String file, long line, String problem) {
-        super(file + ":" + line + ": " + problem);
+        super(file + (line > 0 ? ":" + line : "") + ": " + problem);
         this.file = file;
         this.line = line;
     }

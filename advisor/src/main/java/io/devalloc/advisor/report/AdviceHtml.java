@@ -334,11 +334,28 @@ public final class AdviceHtml {
     }
 
     /**
-     * A configuration text for a table cell: escaped, with a break allowed after each comma and nowhere else, so that
-     * a setting such as {@code expandable_segments:True} is never cut in two.
+     * A configuration text for a table cell: escaped, with a break allowed after each comma between two settings and
+     * nowhere else, so that a setting such as {@code expandable_segments:True} or
+     * {@code roundup_power2_divisions:[256:1,512:2]} is never cut in two.
      */
-    private static String configHtml(String config) {
-        return escape(AdviceText.label(config)).replace(",", ",<wbr/>");
+    static String configHtml(String config) {
+        String label = AdviceText.label(config);
+        StringBuilder out = new StringBuilder(label.length() + 16);
+        int depth = 0;
+        int start = 0;
+        for (int i = 0; i < label.length(); i++) {
+            char c = label.charAt(i);
+            if (c == '[') {
+                depth++;
+            } else if (c == ']') {
+                depth = Math.max(0, depth - 1);
+            } else if (c == ',' && depth == 0) {
+                // Between two settings; a comma inside brackets belongs to one value.
+                out.append(escape(label.substring(start, i + 1))).append("<wbr/>");
+                start = i + 1;
+            }
+        }
+        return out.append(escape(label.substring(start))).toString();
     }
 
     /** "recorded", or "baseline" when the trace did not record the setting. */

@@ -49,7 +49,7 @@ import picocli.CommandLine.Spec;
                 + "DEVALLOC_CONFIG do not apply here; DEVALLOC_DEVICE does, as for 'devalloc replay'."},
         footer = {"", "Examples:",
                 "  devalloc compare memory.csv",
-                "  devalloc compare a.csv b.csv --run caching --run caching:max_split_size_mb:128",
+                "  devalloc compare a.csv b.csv --run caching --run caching:max_split_size_mb:64",
                 "  devalloc compare memory.csv --run bfc:allow_growth:true --run caching --json",
                 "  devalloc compare memory.csv --html report.html"})
 public final class CompareCommand implements Callable<Integer> {

@@ -61,13 +61,18 @@ final class Exports {
      *
      * @throws IllegalArgumentException when the file cannot be written
      */
-    void write(List<TraceReplays.DeviceReplay> replays) {
+    void write(TraceReplays.DeviceReplays replayed) {
+        List<TraceReplays.DeviceReplay> replays = replayed.devices();
         if (snapshots.size() != replays.size()) {
             throw new IllegalStateException(replays.size() + " replays but " + snapshots.size() + " snapshots");
         }
+        // One list per device up to the last the trace names, unused ones (empty) included, as PyTorch writes them.
         int last = 0;
         for (TraceReplays.DeviceReplay r : replays) {
             last = Math.max(last, index(r));
+        }
+        for (int unused : replayed.unusedDevices()) {
+            last = Math.max(last, unused);
         }
         List<Object> traces = new ArrayList<>();
         for (int i = 0; i <= last; i++) {

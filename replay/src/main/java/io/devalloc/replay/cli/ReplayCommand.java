@@ -52,8 +52,8 @@ import picocli.CommandLine.Spec;
                 "  devalloc replay memory.csv",
                 "  devalloc replay memory.csv --config expandable_segments:True",
                 "  devalloc replay snapshot.pickle --warm --json",
-                "  devalloc replay snapshot.pickle --cuda-device 1 --config expandable_segments:True",
-                "  devalloc replay snapshot.pickle --config expandable_segments:True --export what-if.pickle",
+                "  devalloc replay s.pickle --cuda-device 1 --config expandable_segments:True",
+                "  devalloc replay s.pickle --config expandable_segments:True --export w.pickle",
                 "  devalloc replay memory.csv --html report.html",
                 "  devalloc replay trace.valgrind --allocator bfc --config allow_growth:true",
                 "  devalloc replay trace.valgrind --device sim:16GiB"})
@@ -100,6 +100,21 @@ public final class ReplayCommand implements Callable<Integer> {
         return conf != null ? conf : config;
     }
 
+    /**
+     * Where the configuration comes from when the command line does not give it but the launcher's default does
+     * ({@code DEVALLOC_CONFIG=...}, {@code -Ddevalloc.config=...}, as its {@link DefaultSources} says); null when the
+     * command line gives it or nothing does.
+     */
+    private String configFrom() {
+        if (config() == null || conf != null || spec.commandLine().getParseResult() == null
+                || spec.commandLine().getParseResult().hasMatchedOption("--config")) {
+            return null;
+        }
+        String source = spec.commandLine().getDefaultValueProvider() instanceof DefaultSources sources
+                ? sources.sourceOf("--config") : null;
+        return source != null ? source : "the launcher's default";
+    }
+
     @Option(names = "--cuda-device", paramLabel = "N",
             description = "Replay device N of a PyTorch snapshot only. Default: every device it holds, one after the"
                     + " other.")
@@ -144,16 +159,17 @@ public final class ReplayCommand implements Callable<Integer> {
         RunInstrumentation instrument = instruments.isEmpty() ? null : instruments.get(0);
         Exports exports = export == null ? null : Exports.to(export);
         List<String> configNotes = new ArrayList<>();
-        List<TraceReplays.DeviceReplay> replays;
+        String givenFrom = configFrom();
+        TraceReplays.DeviceReplays file;
         if (instrument == null) {
-            replays = TraceReplays.replayDevices(trace, device, allocator, this.device, config(), warm,
+            file = TraceReplays.replayDevices(trace, device, allocator, this.device, config(), givenFrom, warm,
                     emptyCacheAtSegmentFree, err, ReplayObserver.NONE, exports == null ? null : exports::add,
                     configNotes, false);
         } else {
             instrument.start();
             try {
                 ReplayObserver observer = instrument.replayObserver();
-                replays = TraceReplays.replayDevices(trace, device, allocator, this.device, config(), warm,
+                file = TraceReplays.replayDevices(trace, device, allocator, this.device, config(), givenFrom, warm,
                         emptyCacheAtSegmentFree, err, observer, exports == null ? null : exports::add, configNotes,
                         !ReplayObserver.NONE.equals(observer));
             } catch (RuntimeException | Error e) {
@@ -161,6 +177,7 @@ public final class ReplayCommand implements Callable<Integer> {
                 throw e;
             }
         }
+        List<TraceReplays.DeviceReplay> replays = file.devices();
         List<ReplayOutcome> outcomes = new ArrayList<>();
         for (TraceReplays.DeviceReplay r : replays) {
             List<String> notes = new ArrayList<>(configNotes);
@@ -168,23 +185,34 @@ public final class ReplayCommand implements Callable<Integer> {
             outcomes.add(r.outcome().withNotes(notes));
         }
         if (exports != null) {
-            exports.write(replays);
+            exports.write(file);
         }
         if (html != null) {
             TraceReplays.writeReport(html, "devalloc replay " + trace + " (" + outcomes.getFirst().label() + " on "
                     + this.device + ")", outcomes);
         }
         if (json) {
-            if (outcomes.size() == 1) {
+            if (!file.several()) {
                 out.println(JsonWriter.toString(deviceJson(replays.getFirst(), outcomes.getFirst()), false));
             } else {
                 List<Object> all = new ArrayList<>();
                 for (int i = 0; i < outcomes.size(); i++) {
                     all.add(deviceJson(replays.get(i), outcomes.get(i)));
                 }
-                out.println(JsonWriter.toString(all, false));
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("trace", trace.toString());
+                m.put("devices", all);
+                m.put("unused_devices", file.unusedDevices());
+                TraceReplays.DeviceReplay most = DeviceSummary.mostReserved(file);
+                m.put("most_memory_device", most.cudaDevice() == DeviceTrace.NO_DEVICE ? null
+                        : most.cudaDevice());
+                out.println(JsonWriter.toString(m, false));
             }
         } else {
+            if (file.several()) {
+                DeviceSummary.print(out, trace.toString(), file);
+                out.println();
+            }
             for (int i = 0; i < outcomes.size(); i++) {
                 if (i > 0) {
                     out.println();

@@ -70,9 +70,10 @@ public final class TextTable {
     }
 
     /**
-     * Lets column {@code column} wrap as {@link #wrap(int)} does, but only between words (at spaces and after commas):
-     * it is never narrowed below its longest word, so a configuration such as {@code expandable_segments:True} is
-     * never cut inside a setting, only after a comma.
+     * Lets column {@code column} wrap as {@link #wrap(int)} does, but only between words (at spaces and after commas
+     * outside brackets): it is never narrowed below its longest word, so a configuration such as
+     * {@code expandable_segments:True} or {@code roundup_power2_divisions:[256:1,512:2]} is never cut inside a
+     * setting, only after a comma between two.
      */
     public TextTable wrapBetweenWords(int column) {
         wrap(column);
@@ -107,7 +108,8 @@ public final class TextTable {
             List<List<String>> cells = new ArrayList<>(line.length);
             int height = 1;
             for (int i = 0; i < line.length; i++) {
-                List<String> cell = wraps[i] ? TextWrap.lines(line[i], widths[i]) : List.of(line[i].split("\n", -1));
+                List<String> cell = wraps[i] ? TextWrap.lines(line[i], widths[i], wholeWords[i])
+                        : List.of(line[i].split("\n", -1));
                 cells.add(cell);
                 height = Math.max(height, cell.size());
             }
@@ -149,7 +151,7 @@ public final class TextTable {
                 for (String part : line[i].split("\n", -1)) {
                     widths[i] = Math.max(widths[i], part.length());
                     if (wraps[i]) {
-                        for (String word : TextWrap.BREAKS.split(part)) {
+                        for (String word : TextWrap.words(part, wholeWords[i])) {
                             longestWord[i] = Math.max(longestWord[i], word.length());
                         }
                     }

@@ -3,7 +3,6 @@ package io.devalloc.replay.cli;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.regex.Pattern;
 
 /**
  * Word wrapping for the commands' output, which stays within {@value #MAX_WIDTH} columns: notes, footers and the
@@ -15,8 +14,6 @@ public final class TextWrap {
 
     /** The widest line the commands print, indentation included. */
     public static final int MAX_WIDTH = 120;
-    /** Where a line may break: at a space, or after a comma. */
-    static final Pattern BREAKS = Pattern.compile(" |(?<=,)");
     /** The narrowest room {@link #print} leaves a line of text after its prefix. */
     private static final int MIN_WIDTH = 20;
 
@@ -30,22 +27,77 @@ public final class TextWrap {
      * @throws IllegalArgumentException if {@code width < 1}
      */
     public static List<String> lines(String text, int width) {
+        return lines(text, width, false);
+    }
+
+    /**
+     * {@link #lines(String, int)}, but for configuration texts when {@code settings}: a comma inside brackets (a
+     * value such as {@code roundup_power2_divisions:[256:1,512:2]}) is not a place to break, only a comma between
+     * two settings is.
+     */
+    static List<String> lines(String text, int width, boolean settings) {
         if (width < 1) {
             throw new IllegalArgumentException("a wrapping width must be positive, got " + width);
         }
         List<String> lines = new ArrayList<>();
         for (String paragraph : text.split("\n", -1)) {
-            wrapParagraph(paragraph, width, lines);
+            wrapParagraph(paragraph, width, settings, lines);
         }
         return lines;
     }
 
-    private static void wrapParagraph(String text, int width, List<String> lines) {
+    /**
+     * The words of {@code text} between which {@link #lines(String, int, boolean)} may break it: split at spaces and
+     * after commas (with {@code settings}, only commas outside brackets).
+     */
+    static List<String> words(String text, boolean settings) {
+        List<String> words = new ArrayList<>();
+        int start = 0;
+        int depth = 0;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == '[') {
+                depth++;
+            } else if (c == ']') {
+                depth = Math.max(0, depth - 1);
+            } else if (c == ' ') {
+                words.add(text.substring(start, i));
+                start = i + 1;
+            } else if (c == ',' && (!settings || depth == 0)) {
+                words.add(text.substring(start, i + 1));
+                start = i + 1;
+            }
+        }
+        words.add(text.substring(start));
+        return words;
+    }
+
+    /** The index after the last comma before {@code limit} where a line may break, or 0 for none. */
+    private static int lastComma(String text, int limit, boolean settings) {
+        if (!settings) {
+            return text.lastIndexOf(',', limit - 1) + 1;
+        }
+        int found = 0;
+        int depth = 0;
+        for (int i = 0; i < Math.min(limit, text.length()); i++) {
+            char c = text.charAt(i);
+            if (c == '[') {
+                depth++;
+            } else if (c == ']') {
+                depth = Math.max(0, depth - 1);
+            } else if (c == ',' && depth == 0) {
+                found = i + 1;
+            }
+        }
+        return found;
+    }
+
+    private static void wrapParagraph(String text, int width, boolean settings, List<String> lines) {
         int first = lines.size();
         String rest = text;
         while (rest.length() > width) {
             // The last space at or before the width (what comes before it fits), or the last comma before it.
-            int cut = Math.max(rest.lastIndexOf(' ', width), rest.lastIndexOf(',', width - 1) + 1);
+            int cut = Math.max(rest.lastIndexOf(' ', width), lastComma(rest, width, settings));
             if (cut <= 0) {
                 lines.add(rest.substring(0, width));
                 rest = rest.substring(width);

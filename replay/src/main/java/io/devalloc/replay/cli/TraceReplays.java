@@ -8,6 +8,7 @@ import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.DeviceMemoryProvider;
+import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.CompactTrace;
 import io.devalloc.replay.DeviceTrace;
@@ -94,8 +95,9 @@ public final class TraceReplays {
      * @param history    whether the device has a recorded history; a device with only its end state is restored
      *                   (as {@code --warm}) and its figures are that state's
      * @param outcome    the replay
+     * @param traceOoms  the trace's {@code oom} entries on the device (where the recording ran out of memory)
      */
-    record DeviceReplay(int cudaDevice, boolean history, ReplayOutcome outcome) {
+    record DeviceReplay(int cudaDevice, boolean history, ReplayOutcome outcome, long traceOoms) {
 
         /** {@code cuda:1}, or the empty string. */
         String label() {
@@ -104,32 +106,90 @@ public final class TraceReplays {
     }
 
     /**
-     * The configuration a replay of {@code file} uses, and where it comes from, when the command line gives none: the
-     * settings a PyTorch snapshot recorded ({@code allocator_settings}), for PyTorch's allocator, else the defaults.
-     *
-     * @param conf     the configuration text
-     * @param recorded whether it is the snapshot's recorded settings (then the allocator runs without the
-     *                 environment: a {@code PYTORCH_CUDA_ALLOC_CONF} in the shell does not change it)
-     * @param source   where it comes from, in words
+     * The devices of one trace file replayed: each device's replay, in index order, and the devices the snapshot
+     * lists without any trace entry or segment (GPUs the process could see and never used).
      */
-    record Config(String conf, boolean recorded, String source) {
+    record DeviceReplays(List<DeviceReplay> devices, List<Integer> unusedDevices) {
+
+        DeviceReplays {
+            devices = List.copyOf(devices);
+            unusedDevices = List.copyOf(unusedDevices);
+        }
+
+        /** Whether the file names more than one device (used or not): reports then lead with a summary. */
+        boolean several() {
+            return devices.size() + unusedDevices.size() > 1;
+        }
     }
 
-    /** The configuration given ({@code --config} or {@code DEVALLOC_CONFIG}), or null for the default. */
-    static Config config(String given, String allocator, TraceFile file) {
-        if (given != null) {
-            return new Config(given, false, "given");
-        }
+    /**
+     * The configuration a replay uses, and what the report says of where it comes from.
+     *
+     * @param conf               the configuration text
+     * @param withoutEnvironment whether the allocator runs without the environment (a {@code PYTORCH_CUDA_ALLOC_CONF}
+     *                           in the shell does not change it): the snapshot's own settings, or PyTorch's defaults
+     *                           for a snapshot that records none
+     * @param note               the report's note on it, or null when there is nothing to say (no snapshot)
+     */
+    record Config(String conf, boolean withoutEnvironment, String note) {
+    }
+
+    /**
+     * The configuration of a replay of {@code file}: the one given ({@code --config}, or the launcher's
+     * {@code DEVALLOC_CONFIG} default, {@code givenFrom} naming it), else, for PyTorch's allocator replaying a
+     * snapshot, the settings the snapshot recorded ({@code allocator_settings}), or PyTorch's defaults when it recorded
+     * none (the shell's {@code PYTORCH_CUDA_ALLOC_CONF} says nothing of the recording); else none (and PyTorch's
+     * allocator reads the shell's variables, as for any other trace).
+     *
+     * @param given     the configuration given, or null
+     * @param givenFrom where a given configuration comes from when not the command line (e.g.
+     *                  {@code DEVALLOC_CONFIG=...}), or null
+     */
+    static Config config(String given, String givenFrom, String allocator, TraceFile file) {
         RecordedAllocatorSettings settings = file == null ? null : file.settings();
-        if (!allocator.equals(ReplayOptions.DEFAULT_ALLOCATOR) || settings == null || settings.values().isEmpty()) {
-            return new Config("", false, "the default");
+        // A TraceFile here is a snapshot pickle's (the other formats are replayed from their file).
+        boolean snapshot = file != null && allocator.equals(ReplayOptions.DEFAULT_ALLOCATOR);
+        boolean recorded = snapshot && settings != null && !settings.values().isEmpty();
+        String instead = recorded ? ", not the snapshot's recorded allocator_settings ('" + settings.config() + "')"
+                : "";
+        if (given != null) {
+            if (givenFrom != null) {
+                return new Config(given, false, "configuration: '" + given + "', from " + givenFrom + instead);
+            }
+            return new Config(given, false, recorded ? "configuration: '" + given + "', given with --config"
+                    + instead : null);
+        }
+        if (!snapshot) {
+            return new Config("", false, null);
+        }
+        if (!recorded) {
+            return new Config("", true, "configuration: PyTorch's defaults: the snapshot records no"
+                    + " allocator_settings (PyTorch before 2.1 wrote none)" + environmentUnused(allocator)
+                    + "; --config replays another setting");
         }
         String refusal = refusal(allocator, settings.config());
         if (refusal != null) {
-            return new Config("", false, "the defaults: the snapshot's allocator_settings ('" + settings.config()
-                    + "') are refused here: " + refusal);
+            return new Config("", true, "configuration: the defaults: the snapshot's allocator_settings ('"
+                    + settings.config() + "') are refused here: " + refusal);
         }
-        return new Config(settings.config(), true, "the snapshot's recorded allocator_settings");
+        return new Config(settings.config(), true, "configuration: the snapshot's recorded allocator_settings ('"
+                + settings.config() + "')" + environmentUnused(allocator) + "; --config replays another setting");
+    }
+
+    /** {@code ; PYTORCH_CUDA_ALLOC_CONF=... in this environment is not used}, or nothing when none is set. */
+    private static String environmentUnused(String allocator) {
+        List<EnvironmentConfig> set;
+        try {
+            set = AllocatorRegistry.load().get(allocator).configFromEnvironment("");
+        } catch (DevallocException | IllegalArgumentException e) {
+            return "; the environment's configuration is not used (" + e.getMessage() + ")";
+        }
+        StringBuilder out = new StringBuilder();
+        for (EnvironmentConfig e : set) {
+            out.append("; ").append(e.variable()).append('=').append(e.config()).append(" in this environment is not"
+                    + " used");
+        }
+        return out.toString();
     }
 
     /** The allocator's message when it refuses {@code conf}, or null. */
@@ -155,40 +215,39 @@ public final class TraceReplays {
      * @throws IllegalArgumentException for a missing, unreadable or malformed trace, or a device it does not hold,
      *                                  or several devices where {@code oneDevice}
      */
-    static List<DeviceReplay> replayDevices(Path path, int cudaDevice, String allocator, String device, String given,
-                                           boolean warm, boolean emptyCache, PrintWriter err, ReplayObserver observer,
-                                           Replayer.HistorySink history, List<String> configNotes,
-                                           boolean oneDevice) {
+    static DeviceReplays replayDevices(Path path, int cudaDevice, String allocator, String device, String given,
+                                       String givenFrom, boolean warm, boolean emptyCache, PrintWriter err,
+                                       ReplayObserver observer, Replayer.HistorySink history,
+                                       List<String> configNotes, boolean oneDevice) {
         if (!isPickle(path)) {
             if (cudaDevice != TraceFile.ALL_DEVICES) {
                 readFile(path, cudaDevice); // refuses the device, naming the format
             }
-            ReplayOptions options = new ReplayOptions(allocator, device, given == null ? "" : given, warm,
-                    emptyCache);
-            if (history != null) {
-                return List.of(new DeviceReplay(DeviceTrace.NO_DEVICE, true, replay(path, options, err,
-                        path.toString(), observer, history)));
+            Config config = config(given, givenFrom, allocator, null);
+            if (config.note() != null) {
+                configNotes.add(config.note());
             }
-            return List.of(new DeviceReplay(DeviceTrace.NO_DEVICE, true, replay(path, options, err,
-                    path.toString(), observer)));
+            ReplayOptions options = new ReplayOptions(allocator, device, config.conf(), warm, emptyCache);
+            ReplayOutcome outcome = history != null
+                    ? replay(path, options, err, path.toString(), observer, history)
+                    : replay(path, options, err, path.toString(), observer);
+            return new DeviceReplays(List.of(new DeviceReplay(DeviceTrace.NO_DEVICE, true, outcome, 0)), List.of());
         }
         TraceFile file = readFile(path, cudaDevice);
         if (oneDevice && file.devices().size() > 1) {
             throw new IllegalArgumentException("--metrics and --jfr watch one replay, and " + path + " holds "
                     + file.devices().size() + " devices: choose one with --cuda-device N");
         }
-        Config config = config(given, allocator, file);
-        if (!config.source().equals("given") && !config.source().equals("the default")) {
-            configNotes.add("configuration: " + config.source() + (config.recorded() ? " (" + (config.conf()
-                    .isEmpty() ? "PyTorch's defaults" : "'" + config.conf() + "'") + "); --config replays another"
-                    + " setting" : ""));
+        Config config = config(given, givenFrom, allocator, file);
+        if (config.note() != null) {
+            configNotes.add(config.note());
         }
         List<DeviceReplay> replays = new ArrayList<>();
         for (DeviceTrace d : file.devices()) {
             boolean restoreOnly = !d.hasHistory();
             ReplayOptions options = new ReplayOptions(allocator, device, config.conf(), warm || restoreOnly,
                     emptyCache);
-            Replayer replayer = replayer(options, config.recorded(), err, path + (d.label().isEmpty() ? ""
+            Replayer replayer = replayer(options, config.withoutEnvironment(), err, path + (d.label().isEmpty() ? ""
                     : " " + d.label())).observer(observer);
             if (history != null) {
                 replayer.history(history);
@@ -200,9 +259,9 @@ public final class TraceReplays {
                         + " no run to replay; these figures are that state (its segments and live blocks),"
                         + " restored as --warm restores it"));
             }
-            replays.add(new DeviceReplay(d.cudaDevice(), d.hasHistory(), outcome));
+            replays.add(new DeviceReplay(d.cudaDevice(), d.hasHistory(), outcome, d.trace().oomEntries()));
         }
-        return replays;
+        return new DeviceReplays(replays, file.unusedDevices());
     }
 
     /** Replays one device of a trace file read into memory, with a progress bar on a terminal. */

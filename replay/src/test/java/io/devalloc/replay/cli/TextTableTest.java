@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class TextTableTest {
@@ -142,5 +143,17 @@ class TextTableTest {
         for (String line : text.split("\n")) {
             assertFalse(line.strip().endsWith("Tru") || line.contains("expandable_segme "), text);
         }
+    }
+
+    @Test
+    void aCommaInsideBracketsIsNotABreakBetweenSettings() {
+        TextTable table = TextTable.withHeaders("#", "CONFIG", "A".repeat(45), "B".repeat(45))
+                .wrapBetweenWords(1);
+        table.row(1, "roundup_power2_divisions:[256:1,512:2,1024:4,>:8],max_split_size_mb:64", "x", "y");
+        String text = print(table);
+        assertTrue(text.contains("roundup_power2_divisions:[256:1,512:2,1024:4,>:8],"), text);
+        assertTrue(text.contains("max_split_size_mb:64"), text);
+        assertEquals(List.of("a:[1,2],", "b:3", "c"), TextWrap.words("a:[1,2],b:3 c", true));
+        assertEquals(List.of("a:[1,", "2],", "b:3", "c"), TextWrap.words("a:[1,2],b:3 c", false));
     }
 }

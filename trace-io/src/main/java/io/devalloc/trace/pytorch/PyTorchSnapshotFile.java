@@ -225,9 +225,12 @@ public final class PyTorchSnapshotFile {
      */
     List<?> take(int device) throws TraceFormatException {
         if (device(device) == null && !(devices.isEmpty() && device == 0)) {
-            throw new TraceFormatException(file, 0, "device " + device + " is not in the snapshot: "
-                    + (devices.isEmpty() ? "it holds no device (no trace entry, no segment)"
-                    : "it holds device" + (devices.size() == 1 ? " " : "s ") + indexes(devices)));
+            String holds = devices.isEmpty() ? "it holds no device (no trace entry, no segment)"
+                    : "it holds device" + (devices.size() == 1 ? " " : "s ") + indexes(devices);
+            throw new TraceFormatException(file, 0, unusedDevices().contains(device)
+                    ? "device " + device + " is unused in the snapshot (an empty trace list and no segment: a GPU"
+                    + " the process could see and never used), so there is nothing to replay; " + holds
+                    : "device " + device + " is not in the snapshot: " + holds);
         }
         if (!read.add(device)) {
             throw new IllegalStateException("device " + device + " of " + file + " was read already: its trace"

@@ -255,6 +255,10 @@ class PyTorchPickleReaderTest {
         TraceFormatException absent = assertThrows(TraceFormatException.class, () -> file.reader(4));
         assertTrue(absent.getMessage().contains("device 4 is not in the snapshot: it holds devices 0, 1 and 2"),
                 absent.getMessage());
+        assertFalse(absent.getMessage().contains(":0:"), "no line for the file as a whole: " + absent.getMessage());
+        TraceFormatException unused = assertThrows(TraceFormatException.class, () -> file.reader(3));
+        assertTrue(unused.getMessage().contains("device 3 is unused in the snapshot (an empty trace list and no"
+                + " segment"), unused.getMessage());
     }
 
     // ---- expandable segments: mapped ranges walked back as intervals ----
@@ -561,7 +565,7 @@ class PyTorchPickleReaderTest {
         byte[] whole = Base64.getDecoder().decode(PROTOCOL_4_SNAPSHOT);
         TraceFormatException e = refused(Arrays.copyOf(whole, whole.length / 2));
         assertEquals(0, e.line());
-        assertTrue(e.getMessage().startsWith("hostile.pickle:0: "), e.getMessage());
+        assertTrue(e.getMessage().startsWith("hostile.pickle: not a readable pickle"), e.getMessage());
     }
 
     @Test
