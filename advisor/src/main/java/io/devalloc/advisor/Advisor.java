@@ -304,7 +304,11 @@ public final class Advisor {
         String source = recorded == null || recorded.values().isEmpty() ? "the defaults: the trace does not record the"
                 + " allocator's settings" : TrustLine.FROM_SNAPSHOT;
         List<String> baselineNotes = recorded == null ? List.of() : recorded.notes();
-        Grid grid = new Grid(options.grid() == null ? Grids.DEFAULT : options.grid(), List.of(), List.of());
+        // No grid is swept on a device without allocations; it is named as a device with a history names it.
+        String named = options.grid() == null || options.grid().strip().equals(Grids.DEFAULT)
+                || options.grid().strip().equals(options.allocator())
+                ? Grids.DEFAULT + " (" + options.allocator() + ")" : options.grid();
+        Grid grid = new Grid(named, List.of(), List.of());
         if (trace.hasHistory()) {
             TrustLine trust = new TrustLine(config, source, TrustLine.Verdict.NOT_COMPARABLE, "the trace has no"
                     + " allocation on this device: nothing to replay under another setting", null, baselineNotes);

@@ -137,7 +137,7 @@ import org.slf4j.LoggerFactory;
  *       succeeds).</td></tr>
  * </table>
  *
- * <p>An unknown key is refused with PyTorch's "Unrecognized key 'k' in CUDA allocator config." (by {@link #parse};
+ * <p>An unknown key is refused with PyTorch's "Unrecognized key 'k' in CUDA allocator config" (by {@link #parse};
  * code that parses with {@code AllocatorConfig.parse(text, SCHEMA)} directly gets AllocatorConfig's own "unknown
  * configuration key" message).
  *
@@ -337,7 +337,7 @@ public final class CachingConfig {
      * Parses a configuration text ({@code null} or blank: the defaults).
      *
      * @throws InvalidConfigurationException for an unknown key (with PyTorch's "Unrecognized key 'k' in CUDA
-     *                                       allocator config."), a malformed or repeated entry, or a bad value (with
+     *                                       allocator config"), a malformed or repeated entry, or a bad value (with
      *                                       PyTorch's message in parentheses)
      */
     public static CachingOptions parse(String confText) {
@@ -619,7 +619,7 @@ public final class CachingConfig {
             return e;
         }
         InvalidConfigurationException replaced = new InvalidConfigurationException(key, e.value(),
-                "Unrecognized key '" + key + "' in CUDA allocator config. " + e.getMessage());
+                "Unrecognized key '" + key + "' in CUDA allocator config (" + e.getMessage() + ")");
         replaced.initCause(e);
         return replaced;
     }

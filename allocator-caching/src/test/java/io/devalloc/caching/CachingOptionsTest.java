@@ -298,7 +298,7 @@ class CachingOptionsTest {
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
             // test_allocator_settings's ValueError cases
-            "foo:1,bar:2|Unrecognized key 'foo' in CUDA allocator config.",
+            "foo:1,bar:2|Unrecognized key 'foo' in CUDA allocator config (",
             "garbage_collection_threshold:1.2|garbage_collect_threshold is invalid, set it in (0.0, 1.0)",
             "max_split_size_mb:2|CachingAllocator option max_split_size_mb too small, must be >= 20",
             "release_lock_on_cudamalloc:none|Expected 'True' or 'False' but got 'none'",
@@ -345,7 +345,7 @@ class CachingOptionsTest {
             "pinned_max_cached_size_mb:1.5|Expected a non-negative integer but got '1.5'",
             "search_pool_after_release:yes|Expected 'True' or 'False' but got 'yes'",
             "expandable_segments_reserve_by_class:0.5|expected a list such as [capture:0.25,workspace:40G]",
-            "pinned_max_round_threshold:64|Unrecognized key 'pinned_max_round_threshold' in CUDA allocator config.",
+            "pinned_max_round_threshold:64|Unrecognized key 'pinned_max_round_threshold' in CUDA allocator config (",
             "max_split_size_mb:40,max_split_size_mb:60|given twice",
             "max_split_size_mb:40,,expandable_segments:True|stray comma",
             "expandable_segments|malformed configuration entry"})
@@ -363,7 +363,7 @@ class CachingOptionsTest {
                     + " key:value",
             "expandable_segments:True,max_split_size_mb|malformed configuration entry 'max_split_size_mb' in"
                     + " configuration 'expandable_segments:True,max_split_size_mb' for allocator 'caching'",
-            "a:b:c|Unrecognized key 'a' in CUDA allocator config. unknown configuration key 'a' for allocator"
+            "a:b:c|Unrecognized key 'a' in CUDA allocator config (unknown configuration key 'a' for allocator"
                     + " 'caching'; accepted keys: backend,",
             "expandable_segments:True,a:b:c|unknown configuration key 'a' in configuration"
                     + " 'expandable_segments:True,a:b:c' for allocator 'caching'",
@@ -398,7 +398,7 @@ class CachingOptionsTest {
         InvalidConfigurationException unknown = refused("expandable_segments:True,foo:1,bar:2");
         assertEquals("foo", unknown.key());
         assertEquals("1", unknown.value());
-        assertTrue(unknown.getMessage().startsWith("Unrecognized key 'foo' in CUDA allocator config. "),
+        assertTrue(unknown.getMessage().startsWith("Unrecognized key 'foo' in CUDA allocator config ("),
                 unknown::getMessage);
         assertTrue(unknown.getMessage().contains("accepted keys: backend, "), "keeps AllocatorConfig's list");
         assertTrue(unknown.getCause() instanceof InvalidConfigurationException);

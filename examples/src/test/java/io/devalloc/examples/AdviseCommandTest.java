@@ -61,7 +61,7 @@ class AdviseCommandTest {
         for (String problem : List.of(
                 "grid.txt:1: malformed configuration entry 'max_split_size_mb' for allocator 'caching': expected"
                         + " key:value",
-                "grid.txt:2: Unrecognized key 'a' in CUDA allocator config. unknown configuration key 'a' for"
+                "grid.txt:2: Unrecognized key 'a' in CUDA allocator config (unknown configuration key 'a' for"
                         + " allocator 'caching'",
                 "grid.txt:3: empty entry at position 25 in configuration 'expandable_segments:True,,' (stray comma?)",
                 "grid.txt:4: bad value 'yes' for configuration key 'expandable_segments' of allocator 'caching'"
@@ -142,9 +142,13 @@ class AdviseCommandTest {
         Run one = run("advise", file.toString(), "--grid", grid, "--threads", "2", "--cuda-device", "3");
         assertEquals(0, one.exitCode(), one::toString);
         assertTrue(one.out().startsWith("Advice for " + file + " (cuda:3)"), one::toString);
-        Run absent = run("advise", file.toString(), "--cuda-device", "2");
+        Run unused = run("advise", file.toString(), "--cuda-device", "2");
+        assertEquals(Launcher.EXIT_USAGE, unused.exitCode(), unused::toString);
+        assertTrue(unused.err().contains("device 2 is unused in the snapshot (an empty trace list and no segment"),
+                unused::toString);
+        Run absent = run("advise", file.toString(), "--cuda-device", "7");
         assertEquals(Launcher.EXIT_USAGE, absent.exitCode(), absent::toString);
-        assertTrue(absent.err().contains("device 2 is not in the snapshot: it holds devices 0, 1 and 3"),
+        assertTrue(absent.err().contains("device 7 is not in the snapshot: it holds devices 0, 1 and 3"),
                 absent::toString);
     }
 

@@ -230,7 +230,7 @@ class ReplayCommandTest {
                 new Case(new String[] {"replay", "warm.csv", "--allocator", "nope"},
                         "devalloc: error: unknown allocator 'nope'; available: "),
                 new Case(new String[] {"replay", "warm.csv", "--conf", "bogus:1"},
-                        "devalloc: error: Unrecognized key 'bogus' in CUDA allocator config."),
+                        "devalloc: error: Unrecognized key 'bogus' in CUDA allocator config ("),
                 new Case(new String[] {"replay", "warm.csv", "--device", "nosuch"},
                         "devalloc: error: unknown device provider 'nosuch'"),
                 new Case(new String[] {"replay", "no/such/trace.csv"},

@@ -378,7 +378,7 @@ public final class AdviceHtml {
     /** Where the shown replays ran, in words. */
     private static String shownWhere(Advice advice) {
         if (advice.objective() == Objective.CAPACITY) {
-            return "each setting on its own smallest device (the capacity objective)";
+            return "its own smallest device (the capacity objective)";
         }
         return advice.capacity() == null ? Advisor.UNLIMITED_DEVICE + " (no capacity is known)"
                 : "the card, a simulated device of " + ByteSize.format(advice.capacity().bytes());
