@@ -192,6 +192,10 @@ final class TimeOffsetIndex {
                 }
             }
             covered = Math.max(covered, list[at + 1]);
+            if (top - covered < size) {
+                // Every gap still to come lies between here and the top: none of them can hold it.
+                break;
+            }
             if (at + 2 > 2 * (int) list[0]) {
                 heap[0] = heap[--heapSize];
             } else {
