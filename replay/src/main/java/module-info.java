@@ -1,7 +1,7 @@
 /**
- * Trace replay: the engine, the ground-truth comparison, the JSON and HTML reports, and the {@code replay} and
- * {@code compare} commands. Allocators are reached through the SPI; the simulator places segments where a trace had
- * them.
+ * Trace replay: the engine, the ground-truth comparison, the JSON and HTML reports, the {@code replay} and
+ * {@code compare} commands, and the bounds of a trace (its lower bound and offline plan). Allocators are reached
+ * through the SPI; the simulator places segments where a trace had them.
  */
 module io.devalloc.replay {
     requires transitive io.devalloc.api;
@@ -11,6 +11,7 @@ module io.devalloc.replay {
     requires org.slf4j;
 
     exports io.devalloc.replay;
+    exports io.devalloc.replay.bounds;
     exports io.devalloc.replay.report;
     exports io.devalloc.replay.cli;
 

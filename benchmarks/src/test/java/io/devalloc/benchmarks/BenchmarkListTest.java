@@ -22,7 +22,8 @@ class BenchmarkListTest {
             list = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
         for (String benchmark : new String[] {"CachedAllocFreeBenchmark",
-                "CachedAllocFreeTwoThreadsBenchmark", "ObservabilityBenchmark", "PoolScaleBenchmark",
+                "CachedAllocFreeTwoThreadsBenchmark", "ObservabilityBenchmark", "OfflinePlanBenchmark",
+                "PoolScaleBenchmark",
                 "RandomAllocationsBenchmark", "ReplayCompactTraceBenchmark", "ReplayEndToEndBenchmark",
                 "TraceReplayBenchmark"}) {
             assertTrue(list.contains("io.devalloc.benchmarks." + benchmark), benchmark + " is not in the list");

@@ -316,4 +316,24 @@ class BenchmarksSmokeTest {
         assertTrue(inMemory.trust().verdict() == io.devalloc.advisor.TrustLine.Verdict.MATCH, inMemory.trust()
                 .toString());
     }
+
+    /**
+     * The bounds benchmark's bodies on its smallest trace: exactly the events asked for, a plan never below the
+     * rounded bound, the same figures twice.
+     */
+    @org.junit.jupiter.api.Test
+    void offlinePlanBenchmarkBoundsTheTrainingLikeTrace() {
+        OfflinePlanBenchmark b = new OfflinePlanBenchmark();
+        b.events = 1000;
+        b.readTrace();
+        assertEquals(1000, b.trace.events());
+        assertEquals(b.intervals.count(), b.intervals().count());
+        io.devalloc.replay.bounds.LowerBound bound = b.lowerBound();
+        io.devalloc.replay.bounds.OfflinePlan plan = b.plan();
+        assertTrue(bound.requestedPeakBytes() > 0);
+        assertTrue(plan.bytes() >= bound.roundedPeakBytes(), plan + " " + bound);
+        assertEquals(0, plan.approximations());
+        assertEquals(plan, b.plan());
+        assertEquals(bound, b.lowerBound());
+    }
 }

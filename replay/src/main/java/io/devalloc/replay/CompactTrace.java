@@ -44,6 +44,7 @@ public final class CompactTrace {
     public static final int KEPT_OOMS = 1024;
     /** Events per chunk of the columns. */
     static final int CHUNK_EVENTS = 1 << 16;
+    private static final TraceEvent.Kind[] KINDS = TraceEvent.Kind.values();
 
     private final String name;
     private final TraceFormat format;
@@ -193,6 +194,24 @@ public final class CompactTrace {
     /** The bytes its event columns take: {@value #BYTES_PER_EVENT} per event, plus the stream table. */
     public long columnBytes() {
         return events * BYTES_PER_EVENT + (long) streamTable.length * Long.BYTES;
+    }
+
+    /**
+     * Calls {@code visitor} once for each event, in trace order, on this thread: its index, kind, key and size read
+     * from the columns, nothing parsed and no object made per event (the stream column is not passed). Any number of
+     * threads may walk one compact trace at once.
+     */
+    public void forEachEvent(TraceEventVisitor visitor) {
+        Objects.requireNonNull(visitor, "visitor");
+        long index = 0;
+        for (int c = 0; c < kinds.length; c++) {
+            byte[] kind = kinds[c];
+            long[] key = keys[c];
+            long[] size = sizes[c];
+            for (int i = 0; i < kind.length; i++) {
+                visitor.event(index++, KINDS[kind[i]], key[i], size[i]);
+            }
+        }
     }
 
     /** The number of chunks of the columns. */
