@@ -24,7 +24,7 @@ class BenchmarkListTest {
         for (String benchmark : new String[] {"CachedAllocFreeBenchmark",
                 "CachedAllocFreeTwoThreadsBenchmark", "ObservabilityBenchmark", "PoolScaleBenchmark",
                 "RandomAllocationsBenchmark", "ReplayCompactTraceBenchmark", "ReplayEndToEndBenchmark",
-                "TraceReplayBenchmark"}) {
+                "TraceReplayBenchmark", "LongSnapshotBenchmark"}) {
             assertTrue(list.contains("io.devalloc.benchmarks." + benchmark), benchmark + " is not in the list");
         }
         // A line per benchmark method: its class, then its method name.
