@@ -73,20 +73,20 @@ import java.util.TreeMap;
  * {@code segments} (a presegment per segment, a prealloc per live block), its end state. A dict with neither
  * {@code segments} nor {@code device_traces} is not a snapshot.
  *
- * <p><b>Memory.</b> Unlike the other readers this one is not streaming: a pickle is a single object graph that has
- * to be loaded whole, so the file's bytes, then the snapshot (every trace entry, every segment) are in memory, and
- * the warm-start rows are worked out from them before the first event. Trace entries are released as they are read.
- * Why not streaming: the first events (the warm-start rows) depend on the last entry of the trace and on the
- * segments, and a pickle's memo lets any later object refer to any earlier one. What bounds it instead (see
- * {@link RestrictedUnpickler}): stack frames, most of a real snapshot, are dropped as each entry is built (this
- * reader never reads them); only the memoized objects that a later opcode reads are kept; dicts are compact and equal
- * short strings shared. What stays is the file's bytes plus a few hundred bytes per trace entry. Measured
- * (docs/benchmarks.md, "a pickle of a million entries"): a million trace entries replay with {@code -Xmx500m} in
- * about 6 s when devalloc wrote them (174 MB; more than 1 GB of heap and 24 to 30 s before), and with
- * {@code -Xmx700m} in about 10 s when CPython wrote them with 32 stack frames each (316 MB; 43 s and 5.8 GB of
- * memory before, out of memory with 1 GB). {@code devalloc replay} and {@code compare} load a pickle once per run
- * (into {@code CompactTrace} columns, not once per pass). To replay in constant memory, convert a large snapshot to
- * CSV once ({@code pickle_to_csv.py}).
+ * <p><b>Memory.</b> Unlike the other readers this one does not stream its events: the first events (the warm-start
+ * rows) depend on the last entry of the trace and on the segments, and a pickle's memo lets any later object refer to
+ * any earlier one, so the snapshot is loaded ({@link PyTorchSnapshotFile}) and the warm-start rows worked out before
+ * the first event. What bounds the load (see {@link RestrictedUnpickler}): the file is read through a buffer, twice
+ * (a scan of which memo entries are read again and where last, then the load), never whole; stack frames, most of a
+ * real snapshot, are dropped as each entry is built (this reader never reads them); a memoized object is kept only
+ * until its last read; dicts are compact and equal short strings shared; and each trace entry becomes an
+ * {@link EntryRow} of 64 bytes (what this reader reads of it) as soon as it is appended to its device's list, so that
+ * a million entries are never a million dicts. What stays is about 64 bytes per trace entry plus the end state's
+ * segments; the entries are released as they are read. Measured (docs/benchmarks.md, "advise on a million trace
+ * entries"): a million entries with 32 shared stack frames each (282 MB) load in about 4 s with less than 200 MB of
+ * heap live at the end of the load, where the whole file's bytes and dicts took more than 700 MB and twice the
+ * time before. {@code devalloc replay} and {@code compare} load a pickle once per run (into {@code CompactTrace}
+ * columns, not once per pass).
  *
  * <p><b>Safety.</b> The pickle is read by Pyrolite restricted to plain data (see {@link RestrictedUnpickler}): a
  * pickle that names a class or function, or constructs anything, is refused with a {@link TraceFormatException}
