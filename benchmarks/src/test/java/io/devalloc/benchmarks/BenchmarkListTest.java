@@ -25,7 +25,7 @@ class BenchmarkListTest {
                 "CachedAllocFreeTwoThreadsBenchmark", "ObservabilityBenchmark", "OfflinePlanBenchmark",
                 "PoolScaleBenchmark",
                 "RandomAllocationsBenchmark", "ReplayCompactTraceBenchmark", "ReplayEndToEndBenchmark",
-                "TraceReplayBenchmark"}) {
+                "TraceReplayBenchmark", "LongSnapshotBenchmark"}) {
             assertTrue(list.contains("io.devalloc.benchmarks." + benchmark), benchmark + " is not in the list");
         }
         // A line per benchmark method: its class, then its method name.

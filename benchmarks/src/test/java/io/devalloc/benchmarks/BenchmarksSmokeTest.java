@@ -336,4 +336,27 @@ class BenchmarksSmokeTest {
         assertEquals(plan, b.plan());
         assertEquals(bound, b.lowerBound());
     }
+
+    /**
+     * The long-snapshot benchmark's bodies on a small snapshot of its generator: the read gives the one device with
+     * every entry's event, and the advice of the trace in memory recommends a setting with the trust line matching.
+     */
+    @org.junit.jupiter.api.Test
+    void longSnapshotReadsAndAdvisesASmallSnapshot(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws java.io.IOException {
+        LongSnapshotBenchmark b = new LongSnapshotBenchmark();
+        b.entries = 3000;
+        b.threads = 2;
+        LongSnapshot.Written written = LongSnapshot.write(b.entries, dir.resolve("long.pickle"));
+        b.setUp(written.file());
+        io.devalloc.replay.TraceFile read = b.read();
+        assertEquals(1, read.devices().size());
+        // Every alloc, free_completed and segment_alloc is an event; free_requested is not.
+        long events = read.devices().getFirst().trace().events();
+        assertEquals(written.entries() - written.frees(), events);
+        io.devalloc.advisor.JobAdvice advice = b.advise();
+        io.devalloc.advisor.Advice only = advice.only();
+        assertTrue(only.trust().verdict() == io.devalloc.advisor.TrustLine.Verdict.MATCH, only.trust().toString());
+        assertEquals(2, advice.threads());
+    }
 }

@@ -22,7 +22,7 @@ import java.util.Set;
  * <p>A mutable {@link Map}: {@code null} keys and values allowed, removal through {@link #remove}, {@link #clear}
  * and the entry set's iterator, {@code setValue} on its entries, iterators that fail fast on a change made
  * elsewhere; {@code equals} and {@code hashCode} as every map's. Not thread-safe: built by the loading thread, read
- * after.
+ * after. {@link #shared()} is a note the unpickler keeps, not part of the dict's value.
  */
 final class PickleDict extends AbstractMap<Object, Object> {
 
@@ -35,6 +35,21 @@ final class PickleDict extends AbstractMap<Object, Object> {
     private LinkedHashMap<Object, Object> large;
     /** Changes of the arrays' entries (adds, removes, the move to {@link #large}), for fail-fast iterators. */
     private int modCount;
+    /**
+     * The unpickler's note that something other than its container may reach this dict (the memo kept it, or it was
+     * duplicated on the stack): not part of its value ({@code equals} and {@code hashCode} ignore it).
+     */
+    private boolean shared;
+
+    /** Whether something other than its container may reach it ({@link RestrictedUnpickler}'s note). */
+    boolean shared() {
+        return shared;
+    }
+
+    /** Notes that something other than its container may reach it. */
+    void share() {
+        shared = true;
+    }
 
     @Override
     public int size() {

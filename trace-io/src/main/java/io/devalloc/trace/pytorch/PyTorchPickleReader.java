@@ -73,20 +73,20 @@ import java.util.TreeMap;
  * {@code segments} (a presegment per segment, a prealloc per live block), its end state. A dict with neither
  * {@code segments} nor {@code device_traces} is not a snapshot.
  *
- * <p><b>Memory.</b> Unlike the other readers this one is not streaming: a pickle is a single object graph that has
- * to be loaded whole, so the file's bytes, then the snapshot (every trace entry, every segment) are in memory, and
- * the warm-start rows are worked out from them before the first event. Trace entries are released as they are read.
- * Why not streaming: the first events (the warm-start rows) depend on the last entry of the trace and on the
- * segments, and a pickle's memo lets any later object refer to any earlier one. What bounds it instead (see
- * {@link RestrictedUnpickler}): stack frames, most of a real snapshot, are dropped as each entry is built (this
- * reader never reads them); only the memoized objects that a later opcode reads are kept; dicts are compact and equal
- * short strings shared. What stays is the file's bytes plus a few hundred bytes per trace entry. Measured
- * (docs/benchmarks.md, "a pickle of a million entries"): a million trace entries replay with {@code -Xmx500m} in
- * about 6 s when devalloc wrote them (174 MB; more than 1 GB of heap and 24 to 30 s before), and with
- * {@code -Xmx700m} in about 10 s when CPython wrote them with 32 stack frames each (316 MB; 43 s and 5.8 GB of
- * memory before, out of memory with 1 GB). {@code devalloc replay} and {@code compare} load a pickle once per run
- * (into {@code CompactTrace} columns, not once per pass). To replay in constant memory, convert a large snapshot to
- * CSV once ({@code pickle_to_csv.py}).
+ * <p><b>Memory.</b> Unlike the other readers this one does not stream its events: the first events (the warm-start
+ * rows) depend on the last entry of the trace and on the segments, and a pickle's memo lets any later object refer to
+ * any earlier one, so the snapshot is loaded ({@link PyTorchSnapshotFile}) and the warm-start rows worked out before
+ * the first event. What bounds the load (see {@link RestrictedUnpickler}): the file is read through a buffer, twice
+ * (a scan of which memo entries are read again and where last, then the load), never whole; stack frames, most of a
+ * real snapshot, are dropped as each entry is built (this reader never reads them); a memoized object is kept only
+ * until its last read; dicts are compact and equal short strings shared; and each trace entry becomes an
+ * {@link EntryRow} of 64 bytes (what this reader reads of it) as soon as it is appended to its device's list, so that
+ * a million entries are never a million dicts. What stays is about 64 bytes per trace entry plus the end state's
+ * segments; the entries are released as they are read. Measured (docs/benchmarks.md, "advise on a million trace
+ * entries"): a million entries with 32 shared stack frames each (282 MB) load in about 4 s with less than 200 MB of
+ * heap live at the end of the load, where the whole file's bytes and dicts took more than 700 MB and twice the
+ * time before. {@code devalloc replay} and {@code compare} load a pickle once per run (into {@code CompactTrace}
+ * columns, not once per pass).
  *
  * <p><b>Safety.</b> The pickle is read by Pyrolite restricted to plain data (see {@link RestrictedUnpickler}): a
  * pickle that names a class or function, or constructs anything, is refused with a {@link TraceFormatException}
@@ -197,7 +197,7 @@ public final class PyTorchPickleReader implements TraceReader {
             long size;
             if (action == PyTorchAction.OOM) {
                 // The key is the device's free bytes, the size the (rounded) request: TraceEvent's OOM fields.
-                addr = e.map.containsKey("device_free") ? e.size("device_free") : TraceEvent.FREE_BYTES_UNKNOWN;
+                addr = e.has("device_free") ? e.size("device_free") : TraceEvent.FREE_BYTES_UNKNOWN;
                 size = e.optionalSize("size");
             } else {
                 addr = action.needsAddressAndSize ? e.required("addr") : e.optional("addr", 0);
@@ -210,7 +210,7 @@ public final class PyTorchPickleReader implements TraceReader {
                 continue;
             }
             int flags = action == PyTorchAction.SEGMENT_FREE || action == PyTorchAction.SEGMENT_UNMAP
-                    ? flushContext(i, e.map) : 0;
+                    ? flushContext(i, trace.get(i)) : 0;
             trace.set(i, null);
             return new TraceEvent(action.kind, addr, size, stream, 0, e.record, flags);
         }
@@ -382,10 +382,13 @@ public final class PyTorchPickleReader implements TraceReader {
     private Entry entry(int i) throws TraceFormatException {
         long record = prefix == null ? 0 : prefix.size() + i + 1;
         Object o = trace.get(i);
+        if (o instanceof EntryRow row) {
+            return new Entry(null, row, i, record);
+        }
         if (!(o instanceof Map<?, ?> map)) {
             throw new TraceFormatException(file, record, entryName(i) + ": expected a dict, got " + pythonType(o));
         }
-        return new Entry(map, i, record);
+        return new Entry(map, null, i, record);
     }
 
     /** How messages name trace entry {@code i}. */
@@ -393,24 +396,48 @@ public final class PyTorchPickleReader implements TraceReader {
         return "device_traces[" + device + "][" + i + "]";
     }
 
-    /** One trace entry: its fields, read the way {@code pickle_to_csv.py} writes them. */
+    /** The {@link EntryRow} bit of a numeric key of a trace entry. */
+    private static int bit(String key) {
+        return switch (key) {
+            case "addr" -> EntryRow.ADDR;
+            case "size" -> EntryRow.SIZE;
+            case "stream" -> EntryRow.STREAM;
+            case "device_free" -> EntryRow.DEVICE_FREE;
+            default -> throw new IllegalArgumentException("not a numeric key of a trace entry: " + key);
+        };
+    }
+
+    /**
+     * One trace entry: its fields, read the way {@code pickle_to_csv.py} writes them, from its {@link EntryRow} (what
+     * the load kept of an entry that reads as it did) or from its dict (any other entry, checked here).
+     */
     private final class Entry {
+        /** The dict, or null for a row. */
         final Map<?, ?> map;
+        /** The row, or null for a dict. */
+        final EntryRow row;
         /** The entry's index in the device's trace; its name in messages is made only for a message. */
         final int index;
         final long record;
 
-        Entry(Map<?, ?> map, int index, long record) {
+        Entry(Map<?, ?> map, EntryRow row, int index, long record) {
             this.map = map;
+            this.row = row;
             this.index = index;
             this.record = record;
         }
 
         String actionText() {
+            if (row != null) {
+                return row.action().text;
+            }
             return map.get("action") instanceof String s ? s : null;
         }
 
         PyTorchAction action() throws TraceFormatException {
+            if (row != null) {
+                return row.action();
+            }
             Object a = map.get("action");
             PyTorchAction action = a instanceof String s ? PyTorchAction.of(s) : null;
             if (action == null) {
@@ -420,11 +447,17 @@ public final class PyTorchPickleReader implements TraceReader {
             return action;
         }
 
+        /** Whether the entry has {@code key}: {@code addr}, {@code size}, {@code stream} or {@code device_free}. */
+        boolean has(String key) {
+            return row != null ? row.has(bit(key)) : map.containsKey(key);
+        }
+
         long required(String key) throws TraceFormatException {
-            if (!map.containsKey(key)) {
+            if (!has(key)) {
                 throw error("'" + key + "' is missing");
             }
-            return unsignedValue(map.get(key), key);
+            // A row holds only values in range: what unsignedValue would return.
+            return row != null ? row.value(bit(key)) : unsignedValue(map.get(key), key);
         }
 
         long size(String key) throws TraceFormatException {
@@ -436,11 +469,11 @@ public final class PyTorchPickleReader implements TraceReader {
         }
 
         long optionalSize(String key) throws TraceFormatException {
-            return map.containsKey(key) ? size(key) : 0;
+            return has(key) ? size(key) : 0;
         }
 
         long optional(String key, long otherwise) throws TraceFormatException {
-            return map.containsKey(key) ? unsignedValue(map.get(key), key) : otherwise;
+            return has(key) ? required(key) : otherwise;
         }
 
         private long unsignedValue(Object v, String key) throws TraceFormatException {
@@ -467,7 +500,7 @@ public final class PyTorchPickleReader implements TraceReader {
      * (and its garbage collection) share the frames of the {@code segment_alloc}, {@code segment_map} or {@code oom}
      * entry of the same call, which follows them; {@code empty_cache()} gathers a context of its own.
      */
-    private int flushContext(int i, Map<?, ?> entry) {
+    private int flushContext(int i, Object entry) {
         if (i >= runEnd) {
             int j = i + 1;
             while (j < trace.size() && isFlushRow(trace.get(j))) {
@@ -484,12 +517,18 @@ public final class PyTorchPickleReader implements TraceReader {
     }
 
     private static boolean isFlushRow(Object entry) {
+        if (entry instanceof EntryRow row) {
+            return row.action() == PyTorchAction.SEGMENT_FREE || row.action() == PyTorchAction.SEGMENT_UNMAP;
+        }
         return entry instanceof Map<?, ?> m && ("segment_free".equals(m.get("action"))
                 || "segment_unmap".equals(m.get("action")));
     }
 
     /** The identity of an entry's stack frames in the pickle, or null when it has none that tell. */
     private static Long framesIdentity(Object entry) {
+        if (entry instanceof EntryRow row) {
+            return row.frames() != SkippedValue.NO_IDENTITY ? row.frames() : null;
+        }
         if (entry instanceof Map<?, ?> m && m.get("frames") instanceof SkippedValue frames
                 && frames.identity() != SkippedValue.NO_IDENTITY) {
             return frames.identity();

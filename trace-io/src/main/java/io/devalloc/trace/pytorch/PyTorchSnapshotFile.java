@@ -21,9 +21,10 @@ import java.util.TreeMap;
  * {@link PyTorchPickleReader}. Nothing is chosen silently: {@link #onlyDevice()} is the one device of a snapshot
  * that has history on exactly one, and a snapshot with history on several must be read device by device.
  *
- * <p>Loading reads the whole file and unpickles it (see {@link PyTorchPickleReader} for what that costs and what
- * is dropped on the way); a device's trace entries are released as its reader reads them, so each device can be
- * read once. Not thread-safe: one thread reads the devices, one after the other.
+ * <p>Loading unpickles the whole file, read through a buffer (see {@link PyTorchPickleReader} for what that costs
+ * and what is dropped on the way): each trace entry is kept as an {@link EntryRow} as soon as it is read; a device's
+ * trace entries are released as its reader reads them, so each device can be read once. Not thread-safe: one
+ * thread reads the devices, one after the other.
  */
 public final class PyTorchSnapshotFile {
 
@@ -32,6 +33,8 @@ public final class PyTorchSnapshotFile {
 
     /** Dict keys whose values this reader never reads: dropped as the pickle loads ({@link RestrictedUnpickler}). */
     private static final Set<String> SKIPPED_KEYS = Set.of("frames");
+    /** The root key whose lists hold trace entries, kept as {@link EntryRow}s as they load. */
+    private static final String TRACES = "device_traces";
 
     private final String file;
     private final RecordedAllocatorSettings settings;
@@ -41,9 +44,9 @@ public final class PyTorchSnapshotFile {
     private final List<Integer> unused;
     private final Set<Integer> read = new HashSet<>();
 
-    private PyTorchSnapshotFile(byte[] data, String file) throws TraceFormatException {
+    private PyTorchSnapshotFile(Object unpickled, String file) throws TraceFormatException {
         this.file = file;
-        Map<?, ?> snapshot = SnapshotValues.dict(file, unpickle(data, file), "the snapshot");
+        Map<?, ?> snapshot = SnapshotValues.dict(file, unpickled, "the snapshot");
         if (!snapshot.containsKey("device_traces") && !snapshot.containsKey("segments")) {
             throw new TraceFormatException(file, 0, "not a memory snapshot: the dict has neither device_traces nor"
                     + " segments");
@@ -66,7 +69,11 @@ public final class PyTorchSnapshotFile {
             List<?> entries = SnapshotValues.list(file, traces.get(i), "device_traces[" + i + "]");
             long events = 0;
             for (Object entry : entries) {
-                if (entry instanceof Map<?, ?> m && m.get("action") instanceof String a) {
+                if (entry instanceof EntryRow row) {
+                    if (row.action().kind != null) {
+                        events++;
+                    }
+                } else if (entry instanceof Map<?, ?> m && m.get("action") instanceof String a) {
                     PyTorchAction action = PyTorchAction.of(a);
                     if (action != null && action.kind != null) {
                         events++;
@@ -108,7 +115,9 @@ public final class PyTorchSnapshotFile {
      * @throws IOException          when it cannot be read
      */
     public static PyTorchSnapshotFile read(Path file) throws IOException {
-        return new PyTorchSnapshotFile(Files.readAllBytes(file), file.toString());
+        String name = file.toString();
+        return new PyTorchSnapshotFile(unpickle(name, () -> RestrictedUnpickler.load(file, SKIPPED_KEYS, TRACES,
+                EntryRow::of)), name);
     }
 
     /**
@@ -119,7 +128,9 @@ public final class PyTorchSnapshotFile {
      * @throws IOException          when it cannot be read
      */
     public static PyTorchSnapshotFile read(InputStream in, String file) throws IOException {
-        return new PyTorchSnapshotFile(in.readAllBytes(), file);
+        byte[] data = in.readAllBytes();
+        return new PyTorchSnapshotFile(unpickle(file, () -> RestrictedUnpickler.load(data, SKIPPED_KEYS, TRACES,
+                EntryRow::of)), file);
     }
 
     /** The name messages give (the path read). */
@@ -264,10 +275,23 @@ public final class PyTorchSnapshotFile {
         return sum < 0 ? Long.MAX_VALUE : sum;
     }
 
-    private static Object unpickle(byte[] data, String file) throws TraceFormatException {
+    /** A load of the pickle, from a file or from bytes. */
+    private interface Load {
+        Object run() throws IOException;
+    }
+
+    /**
+     * The unpickled snapshot, or a {@link TraceFormatException} naming the file for a pickle that is refused or
+     * malformed.
+     *
+     * @throws IOException when the file cannot be read (opened, or read to its end)
+     */
+    private static Object unpickle(String file, Load load) throws IOException {
         try {
             // Stack frames are not read: dropped as they are built (their identity kept), never all in memory.
-            return RestrictedUnpickler.load(data, SKIPPED_KEYS);
+            return load.run();
+        } catch (PickleInput.SourceFailure e) {
+            throw e.getCause(); // the file could not be read: not a format error
         } catch (RestrictedUnpickler.Refused e) {
             throw new TraceFormatException(file, 0, e.getMessage());
         } catch (net.razorvine.pickle.PickleException e) {

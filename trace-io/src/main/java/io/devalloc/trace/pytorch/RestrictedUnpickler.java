@@ -1,17 +1,16 @@
 package io.devalloc.trace.pytorch;
 
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
-import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import net.razorvine.pickle.Opcodes;
 import net.razorvine.pickle.PickleException;
@@ -25,22 +24,29 @@ import net.razorvine.pickle.Unpickler;
  * persistent id or an out-of-band buffer, or makes bytes or sets is refused before Pyrolite sees it, so a hostile
  * file cannot reach any class or function: none of Pyrolite's registered constructors is ever called.
  *
- * <p>The whole pickle is in memory (a pickle is one object graph and cannot be streamed), so every length that an
- * opcode declares is checked against the bytes left before anything is allocated for it.
+ * <p>The pickle is read forward from a {@link PickleInput}: a file through a buffer, never whole in memory, or an
+ * array. Its length is known, so every length that an opcode declares is checked against the bytes left before
+ * anything is allocated for it. Errors name the byte where the opcode starts.
  *
  * <p><b>Memory.</b> Python's pickler memoizes every string, list and dict it writes, and an unpickler that keeps its
  * whole memo keeps every object of the file alive to the end, whether or not anything refers to it again: for a
- * PyTorch snapshot, every stack frame of every trace entry (most of the file). So the bytes are scanned once first
- * for the memo keys that a {@code GET}, {@code BINGET} or {@code LONG_BINGET} reads ({@link #referencedMemoKeys});
- * the load then memoizes only those, numbering {@code MEMOIZE}'s keys as Python does (the count of keys set so far).
- * And dict entries under a key the caller names as skipped (the snapshot reader's {@code frames}) hold a
- * {@link SkippedValue} in place of the value, so that a stack trace is garbage as soon as its entry is built; the
- * skipped value keeps only which list of the pickle it was (its identity), since PyTorch shares one frames list
- * among the trace entries of one allocator call. For that, a list that the load memoizes (one that a later opcode
- * reads) is noted with its skipped value while the load runs; those lists are held by the memo anyway, so the note
- * keeps nothing else alive. (Only the memo puts one object in two places: {@code DUP} copies the top of the stack,
- * but a key must come between two values of a dict.) Dicts are {@link PickleDict}s (half a {@link HashMap}'s
- * memory for a small dict). What the load returns is the same graph but for those values.
+ * PyTorch snapshot, every stack frame of every trace entry (most of the file). So the pickle is scanned once first
+ * ({@link MemoScan}) for the memo keys that a {@code GET}, {@code BINGET} or {@code LONG_BINGET} reads and for the
+ * read of each that is its last; the load memoizes only those keys, numbering {@code MEMOIZE}'s keys as Python does
+ * (the count of keys set so far), and drops each at its last read (a PyTorch frames list, shared by the trace
+ * entries of one allocator call, is held from the first of them to the last, not to the end). Dict entries under a
+ * key the caller names as skipped (the snapshot reader's {@code frames}) hold a {@link SkippedValue} in place of the
+ * value, so that a stack trace is garbage as soon as its entry is built; the skipped value keeps only which list of
+ * the pickle it was (its identity), since PyTorch shares one frames list among the trace entries of one allocator
+ * call. For that, a list that the load memoizes (one that a later opcode reads) is given its skipped value when it
+ * is memoized ({@link PickleList}). Dicts are {@link PickleDict}s (half a {@link HashMap}'s memory for a small
+ * dict), lists {@link PickleList}s. And with a {@link EntryCompactor}, the dicts appended to the lists that the root
+ * dict holds under a named key's list ({@code device_traces[i]}) are handed to it as they are appended, and it may
+ * store something smaller in their place ({@link EntryRow}): a dict is final once appended, unless something else
+ * can reach it (the memo keeps it, or {@code DUP} copied it: {@link PickleDict#shared()}), and then it is left as
+ * it is. What the load returns is the same graph but for those values.
+ *
+ * <p>Not thread-safe: one load per instance, on one thread.
  */
 final class RestrictedUnpickler extends Unpickler {
 
@@ -51,6 +57,15 @@ final class RestrictedUnpickler extends Unpickler {
         Refused(String message) {
             super(message);
         }
+    }
+
+    /**
+     * What may store something smaller in place of a dict appended to a list the root dict holds under a named key's
+     * list: called on the loading thread, once per such dict, with a dict nothing else can reach.
+     */
+    interface EntryCompactor {
+        /** What to store in place of {@code entry}, or null to store the dict itself. */
+        Object compact(PickleDict entry);
     }
 
     private static final boolean[] ALLOWED = new boolean[256];
@@ -84,85 +99,50 @@ final class RestrictedUnpickler extends Unpickler {
         }
     }
 
-    /**
-     * The pickle's bytes, with the read position visible. Reads without {@link ByteArrayInputStream}'s lock: one
-     * thread loads a pickle, and Pyrolite reads every opcode and argument with a call of its own.
-     */
-    private static final class Bytes extends ByteArrayInputStream {
-        Bytes(byte[] data) {
-            super(data);
-        }
-
-        @Override
-        @SuppressWarnings("UnsynchronizedOverridesSynchronized") // confined to the loading thread
-        public int read() {
-            return pos < count ? buf[pos++] & 0xff : -1;
-        }
-
-        @Override
-        @SuppressWarnings("UnsynchronizedOverridesSynchronized") // confined to the loading thread
-        public int read(byte[] b, int off, int len) {
-            Objects.checkFromIndexSize(off, len, b.length);
-            if (pos >= count) {
-                return -1;
-            }
-            int n = Math.min(len, count - pos);
-            System.arraycopy(buf, pos, b, off, n);
-            pos += n;
-            return n;
-        }
-
-        int position() {
-            return pos;
-        }
-
-        byte[] buf() {
-            return buf;
-        }
-
-        int remaining() {
-            return count - pos;
-        }
-
-        int peek(int offset) {
-            return buf[pos + offset] & 0xff;
-        }
-    }
-
-    private final Bytes bytes;
-    /** The memo keys below {@link #scanned} that a later opcode reads; keys at or above it are always kept. */
-    private final BitSet referenced;
-    private final int scanned;
-    private final Set<String> skippedKeys;
-    /** The memo keys set so far (what Python's len(memo) counts), below {@link #scanned} and beyond it. */
-    private final BitSet assigned = new BitSet();
-    private final Set<Integer> assignedBeyond = new HashSet<>();
-    private int assignedCount;
     /** Distinct short strings kept for sharing; beyond this many, new ones are not kept. */
     private static final int SHARED_STRINGS = 4096;
     /** Longer strings are not shared. */
     private static final int SHARED_LENGTH = 64;
+    /** The most keys of the root dict before the compacted key, in one SETITEMS batch, for the context check. */
+    private static final int ROOT_KEYS = 64;
+    /** The most lists looked past below the one being filled, for the context check (a batch is 1,000 items). */
+    private static final int SIBLINGS = 1024;
+
+    private final PickleInput in;
+    private final PickleStack values;
+    private final MemoScan scan;
+    private final MemoTable table = new MemoTable();
+    private final Set<String> skippedKeys;
+    /** The root dict's key whose lists' dicts go to {@link #compactor}; null for none. */
+    private final String compactedKey;
+    private final EntryCompactor compactor;
+    /** The memo keys set so far (what Python's len(memo) counts), below the scan's limit and beyond it. */
+    private final BitSet assigned = new BitSet();
+    private final Set<Integer> assignedBeyond = new HashSet<>();
+    private int assignedCount;
+    /** The keys read for the last time: a later PUT of one is never read, so it is not kept. */
+    private final BitSet released = new BitSet();
+    /** The memo reads so far, numbered as {@link MemoScan} numbers them. */
+    private long reads;
     private final Map<String, String> sharedStrings = new HashMap<>();
-    /**
-     * The skipped value of each list that may be met again (memoized and read later), so that every dict entry
-     * skipping it gets the same identity; filled only when some keys are skipped.
-     */
-    private final IdentityHashMap<Object, SkippedValue> listIdentities = new IdentityHashMap<>();
     /** The next identity of a {@link SkippedValue}: one per list, unique within the load. */
     private long nextIdentity;
 
-    private RestrictedUnpickler(Bytes bytes, BitSet referenced, int scanned, Set<String> skippedKeys) {
-        this.bytes = bytes;
-        this.referenced = referenced;
-        this.scanned = scanned;
+    private RestrictedUnpickler(PickleInput in, MemoScan scan, Set<String> skippedKeys, String compactedKey,
+                                EntryCompactor compactor) {
+        this.in = in;
+        this.values = new PickleStack(in);
+        this.scan = scan;
         this.skippedKeys = skippedKeys;
+        this.compactedKey = compactedKey;
+        this.compactor = compactor;
     }
 
     /**
      * Unpickles plain data, all of it.
      *
      * @throws Refused        for an opcode outside the allow-list, or a length beyond the end of the data
-     * @throws PickleException for any other malformed pickle (Pyrolite's own checks)
+     * @throws PickleException for any other malformed pickle
      * @throws IOException    when the data ends early
      */
     static Object load(byte[] data) throws IOException {
@@ -175,133 +155,85 @@ final class RestrictedUnpickler extends Unpickler {
      * pickle, a new one for any other (see the class documentation).
      *
      * @throws Refused        for an opcode outside the allow-list, or a length beyond the end of the data
-     * @throws PickleException for any other malformed pickle (Pyrolite's own checks)
+     * @throws PickleException for any other malformed pickle
      * @throws IOException    when the data ends early
      */
     static Object load(byte[] data, Set<String> skippedKeys) throws IOException {
-        Bytes in = new Bytes(data);
-        RestrictedUnpickler u = new RestrictedUnpickler(in, referencedMemoKeys(data), data.length, skippedKeys);
-        try {
-            return u.load(in);
-        } finally {
-            u.close();
-        }
+        return load(data, skippedKeys, null, null);
     }
 
     /**
-     * The memo keys below {@code data.length} that a {@code GET}, {@code BINGET} or {@code LONG_BINGET} of the
-     * pickle reads, found by walking its opcodes without building anything. The walk stops where the load would
-     * fail (an opcode outside the allow-list, a length or line beyond the data), since the load reads nothing
-     * after that; a key at or above {@code data.length} is kept whenever it is set, unscanned.
+     * As {@link #load(byte[], Set)}, with the dicts appended to the lists of the root dict's {@code compactedKey}
+     * list handed to {@code compactor} (see the class documentation).
+     *
+     * @throws Refused        for an opcode outside the allow-list, or a length beyond the end of the data
+     * @throws PickleException for any other malformed pickle
+     * @throws IOException    when the data ends early
      */
+    static Object load(byte[] data, Set<String> skippedKeys, String compactedKey, EntryCompactor compactor)
+            throws IOException {
+        MemoScan scan = MemoScan.of(PickleInput.of(data));
+        return new RestrictedUnpickler(PickleInput.of(data), scan, skippedKeys, compactedKey, compactor).run();
+    }
+
+    /**
+     * As {@link #load(byte[], Set, String, EntryCompactor)}, from a file read twice through a buffer (the memo scan,
+     * then the load), never whole in memory.
+     *
+     * @throws Refused        for an opcode outside the allow-list, or a length beyond the end of the data
+     * @throws PickleException for any other malformed pickle
+     * @throws IOException    when the file cannot be read, or ends early
+     */
+    static Object load(Path file, Set<String> skippedKeys, String compactedKey, EntryCompactor compactor)
+            throws IOException {
+        MemoScan scan;
+        try (PickleInput first = PickleInput.open(file)) {
+            scan = MemoScan.of(first);
+        }
+        try (PickleInput second = PickleInput.open(file)) {
+            return new RestrictedUnpickler(second, scan, skippedKeys, compactedKey, compactor).run();
+        }
+    }
+
+    /** The memo keys below {@code data.length} that a GET, BINGET or LONG_BINGET reads ({@link MemoScan}). */
     static BitSet referencedMemoKeys(byte[] data) {
-        BitSet used = new BitSet();
-        int n = data.length;
-        long p = 0;
-        while (p < n) {
-            int at = (int) p;
-            int op = data[at] & 0xff;
-            p++;
-            switch (op) {
-                case Opcodes.STOP -> {
-                    return used;
-                }
-                case Opcodes.PROTO, Opcodes.BININT1, Opcodes.BINPUT -> p += 1;
-                case Opcodes.BININT2 -> p += 2;
-                case Opcodes.BININT, Opcodes.LONG_BINPUT -> p += 4;
-                case Opcodes.BINFLOAT, Opcodes.FRAME -> p += 8;
-                case Opcodes.BINGET -> {
-                    if (p < n) {
-                        use(used, data[(int) p] & 0xff, n);
-                    }
-                    p += 1;
-                }
-                case Opcodes.LONG_BINGET -> {
-                    if (p + 4 <= n) {
-                        use(used, (int) littleEndian(data, (int) p, 4), n);
-                    }
-                    p += 4;
-                }
-                case Opcodes.GET, Opcodes.INT, Opcodes.LONG, Opcodes.FLOAT, Opcodes.STRING, Opcodes.UNICODE,
-                     Opcodes.PUT -> {
-                    int end = lineEnd(data, (int) p);
-                    if (end < 0) {
-                        return used;
-                    }
-                    if (op == Opcodes.GET) {
-                        try {
-                            use(used, Integer.parseInt(new String(data, (int) p, end - (int) p,
-                                    StandardCharsets.US_ASCII).strip()), n);
-                        } catch (NumberFormatException e) {
-                            return used;
-                        }
-                    }
-                    p = end + 1L;
-                }
-                case Opcodes.SHORT_BINSTRING, Opcodes.SHORT_BINUNICODE, Opcodes.LONG1 -> {
-                    if (p >= n) {
-                        return used;
-                    }
-                    p += 1 + (data[(int) p] & 0xff);
-                }
-                case Opcodes.BINSTRING, Opcodes.BINUNICODE, Opcodes.LONG4 -> {
-                    if (p + 4 > n) {
-                        return used;
-                    }
-                    p += 4 + littleEndian(data, (int) p, 4);
-                }
-                case Opcodes.BINUNICODE8 -> {
-                    if (p + 8 > n) {
-                        return used;
-                    }
-                    long length = littleEndian(data, (int) p, 8);
-                    if (length < 0 || length > n) {
-                        return used;
-                    }
-                    p += 8 + length;
-                }
-                case Opcodes.MARK, Opcodes.POP, Opcodes.POP_MARK, Opcodes.DUP, Opcodes.NONE, Opcodes.NEWTRUE,
-                     Opcodes.NEWFALSE, Opcodes.EMPTY_LIST, Opcodes.APPEND, Opcodes.APPENDS, Opcodes.LIST,
-                     Opcodes.EMPTY_TUPLE, Opcodes.TUPLE, Opcodes.TUPLE1, Opcodes.TUPLE2, Opcodes.TUPLE3,
-                     Opcodes.EMPTY_DICT, Opcodes.DICT, Opcodes.SETITEM, Opcodes.SETITEMS, Opcodes.MEMOIZE -> {
-                    // No argument.
-                }
-                default -> {
-                    return used; // refused by the load, which stops there
-                }
+        try {
+            return MemoScan.of(PickleInput.of(data)).referenced();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // an array is never short of its own bytes
+        }
+    }
+
+    private Object run() throws IOException {
+        try {
+            return load(in);
+        } finally {
+            close();
+            table.clear();
+        }
+    }
+
+    /** Reads opcodes from {@code stream} (this load's input) until {@code STOP}, on this unpickler's own stack. */
+    @SuppressWarnings("ReferenceEquality") // Pyrolite's "no value yet" is one object, compared by identity as it does
+    @Override
+    public Object load(InputStream stream) throws IOException {
+        stack = values;
+        input = stream;
+        while (true) {
+            int key = input.read();
+            if (key < 0) {
+                throw new PickleException("byte " + in.position() + ": the pickle ends before its STOP opcode");
+            }
+            Object value = dispatch((short) key);
+            if (value != NO_RETURN_VALUE) {
+                return value;
             }
         }
-        return used;
-    }
-
-    private static void use(BitSet used, int key, int limit) {
-        if (key >= 0 && key < limit) {
-            used.set(key);
-        }
-    }
-
-    /** {@code width} bytes at {@code at}, little-endian, unsigned for widths below 8. */
-    private static long littleEndian(byte[] data, int at, int width) {
-        long v = 0;
-        for (int i = width - 1; i >= 0; i--) {
-            v = (v << 8) | (data[at + i] & 0xff);
-        }
-        return v;
-    }
-
-    /** The index of the first newline at or after {@code from}, or -1. */
-    private static int lineEnd(byte[] data, int from) {
-        for (int i = from; i < data.length; i++) {
-            if (data[i] == '\n') {
-                return i;
-            }
-        }
-        return -1;
     }
 
     @Override
     protected Object dispatch(short key) throws PickleException, IOException {
-        int at = bytes.position() - 1;
+        long at = in.position() - 1;
         if (key < 0 || key > 255 || !ALLOWED[key]) {
             String name = NAMES.get((int) key);
             if (name == null) {
@@ -312,35 +244,56 @@ final class RestrictedUnpickler extends Unpickler {
                     + " and this reader constructs no class and calls no function");
         }
         long declared = declaredLength(key);
-        if (declared > bytes.remaining()) {
+        if (declared > in.remaining()) {
             throw new Refused("byte " + at + ": " + NAMES.get((int) key) + " declares " + declared
-                    + " bytes but only " + bytes.remaining() + " are left");
+                    + " bytes but only " + in.remaining() + " are left");
         }
         switch (key) {
             case Opcodes.MEMOIZE -> memoize(assignedCount);
             case Opcodes.BINPUT -> memoize(readByte(at));
             case Opcodes.LONG_BINPUT -> memoize(readInt32(at));
-            case Opcodes.PUT -> memoize(putIndex(at));
-            case Opcodes.EMPTY_DICT -> stack.add(new PickleDict());
-            case Opcodes.SHORT_BINUNICODE -> stack.add(string(readByte(at)));
+            case Opcodes.PUT -> memoize(textKey(at, "PUT"));
+            case Opcodes.BINGET -> get(readByte(at), at);
+            case Opcodes.LONG_BINGET -> get(readInt32(at), at);
+            case Opcodes.GET -> get(textKey(at, "GET"), at);
+            case Opcodes.DUP -> {
+                Object top = values.peek();
+                share(top);
+                values.add(top);
+            }
+            case Opcodes.EMPTY_DICT -> values.add(new PickleDict());
+            case Opcodes.EMPTY_LIST -> values.add(new PickleList());
+            case Opcodes.SHORT_BINUNICODE -> values.add(string(readByte(at)));
             // declaredLength checked the length against the bytes left: it is below 2^31.
-            case Opcodes.BINUNICODE -> stack.add(string(readInt32(at)));
+            case Opcodes.BINUNICODE -> values.add(string(readInt32(at)));
+            case Opcodes.APPEND -> {
+                Object item = values.pop();
+                List<Object> list = listOnStack("APPEND", at);
+                if (compacting(list)) {
+                    item = compacted(item);
+                }
+                list.add(item);
+            }
             case Opcodes.APPENDS -> {
-                // Pyrolite's APPENDS trims the list to its size after every batch (Python writes a batch per 1,000
-                // items), copying the whole list each time: quadratic in a list of a million trace entries.
-                List<Object> items = stack.pop_all_since_marker();
-                @SuppressWarnings("unchecked")
-                List<Object> list = (List<Object>) stack.peek();
+                // Not Pyrolite's APPENDS, which trims the list to its size after every batch (Python writes a batch
+                // per 1,000 items), copying the whole list each time: quadratic in a list of a million trace entries.
+                List<Object> items = values.pop_all_since_marker();
+                List<Object> list = listOnStack("APPENDS", at);
+                if (compacting(list)) {
+                    for (int i = 0; i < items.size(); i++) {
+                        items.set(i, compacted(items.get(i)));
+                    }
+                }
                 list.addAll(items);
             }
             case Opcodes.SETITEM -> {
-                Object value = stack.pop();
-                Object k = stack.pop();
-                setItem(dictOnStack(), k, value, at);
+                Object value = values.pop();
+                Object k = values.pop();
+                setItem(dictOnStack("SETITEM", at), k, value, at);
             }
             case Opcodes.SETITEMS -> {
                 List<Object> items = itemPairs("SETITEMS", at);
-                Map<Object, Object> dict = dictOnStack();
+                Map<Object, Object> dict = dictOnStack("SETITEMS", at);
                 for (int i = 0; i < items.size(); i += 2) {
                     setItem(dict, items.get(i), items.get(i + 1), at);
                 }
@@ -351,7 +304,7 @@ final class RestrictedUnpickler extends Unpickler {
                 for (int i = 0; i < items.size(); i += 2) {
                     setItem(dict, items.get(i), items.get(i + 1), at);
                 }
-                stack.add(dict);
+                values.add(dict);
             }
             default -> {
                 return super.dispatch(key);
@@ -360,47 +313,137 @@ final class RestrictedUnpickler extends Unpickler {
         return NO_RETURN_VALUE;
     }
 
-    /** Sets memo key {@code index} to the top of the stack, if a later opcode reads it (Python's memo otherwise). */
+    /**
+     * Sets memo key {@code index} to the top of the stack, if a later opcode reads it (Python's memo otherwise): not
+     * a key below the scan's limit that nothing reads, nor one whose last read is past.
+     */
     private void memoize(int index) {
-        Object top = stack.peek();
-        if (index >= 0 && index < scanned) {
+        Object top = values.peek();
+        if (index >= 0 && index < scan.limit()) {
             if (!assigned.get(index)) {
                 assigned.set(index);
                 assignedCount++;
             }
-            if (!referenced.get(index)) {
+            if (!scan.isReferenced(index) || released.get(index)) {
                 return;
             }
         } else if (assignedBeyond.add(index)) {
             assignedCount++;
         }
-        memo.put(index, top);
-        noteList(top);
+        table.put(index, top);
+        share(top);
+        if (top instanceof PickleList list && !skippedKeys.isEmpty() && list.skipped() == null) {
+            // A list that may be met again: one skipped value wherever it is skipped.
+            list.skipAs(new SkippedValue(nextIdentity++));
+        }
     }
 
-    /** Gives a list that may be met again its skipped value now, if any key is skipped. */
-    private void noteList(Object value) {
-        if (value instanceof List<?> && !skippedKeys.isEmpty()) {
-            listIdentities.computeIfAbsent(value, list -> new SkippedValue(nextIdentity++));
+    /** Notes that a list or dict may be reached from elsewhere than its container. */
+    private static void share(Object value) {
+        if (value instanceof PickleList list) {
+            list.share();
+        } else if (value instanceof PickleDict dict) {
+            dict.share();
+        }
+    }
+
+    /** Pushes what memo key {@code key} holds; drops the key at its last read (the scan's). */
+    private void get(int key, long at) {
+        long read = reads++;
+        if (!table.containsKey(key)) {
+            throw new PickleException("byte " + at + ": memo key " + key + " is read, but no object was memoized"
+                    + " under it");
+        }
+        values.add(table.get(key));
+        if (key >= 0 && key < scan.limit() && scan.lastRead(read)) {
+            table.remove(key);
+            released.set(key);
         }
     }
 
     /**
-     * A skipped value for {@code value}: the list's noted one, or a new identity; {@link SkippedValue#NONE} for an
-     * empty list or a value that is not a list, which tells nothing of where it came from (Java's {@code List.of()}
-     * is one object wherever a writer used it for "no frames").
+     * A skipped value for {@code value}: the list's own when the memo kept it, or a new identity;
+     * {@link SkippedValue#NONE} for an empty list or a value that is not a list, which tells nothing of where it came
+     * from (Java's {@code List.of()} is one object wherever a writer used it for "no frames").
      */
     private SkippedValue skipped(Object value) {
         if (!(value instanceof List<?> list) || list.isEmpty()) {
             return SkippedValue.NONE;
         }
-        SkippedValue noted = listIdentities.get(value);
+        SkippedValue noted = value instanceof PickleList pickled ? pickled.skipped() : null;
         return noted != null ? noted : new SkippedValue(nextIdentity++);
     }
 
+    /** The list at the top of the stack, for {@code opcode}. */
+    @SuppressWarnings("unchecked")
+    private List<Object> listOnStack(String opcode, long at) {
+        Object top = values.peek();
+        if (!(top instanceof List<?>)) {
+            throw new PickleException("byte " + at + ": " + opcode + " onto " + SnapshotValues.pythonType(top)
+                    + ", not a list");
+        }
+        return (List<Object>) top;
+    }
+
+    /**
+     * Whether the dicts appended to {@code list}, at the top of the stack, go to the compactor: a list of the root
+     * dict's {@link #compactedKey} list, where nothing but its container can reach it or that list. The stack then
+     * holds, from the bottom, the root dict, its entries so far in a SETITEM or SETITEMS shape, the key, the list
+     * (being filled: by APPEND with this list above it, or by APPENDS with a MARK and this list's complete siblings
+     * above it), and this list. The shapes Python's and devalloc's picklers write; for any other, nothing is
+     * compacted.
+     */
+    private boolean compacting(List<Object> list) {
+        if (compactor == null || !(list instanceof PickleList own) || own.shared()) {
+            return false;
+        }
+        int top = values.size() - 1;
+        int floor = Math.max(-1, top - 1 - SIBLINGS);
+        int below = top - 1;
+        while (below > floor && values.at(below) instanceof PickleList) {
+            below--;
+        }
+        int outer;
+        if (below > floor && values.isMark(values.at(below))) {
+            outer = below - 1;
+        } else if (below == top - 2) {
+            outer = top - 1;
+        } else {
+            return false;
+        }
+        int k = outer - 1;
+        if (k < 1 || k > ROOT_KEYS || !(values.at(outer) instanceof PickleList traces) || traces.shared()
+                || !compactedKey.equals(values.at(k)) || !(values.at(0) instanceof PickleDict root) || root.shared()) {
+            return false;
+        }
+        if (k == 1) {
+            return true; // SETITEM: root, key, list
+        }
+        if (!values.isMark(values.at(1)) || (k - 2) % 2 != 0) {
+            return false;
+        }
+        for (int i = 2; i < k; i++) {
+            if (values.isMark(values.at(i))) {
+                return false; // inside something else being built
+            }
+        }
+        return true;
+    }
+
+    /** What goes into a compacted list in place of {@code item}: the compactor's row for a dict no one else reaches. */
+    private Object compacted(Object item) {
+        if (item instanceof PickleDict dict && !dict.shared()) {
+            Object row = compactor.compact(dict);
+            if (row != null) {
+                return row;
+            }
+        }
+        return item;
+    }
+
     /** The items since the mark, which must come in key, value pairs. */
-    private List<Object> itemPairs(String opcode, int at) {
-        List<Object> items = stack.pop_all_since_marker();
+    private List<Object> itemPairs(String opcode, long at) {
+        List<Object> items = values.pop_all_since_marker();
         if (items.size() % 2 != 0) {
             throw new PickleException("byte " + at + ": " + opcode + " with an odd number of items (" + items.size()
                     + ")");
@@ -408,16 +451,22 @@ final class RestrictedUnpickler extends Unpickler {
         return items;
     }
 
+    /** The dict at the top of the stack, for {@code opcode}. */
     @SuppressWarnings("unchecked")
-    private Map<Object, Object> dictOnStack() {
-        return (Map<Object, Object>) stack.peek();
+    private Map<Object, Object> dictOnStack(String opcode, long at) {
+        Object top = values.peek();
+        if (!(top instanceof Map<?, ?>)) {
+            throw new PickleException("byte " + at + ": " + opcode + " into " + SnapshotValues.pythonType(top)
+                    + ", not a dict");
+        }
+        return (Map<Object, Object>) top;
     }
 
     /**
      * Puts an entry into {@code dict}, a skipped key's value replaced by its {@link SkippedValue}. A list or dict key
      * is refused, as Python refuses it (unhashable): hashing one nested through the memo could take exponential time.
      */
-    private void setItem(Map<Object, Object> dict, Object k, Object value, int at) {
+    private void setItem(Map<Object, Object> dict, Object k, Object value, long at) {
         if (k instanceof List<?> || k instanceof Map<?, ?>) {
             throw new PickleException("byte " + at + ": a " + (k instanceof List<?> ? "list" : "dict")
                     + " as a dict key (unhashable in Python)");
@@ -431,9 +480,8 @@ final class RestrictedUnpickler extends Unpickler {
      * {@value #SHARED_STRINGS} distinct ones have been seen: a pickler that does not memoize strings (devalloc's own
      * writes every dict key again) would otherwise leave a String per key of every trace entry.
      */
-    private String string(int length) {
-        String text = new String(bytes.buf(), bytes.position(), length, StandardCharsets.UTF_8);
-        bytes.skip(length);
+    private String string(int length) throws IOException {
+        String text = in.utf8(length);
         if (length > SHARED_LENGTH) {
             return text;
         }
@@ -448,34 +496,35 @@ final class RestrictedUnpickler extends Unpickler {
     }
 
     /** A signed little-endian 32-bit integer, as Pyrolite reads LONG_BINPUT's and LONG_BINGET's keys. */
-    private int readInt32(int at) {
+    private int readInt32(long at) throws IOException {
         return readByte(at) | readByte(at) << 8 | readByte(at) << 16 | readByte(at) << 24;
     }
 
-    private int readByte(int at) {
-        int b = bytes.read();
+    private int readByte(long at) throws IOException {
+        int b = in.read();
         if (b < 0) {
             throw new PickleException("byte " + at + ": the pickle ends inside an opcode");
         }
         return b;
     }
 
-    /** PUT's decimal key, on a line of its own. */
-    private int putIndex(int at) {
-        String text = line();
+    /** PUT's and GET's decimal key, on a line of its own, read as {@link MemoScan} reads it. */
+    private int textKey(long at, String opcode) throws IOException {
+        String text = MemoScan.shortLine(in);
         if (text == null) {
-            throw new PickleException("byte " + at + ": PUT without a decimal key on a line of its own (at most 200"
-                    + " bytes) before the pickle ends");
+            throw new PickleException("byte " + at + ": " + opcode + " without a decimal key on a line of its own (at"
+                    + " most " + MemoScan.KEY_LINE + " bytes) before the pickle ends");
         }
         try {
             return Integer.parseInt(text.strip());
         } catch (NumberFormatException e) {
-            throw new PickleException("byte " + at + ": PUT with a key that is not a number: '" + text + "'");
+            throw new PickleException("byte " + at + ": " + opcode + " with a key that is not a number: '" + text
+                    + "'");
         }
     }
 
     /** The bytes that a length-prefixed opcode reads after itself (its prefix included), or 0 for the others. */
-    private long declaredLength(short key) {
+    private long declaredLength(short key) throws IOException {
         return switch (key) {
             case Opcodes.BINSTRING, Opcodes.BINUNICODE, Opcodes.LONG4 -> prefixed(4);
             case Opcodes.BINUNICODE8 -> prefixed(8);
@@ -487,13 +536,13 @@ final class RestrictedUnpickler extends Unpickler {
     }
 
     /** The little-endian length after the opcode plus the prefix's own width; beyond any data when impossible. */
-    private long prefixed(int width) {
-        if (bytes.remaining() < width) {
+    private long prefixed(int width) throws IOException {
+        if (in.remaining() < width) {
             return Long.MAX_VALUE;
         }
         long length = 0;
         for (int i = width - 1; i >= 0; i--) {
-            length = (length << 8) | bytes.peek(i);
+            length = (length << 8) | in.peek(i);
         }
         if (length < 0 || (width == 4 && length > Integer.MAX_VALUE)) {
             return Long.MAX_VALUE;
@@ -502,34 +551,18 @@ final class RestrictedUnpickler extends Unpickler {
     }
 
     /** For GLOBAL, INST and STACK_GLOBAL, the {@code module.name} they would have looked up, for the message. */
-    private String global(short key) {
+    private String global(short key) throws IOException {
         String module = null;
         String name = null;
         if (key == Opcodes.GLOBAL || key == Opcodes.INST) {
-            module = line();
-            name = line();
-        } else if (key == Opcodes.STACK_GLOBAL && stack.size() >= 2) {
-            Object n = stack.pop();
-            Object m = stack.pop();
+            module = MemoScan.shortLine(in);
+            name = MemoScan.shortLine(in);
+        } else if (key == Opcodes.STACK_GLOBAL && values.size() >= 2) {
+            Object n = values.pop();
+            Object m = values.pop();
             module = m instanceof String text ? text : null;
             name = n instanceof String text ? text : null;
         }
         return module == null || name == null ? "" : " (" + module + "." + name + ")";
-    }
-
-    /** A short text line from the data (at most 200 bytes), or null. */
-    private String line() {
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < 200; i++) {
-            int c = bytes.read();
-            if (c < 0) {
-                return null;
-            }
-            if (c == '\n') {
-                return sb.toString();
-            }
-            sb.append((char) c);
-        }
-        return null;
     }
 }

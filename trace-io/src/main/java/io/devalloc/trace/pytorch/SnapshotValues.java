@@ -91,6 +91,9 @@ final class SnapshotValues {
         if (o instanceof Map) {
             return "a dict";
         }
+        if (o instanceof EntryRow) {
+            return "a trace entry (a dict kept as one as it loaded)";
+        }
         if (o instanceof List) {
             return "a list";
         }

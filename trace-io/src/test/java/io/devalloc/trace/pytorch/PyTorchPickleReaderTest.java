@@ -232,6 +232,29 @@ class PyTorchPickleReaderTest {
         assertEquals(1, new PyTorchPickleReader(file, 1).device());
     }
 
+    /**
+     * A file is read through a buffer, never whole, and its trace entries kept as rows as they load: every device
+     * reads exactly as from the same bytes in memory, for Python's pickle and Pyrolite's.
+     */
+    @Test
+    void aFileReadsAsItsBytesInMemory() throws IOException {
+        for (byte[] pickle : List.of(Base64.getDecoder().decode(PROTOCOL_4_SNAPSHOT), pickle(snapshot()))) {
+            Path file = dir.resolve("same.pickle");
+            Files.write(file, pickle);
+            for (int device : new int[] {0, 1}) {
+                assertEquals(read(pickle, device), Events.readAll(new PyTorchPickleReader(file, device)));
+            }
+        }
+    }
+
+    /** A file that cannot be read is an I/O error, not a malformed trace. */
+    @Test
+    void aMissingFileIsAnIoErrorNotAFormatError() {
+        IOException e = assertThrows(IOException.class, () -> PyTorchSnapshotFile.read(dir.resolve("gone.pickle")));
+        assertFalse(e instanceof TraceFormatException, e.toString());
+        assertTrue(e instanceof java.nio.file.NoSuchFileException, e.toString());
+    }
+
     @Test
     void aSnapshotWithAHistoryOnSeveralDevicesIsReadDeviceByDeviceNoneChosenSilently() throws IOException {
         Map<String, Object> snapshot = new HashMap<>();
@@ -582,12 +605,20 @@ class PyTorchPickleReaderTest {
                 device.getMessage());
     }
 
-    private static TraceFormatException badEntry(Map<String, Object> bad) throws IOException {
+    /** The error of a snapshot whose third entry is {@code bad}, the same from a file as from bytes in memory. */
+    private TraceFormatException badEntry(Map<String, Object> bad) throws IOException {
         Map<String, Object> snapshot = new HashMap<>();
         snapshot.put("device_traces", new ArrayList<>(List.of(new ArrayList<>(List.of(
                 entry("alloc", 1, 2, 0, 0), entry("alloc", 3, 4, 0, 0), bad)))));
         byte[] pickle = pickle(snapshot);
-        return assertThrows(TraceFormatException.class, () -> read(pickle, 0));
+        TraceFormatException inMemory = assertThrows(TraceFormatException.class, () -> read(pickle, 0));
+        Path file = dir.resolve("s.pickle");
+        Files.write(file, pickle);
+        TraceFormatException fromFile = assertThrows(TraceFormatException.class,
+                () -> Events.readAll(new PyTorchPickleReader(file, 0)));
+        assertEquals(inMemory.getMessage().replace("s.pickle", file.toString()), fromFile.getMessage());
+        assertEquals(inMemory.line(), fromFile.line());
+        return inMemory;
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.devalloc.trace.pytorch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -10,6 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.ByteArrayOutputStream;
 import java.lang.reflect.RecordComponent;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.HashSet;
@@ -18,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -40,6 +44,11 @@ class RestrictedUnpicklerTest {
             for (int b : bytes) {
                 out.write(b);
             }
+            return this;
+        }
+
+        Pickle op(byte[] bytes) {
+            out.writeBytes(bytes);
             return this;
         }
 
@@ -326,5 +335,165 @@ class RestrictedUnpicklerTest {
         byte[] data = new Pickle().op('c').op("os\nsystem\n".chars().toArray()).op(BINGET, 3).stop();
         assertTrue(RestrictedUnpickler.referencedMemoKeys(data).isEmpty());
         assertThrows(RestrictedUnpickler.Refused.class, () -> RestrictedUnpickler.load(data));
+    }
+
+    // ---- the last read of a memo key, reading from a file, trace entries kept as rows ----
+
+    /**
+     * {@code [L, L, 'x', 'x']} with the list L memoized under key 0 and read twice, and 'x' under key 1 read once:
+     * reads 0 and 1 read key 0, read 2 key 1; the last of each is known, and the load gives CPython's value.
+     */
+    @Test
+    void theLastReadOfEachKeyIsKnown() throws Exception {
+        byte[] data = new Pickle().op(EMPTY_LIST, MARK)
+                .op(EMPTY_LIST, BINPUT, 0, BININT1, 7, APPEND)
+                .op(BINGET, 0)
+                .str("x").op(BINPUT, 1)
+                .op(BINGET, 1)
+                .op(APPENDS, BINGET, 0, APPEND).stop();
+        MemoScan scan = MemoScan.of(PickleInput.of(data));
+        assertFalse(scan.lastRead(0), "key 0 is read again by read 3");
+        assertTrue(scan.lastRead(1), "the only read of key 1");
+        assertTrue(scan.lastRead(2), "the last read of key 0");
+        assertFalse(scan.lastRead(3));
+        List<?> all = (List<?>) RestrictedUnpickler.load(data);
+        assertEquals(List.of(List.of(7), List.of(7), "x", "x", List.of(7)), all);
+        assertSame(all.get(0), all.get(4));
+    }
+
+    /**
+     * A key set again after its last read is not kept (nothing reads it), and a key read before anything was set
+     * under it is refused with where: CPython says "Memo value not found at index 0".
+     */
+    @Test
+    void aKeySetAfterItsLastReadIsNotNeededAndAnUnsetKeyIsRefused() throws Exception {
+        byte[] data = new Pickle().op(EMPTY_LIST).str("a").op(BINPUT, 0, APPEND, BINGET, 0, APPEND)
+                .str("b").op(BINPUT, 0, APPEND).stop();
+        assertEquals(List.of("a", "a", "b"), RestrictedUnpickler.load(data));
+        byte[] unset = new Pickle().op(EMPTY_LIST, BINGET, 0, APPEND).stop();
+        Exception e = assertThrows(Exception.class, () -> RestrictedUnpickler.load(unset));
+        assertEquals("byte 3: memo key 0 is read, but no object was memoized under it", e.getMessage());
+    }
+
+    /** Read from a file (twice: the scan, then the load), each of CPython's pickles loads as from its bytes. */
+    @ParameterizedTest
+    @CsvSource({
+        "286470300a56610a70310a286c70320a49370a6156730a70330a617356620a70340a67320a73566672616d65730a70350a286c7036"
+            + "0a67320a61732e",
+        "80027d71002858010000006171015d7102284b075801000000737103655801000000627104680258060000006672616d6573710"
+            + "55d7106680261752e",
+        "80049527000000000000007d94288c0161945d94284b078c017394658c01629468028c066672616d6573945d94680261752e"})
+    void aFileLoadsAsItsBytes(String hex, @TempDir Path dir) throws Exception {
+        byte[] data = HexFormat.of().parseHex(hex);
+        Path file = dir.resolve("p.pickle");
+        Files.write(file, data);
+        Map<?, ?> read = (Map<?, ?>) RestrictedUnpickler.load(file, Set.of("frames"), null, null);
+        assertEquals(List.of(7, "s"), read.get("a"));
+        assertSame(read.get("a"), read.get("b"));
+        assertInstanceOf(SkippedValue.class, read.get("frames"));
+        assertEquals(RestrictedUnpickler.load(data), RestrictedUnpickler.load(file, Set.of(), null, null));
+    }
+
+    /**
+     * Strings that cross the file buffer's boundary, and one longer than the buffer, load whole; so does a text
+     * GET key split by the boundary.
+     */
+    @Test
+    void stringsAcrossTheBufferBoundaryLoadWhole(@TempDir Path dir) throws Exception {
+        Pickle p = new Pickle().op(EMPTY_LIST, MARK);
+        List<Object> expected = new ArrayList<>();
+        for (int i = 0; i < 700; i++) {
+            String text = "é" + Integer.toString(i).repeat(97 + i % 7);
+            p.longStr(text);
+            expected.add(text);
+        }
+        String huge = "z".repeat(3 * PickleInput.BUFFER + 5);
+        byte[] b = huge.getBytes(StandardCharsets.UTF_8);
+        p.op(0x58, b.length & 0xff, (b.length >>> 8) & 0xff, (b.length >>> 16) & 0xff, 0).op(b);
+        expected.add(huge);
+        p.op(APPENDS);
+        byte[] data = p.stop();
+        assertTrue(data.length > 4 * PickleInput.BUFFER);
+        Path file = dir.resolve("long.pickle");
+        Files.write(file, data);
+        assertEquals(expected, RestrictedUnpickler.load(file, Set.of(), null, null));
+    }
+
+    /** A file that ends early fails with where it ends, as the same bytes do. */
+    @Test
+    void aTruncatedFileSaysWhereItEnds(@TempDir Path dir) throws Exception {
+        byte[] data = new Pickle().op(EMPTY_LIST).str("abc").op(APPEND).out.toByteArray();
+        Path file = dir.resolve("short.pickle");
+        Files.write(file, data);
+        Exception e = assertThrows(Exception.class, () -> RestrictedUnpickler.load(file, Set.of(), null, null));
+        assertEquals("byte 9: the pickle ends before its STOP opcode", e.getMessage());
+        assertEquals(e.getMessage(), assertThrows(Exception.class, () -> RestrictedUnpickler.load(data))
+                .getMessage());
+    }
+
+    private static Map<String, Object> traceEntry(String action, Object addr, Object size, List<Object> frames) {
+        Map<String, Object> e = PickleWriterTest.map("action", action, "addr", addr, "size", size, "stream", 0,
+                "time_us", 17, "compile_context", "N/A", "user_metadata", "");
+        e.put("frames", frames);
+        return e;
+    }
+
+    /**
+     * The dicts of {@code device_traces[i]} become {@link EntryRow}s as they are appended, with what the reader
+     * reads of them; a dict that something else reaches (shared through the memo), an entry with a value the
+     * reader refuses, and dicts elsewhere (segments, {@code host_traces}) stay dicts.
+     */
+    @Test
+    void traceEntriesBecomeRowsWhereNothingElseReachesThem() throws Exception {
+        List<Object> frames = List.of(PickleWriterTest.map("name", "f", "line", 1));
+        Map<String, Object> shared = traceEntry("alloc", 96, 32, List.of());
+        Map<String, Object> segment = PickleWriterTest.map("address", 0, "total_size", 1024, "stream", 0,
+                "blocks", List.of(PickleWriterTest.map("action", "alloc", "address", 0, "size", 64)));
+        Map<String, Object> snapshot = PickleWriterTest.map(
+                "segments", List.of(segment),
+                "device_traces", List.of(List.of(
+                        traceEntry("alloc", 0, 64, frames),
+                        traceEntry("free_completed", new java.math.BigInteger("18446744073709551615"), 64, frames),
+                        shared, shared,
+                        traceEntry("alloc", 128, "64", List.of()),
+                        traceEntry("malloc", 256, 64, List.of()))),
+                "host_traces", List.of(List.of(traceEntry("alloc", 0, 8, List.of()))));
+        byte[] data = PickleWriter.toBytes(snapshot);
+        Map<?, ?> read = (Map<?, ?>) RestrictedUnpickler.load(data, Set.of("frames"), "device_traces", EntryRow::of);
+        List<?> trace = (List<?>) ((List<?>) read.get("device_traces")).get(0);
+        EntryRow first = assertInstanceOf(EntryRow.class, trace.get(0));
+        assertEquals(PyTorchAction.ALLOC, first.action());
+        assertEquals(0, first.addr());
+        assertEquals(64, first.size());
+        assertTrue(first.has(EntryRow.ADDR) && first.has(EntryRow.SIZE) && first.has(EntryRow.STREAM));
+        assertFalse(first.has(EntryRow.DEVICE_FREE));
+        EntryRow second = assertInstanceOf(EntryRow.class, trace.get(1));
+        assertEquals(-1L, second.addr(), "2^64 - 1, unsigned");
+        assertEquals(first.frames(), second.frames(), "one frames list, one identity");
+        assertNotEquals(SkippedValue.NO_IDENTITY, first.frames());
+        assertInstanceOf(PickleDict.class, trace.get(2), "memoized and read again");
+        assertSame(trace.get(2), trace.get(3));
+        assertInstanceOf(PickleDict.class, trace.get(4), "a size that is a string: the reader's message for it");
+        assertInstanceOf(PickleDict.class, trace.get(5), "an unknown action: the reader's message for it");
+        Object block = ((List<?>) ((Map<?, ?>) ((List<?>) read.get("segments")).get(0)).get("blocks")).get(0);
+        assertInstanceOf(PickleDict.class, block);
+        Object host = ((List<?>) ((List<?>) read.get("host_traces")).get(0)).get(0);
+        assertInstanceOf(PickleDict.class, host);
+        // Without the compactor, the same graph with dicts.
+        Map<?, ?> plain = (Map<?, ?>) RestrictedUnpickler.load(data, Set.of("frames"));
+        Map<?, ?> dict = (Map<?, ?>) ((List<?>) ((List<?>) plain.get("device_traces")).get(0)).get(0);
+        assertEquals(17, dict.get("time_us"));
+    }
+
+    /** A list of the device's list that is memoized (something else may read it) keeps its dicts. */
+    @Test
+    void aDeviceListThatIsReadAgainKeepsItsDicts() throws Exception {
+        List<Object> trace = new ArrayList<>(List.of(traceEntry("alloc", 0, 64, List.of())));
+        Map<String, Object> snapshot = PickleWriterTest.map("device_traces", List.of(trace), "other", trace);
+        byte[] data = PickleWriter.toBytes(snapshot);
+        Map<?, ?> read = (Map<?, ?>) RestrictedUnpickler.load(data, Set.of("frames"), "device_traces", EntryRow::of);
+        List<?> device = (List<?>) ((List<?>) read.get("device_traces")).get(0);
+        assertInstanceOf(PickleDict.class, device.get(0));
+        assertSame(device, read.get("other"));
     }
 }

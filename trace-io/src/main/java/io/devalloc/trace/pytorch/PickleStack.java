@@ -1,0 +1,105 @@
+package io.devalloc.trace.pytorch;
+
+import java.util.Arrays;
+import java.util.List;
+import net.razorvine.pickle.PickleException;
+import net.razorvine.pickle.UnpickleStack;
+
+/**
+ * The unpickler's stack, in place of Pyrolite's: the same operations (Pyrolite's opcodes call them), over an array
+ * that {@link RestrictedUnpickler} can also look into ({@link #at(int)}), to tell where in the snapshot a list being
+ * filled is; the items since a mark come back as a {@link PickleList}; and an operation on a stack without what it
+ * needs fails with a message that says where in the pickle, not with an index error. Not thread-safe: one loading
+ * thread.
+ */
+final class PickleStack extends UnpickleStack {
+
+    private static final long serialVersionUID = 1L;
+
+    /** For the position in messages. */
+    private final transient PickleInput in;
+    private transient Object[] items = new Object[64];
+    private int size;
+
+    PickleStack(PickleInput in) {
+        this.in = in;
+    }
+
+    /** Whether {@code o} is the mark that {@link #add_mark()} pushes (Pyrolite's {@code POP_MARK} pops to it). */
+    @SuppressWarnings("ReferenceEquality") // the mark is one object, told apart from every value by identity
+    boolean isMark(Object o) {
+        return o == MARKER;
+    }
+
+    @Override
+    public void add(Object o) {
+        if (size == items.length) {
+            items = Arrays.copyOf(items, size * 2);
+        }
+        items[size++] = o;
+    }
+
+    @Override
+    public void add_mark() {
+        add(MARKER);
+    }
+
+    @Override
+    public Object pop() {
+        if (size == 0) {
+            throw empty();
+        }
+        Object o = items[--size];
+        items[size] = null;
+        return o;
+    }
+
+    @Override
+    public List<Object> pop_all_since_marker() {
+        int mark = size - 1;
+        while (mark >= 0 && !isMark(items[mark])) {
+            mark--;
+        }
+        if (mark < 0) {
+            throw new PickleException("byte " + (in.position() - 1) + ": an opcode that takes the items since a MARK"
+                    + " finds no MARK");
+        }
+        PickleList since = new PickleList(Arrays.asList(items).subList(mark + 1, size));
+        Arrays.fill(items, mark, size, null);
+        size = mark;
+        return since;
+    }
+
+    @Override
+    public Object peek() {
+        if (size == 0) {
+            throw empty();
+        }
+        return items[size - 1];
+    }
+
+    /** The item {@code index} places from the bottom (0 is the first pushed). */
+    Object at(int index) {
+        return items[index];
+    }
+
+    @Override
+    public void trim() {
+        // Nothing to release: the array keeps its capacity, as Pyrolite's list does.
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public void clear() {
+        Arrays.fill(items, 0, size, null);
+        size = 0;
+    }
+
+    private PickleException empty() {
+        return new PickleException("byte " + (in.position() - 1) + ": an opcode takes a value from an empty stack");
+    }
+}
