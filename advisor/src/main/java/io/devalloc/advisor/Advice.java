@@ -27,6 +27,8 @@ import java.util.Objects;
  * @param flushes        the trace's cache flushes told apart, and the capacity it tells
  * @param oom            for a trace with {@code oom} entries: the failures, whether they come back on the card, what
  *                       each setting does there and the verdict; null for a trace without any
+ * @param ladder         the bounds ladder: the lower bound, the offline plan, the grid's least memory and the recorded
+ *                       setting's, with the sentence that reads them; null for a device with only its end state
  * @param endState       for a device without history: its end state, restored under the recorded settings
  *                       (segments, blocks, waste by cause); null for a device with history, or when it could not be
  *                       restored (the trust line says why)
@@ -37,7 +39,8 @@ import java.util.Objects;
 public record Advice(String trace, int cudaDevice, boolean history, long events, String allocator, Objective objective,
                      CardCapacity capacity, MinSaving minSaving, Grid grid, TrustLine trust,
                      List<SettingResult> settings, Recommendation recommendation, CacheFlushes flushes,
-                     OomPostMortem oom, ReplayOutcome endState, List<String> notes, long runs, int threads) {
+                     OomPostMortem oom, BoundsLadder ladder, ReplayOutcome endState, List<String> notes, long runs,
+                     int threads) {
 
     public Advice {
         Objects.requireNonNull(trace, "trace");

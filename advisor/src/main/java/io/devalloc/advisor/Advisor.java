@@ -20,6 +20,11 @@ import io.devalloc.replay.ReplayProgress;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.Replayer;
 import io.devalloc.replay.TraceFile;
+import io.devalloc.replay.bounds.HeapPlacement;
+import io.devalloc.replay.bounds.LiveIntervals;
+import io.devalloc.replay.bounds.LowerBound;
+import io.devalloc.replay.bounds.OfflinePlan;
+import io.devalloc.replay.bounds.PlanOrder;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.pytorch.RecordedAllocatorSettings;
 import java.util.ArrayList;
@@ -214,7 +219,7 @@ public final class Advisor {
     private static Advice withRuns(Advice a, long runs) {
         return new Advice(a.trace(), a.cudaDevice(), a.history(), a.events(), a.allocator(), a.objective(),
                 a.capacity(), a.minSaving(), a.grid(), a.trust(), a.settings(), a.recommendation(), a.flushes(),
-                a.oom(), a.endState(), a.notes(), runs, a.threads());
+                a.oom(), a.ladder(), a.endState(), a.notes(), runs, a.threads());
     }
 
     private Advice advise(AdvisorTrace trace, Options options, RunProgress runs) {
@@ -248,7 +253,17 @@ public final class Advisor {
         List<SettingResult> results = new ArrayList<>();
         TrustLine trust;
         OomPostMortem.Reproduction reproduction = null;
+        OfflinePlan plan;
+        // The bounds: the intervals and the lower bound at once (a sweep), the offline plan's two orders on the pool
+        // first, since on a long trace each takes as long as several replays.
+        LiveIntervals intervals = LiveIntervals.of(trace.compact());
+        Replayer rounded = replayer.withOptions(whatIfOptions(options.allocator(), ""));
+        LowerBound bound = rounded.withSizeRounding(r -> LowerBound.of(intervals, r));
         try (ExecutorService pool = Executors.newFixedThreadPool(options.threads(), new Workers())) {
+            Future<HeapPlacement> bySize = pool.submit(() ->
+                    rounded.withSizeRounding(r -> HeapPlacement.of(intervals, r, PlanOrder.BY_SIZE)));
+            Future<HeapPlacement> byLifetime = pool.submit(() ->
+                    rounded.withSizeRounding(r -> HeapPlacement.of(intervals, r, PlanOrder.BY_LIFETIME)));
             Future<TrustLine> trustRun = pool.submit(() -> trust(trace, options.allocator(), baseline, runs));
             Future<OomPostMortem.Reproduction> reproduced = !reproduce ? null : pool.submit(() ->
                     reproduction(trace, options.allocator(), baseline.config(), ooms.getFirst(), card, runs));
@@ -265,6 +280,7 @@ public final class Advisor {
             for (Future<SettingResult> f : sweep) {
                 results.add(get(f));
             }
+            plan = OfflinePlan.of(get(bySize), get(byLifetime));
         }
 
         List<SettingResult> ranked = Ranking.rank(results, options.objective());
@@ -285,9 +301,11 @@ public final class Advisor {
             post = new OomPostMortem(ooms, facts.entries(), card, reproduction, PostMortems.verdict(facts, ranked,
                     recommendation, trace.compact().startsWarm()));
         }
+        BoundsLadder ladder = Ladders.of(bound, plan, intervals.counts(), options.allocator(), ranked,
+                options.minSaving(), trust.baselineName().equals(Ladders.RECORDED));
         return new Advice(trace.name(), trace.cudaDevice(), true, trace.events(), options.allocator(),
                 options.objective(), card, options.minSaving(), grid, trust, ranked, recommendation, flushes, post,
-                null, notes, 0, options.threads());
+                ladder, null, notes, 0, options.threads());
     }
 
     private static long perSettingEstimate(CardCapacity card, Objective objective) {
@@ -314,7 +332,8 @@ public final class Advisor {
                     + " allocation on this device: nothing to replay under another setting", null, baselineNotes);
             return new Advice(trace.name(), trace.cudaDevice(), true, trace.events(), options.allocator(),
                     options.objective(), null, options.minSaving(), grid, trust, List.of(), null,
-                    trace.compact().cacheFlushes(), null, null, List.of("no allocation was recorded on this device"),
+                    trace.compact().cacheFlushes(), null, null, null, List.of("no allocation was recorded on this"
+                    + " device"),
                     0, options.threads());
         }
         ReplayOutcome endState = null;
@@ -348,7 +367,7 @@ public final class Advisor {
         notes.add(MEMORY_ALONE);
         return new Advice(trace.name(), trace.cudaDevice(), false, trace.events(), options.allocator(),
                 options.objective(), null, options.minSaving(), grid, trust, List.of(), null, CacheFlushes.NONE,
-                null, endState, notes, 0, options.threads());
+                null, null, endState, notes, 0, options.threads());
     }
 
     // ------------------------------------------------------------------------------------------ the card

@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * Replays a trace through any allocator on any device and measures what the allocator did; for PyTorch traces,
@@ -47,6 +48,14 @@ public final class Replayer {
     /** Where the warm start's simulated device reserves expandable segments. */
     static final ExpandableLayout.AddressSpace WARM_SPACE = new ExpandableLayout.AddressSpace(
             WARM_TOP_ADDRESS - WARM_ADDRESS_SPACE, WARM_TOP_ADDRESS, SimulatedDevice.VM_GRANULARITY);
+
+    /** The rounding of an allocator that does not round: the size requested. */
+    private static final SizeRounding EXACT_SIZE = requested -> {
+        if (requested < 0) {
+            throw new IllegalArgumentException("a request of " + requested + " B");
+        }
+        return requested;
+    };
 
     private final ReplayOptions options;
     private final AllocatorRegistry allocators;
@@ -142,6 +151,23 @@ public final class Replayer {
         Replayer r = new Replayer(options, allocators, devices, progress);
         r.allocationHook = allocationHook;
         return r;
+    }
+
+    /**
+     * Runs {@code body} with the request rounding ({@link SizeRounding}) of this replayer's allocator under its
+     * configuration, made on a fresh device of its options' device and closed after: what the bounds of a trace
+     * ({@link io.devalloc.replay.bounds}) are computed with. An allocator that does not round gives the exact size.
+     * Thread-safe as {@link #replay(CompactTrace)} is: each call makes its own allocator.
+     *
+     * @throws IllegalArgumentException if the allocator, the device or the configuration is unknown or invalid
+     */
+    public <T> T withSizeRounding(Function<SizeRounding, ? extends T> body) {
+        Objects.requireNonNull(body, "body");
+        AllocatorProvider provider = allocators.get(options.allocator());
+        try (DeviceMemory device = devices.open(options.device());
+             DeviceAllocator allocator = provider.create(device, options.conf())) {
+            return body.apply(allocator.unwrap(SizeRounding.class).orElse(EXACT_SIZE));
+        }
     }
 
     /**

@@ -4,6 +4,7 @@ import static io.devalloc.replay.report.ReportParts.escape;
 
 import io.devalloc.advisor.Advice;
 import io.devalloc.advisor.Advisor;
+import io.devalloc.advisor.BoundsLadder;
 import io.devalloc.advisor.CapacityCheck;
 import io.devalloc.advisor.JobAdvice;
 import io.devalloc.advisor.Objective;
@@ -103,6 +104,9 @@ public final class AdviceHtml {
                 oom(out, advice.oom(), id);
             }
             recommendation(out, advice, id);
+            if (advice.ladder() != null) {
+                bounds(out, advice.ladder(), id);
+            }
             trust(out, advice.trust(), id);
             table(out, advice, id);
             charts(out, advice, id);
@@ -187,6 +191,24 @@ public final class AdviceHtml {
             out.append("</ul>\n");
         }
         out.append("</section>\n");
+    }
+
+    /** The bounds ladder, bottom up, as the text report shows it, and the sentence that reads it. */
+    private static void bounds(StringBuilder out, BoundsLadder ladder, String id) {
+        out.append("<section id=\"").append(id).append("-bounds\">\n<h2>Bounds</h2>\n<p>")
+                .append(escape(ladder.reading())).append("</p>\n<table class=\"compare\">\n<thead><tr><th></th>"
+                        + "<th>memory</th><th>above the lower bound</th></tr></thead>\n<tbody>\n");
+        for (BoundsLadder.Rung r : ladder.rungs()) {
+            out.append("<tr><td>").append(escape(r.label())).append("</td>");
+            cell(out, r.bytes() < 0 ? "-" : ByteSize.format(r.bytes()));
+            cell(out, AdviceText.aboveFloor(ladder, r));
+            out.append("</tr>\n");
+        }
+        out.append("</tbody>\n</table>\n<p class=\"note\">Bottom up: what any allocator could do. The lower bound"
+                + " is the most bytes live at once, as the program requested them and after the allocator's rounding;"
+                + " the offline plan is what an allocator that knew every allocation in advance would need in one"
+                + " address space; a setting's memory is its smallest capacity; a percentage is of the rung's own"
+                + " memory.</p>\n</section>\n");
     }
 
     /** The out-of-memory post-mortem: the failures as recorded, whether the first comes back, the verdict. */

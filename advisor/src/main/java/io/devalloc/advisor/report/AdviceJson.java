@@ -2,6 +2,7 @@ package io.devalloc.advisor.report;
 
 import io.devalloc.advisor.Advice;
 import io.devalloc.advisor.Advisor;
+import io.devalloc.advisor.BoundsLadder;
 import io.devalloc.advisor.CapacityCheck;
 import io.devalloc.advisor.CardCapacity;
 import io.devalloc.advisor.JobAdvice;
@@ -15,6 +16,10 @@ import io.devalloc.replay.DeviceTrace;
 import io.devalloc.replay.RecordedOom;
 import io.devalloc.replay.ReplayJson;
 import io.devalloc.replay.ReplayResult;
+import io.devalloc.replay.bounds.IntervalCounts;
+import io.devalloc.replay.bounds.LowerBound;
+import io.devalloc.replay.bounds.OfflinePlan;
+import io.devalloc.replay.bounds.PlanOrder;
 import io.devalloc.trace.text.JsonWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -87,6 +92,7 @@ public final class AdviceJson {
         m.put("baseline", baseline(advice));
         m.put("flushes", flushes(advice.flushes()));
         m.put("oom", oom(advice.oom()));
+        m.put("bounds", bounds(advice.ladder()));
         List<Object> settings = new ArrayList<>();
         int rank = 0;
         for (SettingResult s : advice.settings()) {
@@ -189,6 +195,59 @@ public final class AdviceJson {
             m.put("reproduction", rep);
         }
         m.put("verdict", post.verdict());
+        return m;
+    }
+
+    /** The bounds ladder; null for a device with only its end state. */
+    private static Map<String, Object> bounds(BoundsLadder ladder) {
+        if (ladder == null) {
+            return null;
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        LowerBound b = ladder.bound();
+        m.put("requested_peak_bytes", b.requestedPeakBytes());
+        m.put("requested_peak_event", b.requestedPeakEvent() < 0 ? null : b.requestedPeakEvent());
+        m.put("rounded_peak_bytes", b.roundedPeakBytes());
+        m.put("rounded_peak_event", b.roundedPeakEvent() < 0 ? null : b.roundedPeakEvent());
+        m.put("rounding_allocator", ladder.roundingAllocator());
+        OfflinePlan plan = ladder.plan();
+        m.put("plan_bytes", plan.bytes());
+        m.put("plan_order", plan.bestOrder() == PlanOrder.BY_SIZE ? "by_size" : "by_lifetime");
+        m.put("plan_by_size_bytes", plan.bySizeBytes());
+        m.put("plan_by_lifetime_bytes", plan.byLifetimeBytes());
+        m.put("plan_approximations", plan.approximations());
+        m.put("refused_by_rounding", b.refusedByRounding());
+        m.put("saturated", b.saturated() || plan.saturated());
+        IntervalCounts c = ladder.counts();
+        Map<String, Object> counts = new LinkedHashMap<>();
+        counts.put("allocations", c.allocations());
+        counts.put("warm_start_blocks", c.warmStartBlocks());
+        counts.put("oom_instants", c.oomInstants());
+        counts.put("ooms_without_request", c.oomsWithoutRequest());
+        counts.put("unknown_frees", c.unknownFrees());
+        counts.put("reallocated_live_keys", c.reallocatedLiveKeys());
+        counts.put("never_freed", c.neverFreed());
+        counts.put("negative_sizes", c.negativeSizes());
+        m.put("intervals", counts);
+        m.put("best", ladder.best() == null ? null : ladder.best().config());
+        m.put("best_min_capacity_bytes", ladder.best() == null ? null : ladder.best().minCapacityBytes());
+        m.put("recorded", ladder.recorded() == null ? null : ladder.recorded().config());
+        m.put("recorded_min_capacity_bytes", ladder.recorded() == null || !ladder.recorded().fits() ? null
+                : ladder.recorded().minCapacityBytes());
+        m.put("baseline_is_recorded", ladder.recordedSetting());
+        double closed = ladder.gapClosed();
+        m.put("gap_closed", Double.isNaN(closed) ? null : closed);
+        m.put("left_bytes", ladder.leftBytes() < 0 ? null : ladder.leftBytes());
+        List<Object> rungs = new ArrayList<>();
+        for (BoundsLadder.Rung r : ladder.rungs()) {
+            Map<String, Object> e = new LinkedHashMap<>();
+            e.put("rung", r.key());
+            e.put("label", r.label());
+            e.put("bytes", r.bytes() < 0 ? null : r.bytes());
+            rungs.add(e);
+        }
+        m.put("rungs", rungs);
+        m.put("reading", ladder.reading());
         return m;
     }
 

@@ -2,6 +2,7 @@ package io.devalloc.advisor.report;
 
 import io.devalloc.advisor.Advice;
 import io.devalloc.advisor.Advisor;
+import io.devalloc.advisor.BoundsLadder;
 import io.devalloc.advisor.CapacityCheck;
 import io.devalloc.advisor.CardCapacity;
 import io.devalloc.advisor.JobAdvice;
@@ -159,6 +160,9 @@ public final class AdviceText {
             }
         }
         out.println();
+        if (advice.ladder() != null) {
+            ladder(out, advice.ladder());
+        }
 
         TextWrap.print(out, "", "  ", "Settings, best first (" + objectiveSentence(advice) + "):");
         out.println();
@@ -238,6 +242,39 @@ public final class AdviceText {
         out.println();
         TextWrap.print(out, "  Verdict: ", "  ", post.verdict());
         out.println();
+    }
+
+    /**
+     * The bounds ladder, bottom up: each rung's memory and how far above the rounded lower bound it is, then the
+     * sentence that reads it.
+     */
+    static void ladder(PrintWriter out, BoundsLadder ladder) {
+        TextWrap.print(out, "", "  ", "Bounds (what any allocator could do; a setting's memory is its smallest"
+                + " capacity; % of the rung's own):");
+        out.println();
+        TextTable t = TextTable.withHeaders("", "MEMORY", "ABOVE THE\nLOWER BOUND");
+        t.align(1, TextTable.Align.RIGHT);
+        t.align(2, TextTable.Align.RIGHT);
+        for (BoundsLadder.Rung r : ladder.rungs()) {
+            t.row(r.label(), r.bytes() < 0 ? "-" : ByteSize.format(r.bytes()), aboveFloor(ladder, r));
+        }
+        t.print(out, "  ");
+        out.println();
+        TextWrap.print(out, "  ", "  ", ladder.reading());
+        out.println();
+    }
+
+    /**
+     * {@code +2.97 MiB (0.2%)}: how far a rung is above the rounded lower bound, and that as a share of the rung's own
+     * memory (the most of it any allocator could save, as the reading says it); {@code -} for the bound's own rungs
+     * and a rung without memory.
+     */
+    static String aboveFloor(BoundsLadder ladder, BoundsLadder.Rung r) {
+        if (r.bytes() < 0 || r.key().equals("requested") || r.key().equals("rounded")) {
+            return "-";
+        }
+        long above = r.bytes() - ladder.floorBytes();
+        return above <= 0 ? "0 B" : "+" + ByteSize.format(above) + " (" + percent((double) above / r.bytes()) + ")";
     }
 
     private static void trust(PrintWriter out, TrustLine t) {

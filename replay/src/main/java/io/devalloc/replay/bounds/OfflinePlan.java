@@ -28,10 +28,28 @@ public record OfflinePlan(long bySizeBytes, long byLifetimeBytes, long approxima
     public static OfflinePlan of(LiveIntervals intervals, SizeRounding rounding) {
         Objects.requireNonNull(intervals, "intervals");
         RoundedSizes sizes = RoundedSizes.of(intervals, rounding);
-        HeapPlacement bySize = HeapPlacement.of(intervals, sizes, PlanOrder.BY_SIZE);
-        HeapPlacement byLifetime = HeapPlacement.of(intervals, sizes, PlanOrder.BY_LIFETIME);
+        return of(HeapPlacement.of(intervals, sizes, PlanOrder.BY_SIZE),
+                HeapPlacement.of(intervals, sizes, PlanOrder.BY_LIFETIME));
+    }
+
+    /**
+     * The plan of two placements of the same intervals under the same rounding, one in each order: for a caller that
+     * places them at once, on two threads.
+     *
+     * @throws IllegalArgumentException if the placements are not one of each order, of the same intervals
+     */
+    public static OfflinePlan of(HeapPlacement bySize, HeapPlacement byLifetime) {
+        if (bySize.order() != PlanOrder.BY_SIZE || byLifetime.order() != PlanOrder.BY_LIFETIME) {
+            throw new IllegalArgumentException("a plan is one placement by size and one by lifetime, got "
+                    + bySize.order() + " and " + byLifetime.order());
+        }
+        if (bySize.count() != byLifetime.count() || bySize.refusedByRounding() != byLifetime.refusedByRounding()
+                || bySize.saturated() != byLifetime.saturated()) {
+            throw new IllegalArgumentException("the two placements are not of the same intervals and rounding");
+        }
         return new OfflinePlan(bySize.heapBytes(), byLifetime.heapBytes(),
-                bySize.approximations() + byLifetime.approximations(), sizes.refused, sizes.saturated);
+                bySize.approximations() + byLifetime.approximations(), bySize.refusedByRounding(),
+                bySize.saturated());
     }
 
     /** The plan's figure: the lower of the two orders'. */

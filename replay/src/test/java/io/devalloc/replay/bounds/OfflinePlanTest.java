@@ -81,6 +81,19 @@ class OfflinePlanTest {
     }
 
     @Test
+    void aPlanOfTwoPlacementsMadeApartIsThePlanOfBoth() {
+        LiveIntervals iv = intervals(sizeWins());
+        HeapPlacement bySize = HeapPlacement.of(iv, EXACT, PlanOrder.BY_SIZE);
+        HeapPlacement byLifetime = HeapPlacement.of(iv, EXACT, PlanOrder.BY_LIFETIME);
+        assertEquals(OfflinePlan.of(iv, EXACT), OfflinePlan.of(bySize, byLifetime));
+        IllegalArgumentException swapped = assertThrows(IllegalArgumentException.class,
+                () -> OfflinePlan.of(byLifetime, bySize));
+        assertTrue(swapped.getMessage().contains("one placement by size and one by lifetime"), swapped.getMessage());
+        HeapPlacement other = HeapPlacement.of(intervals(lifetimeWins().alloc(9, 1)), EXACT, PlanOrder.BY_LIFETIME);
+        assertThrows(IllegalArgumentException.class, () -> OfflinePlan.of(bySize, other));
+    }
+
+    @Test
     void aBlockReusesTheBytesOfOneFreedBeforeItStarts() {
         // A = 4 B [0, 2), B = 2 B [1, 5), C = 3 B [3, 5): peak 6 at event 1.
         LiveIntervals iv = intervals(TestTraces.pytorch().alloc(1, 4).alloc(2, 2).free(1).alloc(3, 3).free(2)
