@@ -271,7 +271,7 @@ public final class Advisor {
             for (GridEntry e : entries) {
                 boolean recorded = e.config().equals(baseline.config());
                 sweep.add(pool.submit((Callable<SettingResult>) () ->
-                        evaluate(trace, options, card, e, recorded, runs)));
+                        evaluate(trace, options, card, e, recorded, bound.roundedPeakBytes(), runs)));
             }
             trust = get(trustRun);
             if (reproduced != null) {
@@ -542,8 +542,13 @@ public final class Advisor {
 
     // ------------------------------------------------------------------------------------------ one setting
 
+    /**
+     * One setting: its replay on the unlimited device, on the card, and the search for its smallest capacity, which
+     * starts above {@code floorBytes} (the rounded lower bound under the allocator's defaults, which round least:
+     * no capacity below it can hold the live blocks, so it is known to fail without a replay).
+     */
     private SettingResult evaluate(AdvisorTrace trace, Options options, CardCapacity card, GridEntry entry,
-                                   boolean recorded, RunProgress runs) {
+                                   boolean recorded, long floorBytes, RunProgress runs) {
         ReplayOptions figures = whatIfOptions(options.allocator(), entry.config());
         boolean capacityObjective = options.objective() == Objective.CAPACITY;
         ReplayResult full;
@@ -567,9 +572,10 @@ public final class Advisor {
         // The search's replays need no snapshot, and stop at the first out-of-memory error: a failing capacity is
         // known there, and the rest of the trace would only count more failures.
         ReplayOptions probe = figures.withPeakSnapshot(false).withStopAtFirstOom(true);
-        // Capacities up to 'fails' are known to fail, 'runsAt' is known to run: below the peak requested bytes the
-        // live blocks do not fit, and at the unlimited capacity the replay above ran.
-        long fails = full.peakRequestedBytes() > 0 ? (full.peakRequestedBytes() - 1) / GRANULARITY * GRANULARITY : 0;
+        // Capacities up to 'fails' are known to fail, 'runsAt' is known to run: below the peak requested bytes, or
+        // the rounded lower bound, the live blocks do not fit, and at the unlimited capacity the replay above ran.
+        long known = Math.max(full.peakRequestedBytes(), floorBytes);
+        long fails = known > 0 ? (known - 1) / GRANULARITY * GRANULARITY : 0;
         long candidate = Math.max(GRANULARITY, Math.ceilDiv(full.peakReservedBytes(), GRANULARITY) * GRANULARITY);
         long runsAt = UNLIMITED_CAPACITY;
         ReplayResult running = full;

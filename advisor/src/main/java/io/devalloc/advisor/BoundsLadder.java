@@ -82,12 +82,13 @@ public record BoundsLadder(LowerBound bound, OfflinePlan plan, IntervalCounts co
 
     /**
      * The rungs, bottom up: the lower bound as requested, then rounded, the offline plan, the grid's least memory,
-     * the recorded setting (one rung when the recorded setting is the grid's least).
+     * the recorded setting (one rung when the recorded setting is the grid's least). Events are numbered from 1, as
+     * every report numbers them (the bounds package numbers rows from 0).
      */
     public List<Rung> rungs() {
         List<Rung> rungs = new ArrayList<>();
         rungs.add(new Rung("requested", "lower bound, as requested"
-                + (bound.requestedPeakEvent() < 0 ? "" : " (event " + count(bound.requestedPeakEvent()) + ")"),
+                + (bound.requestedPeakEvent() < 0 ? "" : " (event " + count(bound.requestedPeakEvent() + 1) + ")"),
                 bound.requestedPeakBytes()));
         rungs.add(new Rung("rounded", "lower bound, rounded as " + roundingAllocator + " rounds",
                 bound.roundedPeakBytes()));

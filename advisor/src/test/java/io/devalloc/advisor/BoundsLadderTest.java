@@ -139,7 +139,8 @@ class BoundsLadderTest {
         int bounds = out.indexOf("Bounds (what any allocator could do");
         assertTrue(bounds > out.indexOf("Recommendation: ") && bounds < out.indexOf("Settings, best first"), out);
         String section = out.substring(bounds, out.indexOf("Settings, best first"));
-        int requested = section.indexOf("lower bound, as requested (event ");
+        int requested = section.indexOf("lower bound, as requested (event "
+                + String.format(java.util.Locale.ROOT, "%,d", a.oom().first().event()) + ")");
         int rounded = section.indexOf("lower bound, rounded as caching rounds");
         int plan = section.indexOf("offline plan (");
         int best = section.indexOf("least of the grid: expandable_segments:True");
@@ -152,6 +153,8 @@ class BoundsLadderTest {
         Map<?, ?> json = (Map<?, ?>) ((List<?>) AdviceJson.toMap(JobAdvice.of(a)).get("devices")).getFirst();
         Map<?, ?> b = (Map<?, ?>) json.get("bounds");
         assertEquals(860 * MIB, ((Number) b.get("requested_peak_bytes")).longValue());
+        assertEquals(a.oom().first().event(), ((Number) b.get("requested_peak_event")).longValue(),
+                "numbered from 1, as the post-mortem numbers it");
         assertEquals(860 * MIB, ((Number) b.get("plan_bytes")).longValue());
         assertEquals("expandable_segments:True", b.get("best"));
         assertEquals(1180 * MIB, ((Number) b.get("recorded_min_capacity_bytes")).longValue());

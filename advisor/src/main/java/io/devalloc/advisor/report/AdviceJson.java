@@ -206,9 +206,10 @@ public final class AdviceJson {
         Map<String, Object> m = new LinkedHashMap<>();
         LowerBound b = ladder.bound();
         m.put("requested_peak_bytes", b.requestedPeakBytes());
-        m.put("requested_peak_event", b.requestedPeakEvent() < 0 ? null : b.requestedPeakEvent());
+        // Events numbered from 1, as everywhere in the reports (the bounds package numbers rows from 0).
+        m.put("requested_peak_event", b.requestedPeakEvent() < 0 ? null : b.requestedPeakEvent() + 1);
         m.put("rounded_peak_bytes", b.roundedPeakBytes());
-        m.put("rounded_peak_event", b.roundedPeakEvent() < 0 ? null : b.roundedPeakEvent());
+        m.put("rounded_peak_event", b.roundedPeakEvent() < 0 ? null : b.roundedPeakEvent() + 1);
         m.put("rounding_allocator", ladder.roundingAllocator());
         OfflinePlan plan = ladder.plan();
         m.put("plan_bytes", plan.bytes());
