@@ -400,12 +400,49 @@ public final class Advisor {
         if (recorded.bytes() < ByteSize.MiB) {
             return null;
         }
+        if (recorded.bytes() > ReplayOptions.MAX_DEVICE_BYTES) {
+            notes.add("the trace tells a card of " + ByteSize.format(recorded.bytes()) + " (" + recorded.reason()
+                    + "), more than any device devalloc simulates (" + ByteSize.format(ReplayOptions.MAX_DEVICE_BYTES)
+                    + "): a corrupt figure, left out; give --capacity");
+            return null;
+        }
         CardCapacity.Source source = switch (recorded.source()) {
             case OOM -> CardCapacity.Source.OOM;
             case RETRY_FLUSHES -> CardCapacity.Source.RETRY_FLUSHES;
             case OOM_REQUEST -> CardCapacity.Source.OOM_REQUEST;
         };
+        if (source == CardCapacity.Source.OOM_REQUEST && !(settings != null
+                && Boolean.TRUE.equals(settings.values().get("expandable_segments")))) {
+            // Without expandable segments the device malloc that failed was exactly PyTorch's segment size for the
+            // request (get_allocation_size), tighter than the replay module's bound, which covers expandable
+            // segments' whole 20 MiB pages too.
+            long tight = Long.MAX_VALUE;
+            for (RecordedOom o : trace.compact().recordedOoms()) {
+                if (o.deviceFreeBytes() < 0 && o.requestBytes() > 0) {
+                    long failedAt = o.reservedBytes() + segmentSize(o.requestBytes());
+                    tight = Math.min(tight, failedAt < 0 ? Long.MAX_VALUE : failedAt - 1);
+                }
+            }
+            if (tight < recorded.bytes() && tight >= ByteSize.MiB) {
+                return new CardCapacity(tight, source, "at most that: the trace does not record the device's free"
+                        + " bytes, and the device malloc PyTorch made for the request that"
+                        + " failed (its segment: 2 MiB up to 1 MiB, 20 MiB below 10 MiB, else the request rounded up"
+                        + " to 2 MiB) did not fit on top of what was reserved");
+            }
+        }
         return new CardCapacity(recorded.bytes(), source, recorded.reason());
+    }
+
+    /** PyTorch's {@code get_allocation_size}: the segment the caching allocator asks the device for a request. */
+    static long segmentSize(long request) {
+        if (request <= ByteSize.MiB) {
+            return 2 * ByteSize.MiB;
+        }
+        if (request < 10 * ByteSize.MiB) {
+            return 20 * ByteSize.MiB;
+        }
+        long step = 2 * ByteSize.MiB;
+        return request > Long.MAX_VALUE - step ? Long.MAX_VALUE / 2 : (request + step - 1) / step * step;
     }
 
     private static String noSettingRuns(List<SettingResult> ranked, CardCapacity card) {

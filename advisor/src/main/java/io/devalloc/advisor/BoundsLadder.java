@@ -48,9 +48,9 @@ public record BoundsLadder(LowerBound bound, OfflinePlan plan, IntervalCounts co
         }
     }
 
-    /** The floor the reading measures from: the rounded lower bound. */
+    /** The floor the reading measures from: the rounded lower bound; -1 when {@link #saturated()}. */
     public long floorBytes() {
-        return bound.roundedPeakBytes();
+        return saturated() ? -1 : bound.roundedPeakBytes();
     }
 
     /**
@@ -58,7 +58,8 @@ public record BoundsLadder(LowerBound bound, OfflinePlan plan, IntervalCounts co
      * without both settings, or when the recorded setting leaves no gap.
      */
     public double gapClosed() {
-        if (best == null || recorded == null || !recorded.fits() || recorded.minCapacityBytes() <= floorBytes()) {
+        if (saturated() || best == null || recorded == null || !recorded.fits()
+                || recorded.minCapacityBytes() <= floorBytes()) {
             return Double.NaN;
         }
         long gap = recorded.minCapacityBytes() - floorBytes();
@@ -67,13 +68,14 @@ public record BoundsLadder(LowerBound bound, OfflinePlan plan, IntervalCounts co
 
     /** What the best setting needs above the floor (0 at or below it); -1 without a best setting. */
     public long leftBytes() {
-        return best == null ? -1 : Math.max(0, best.minCapacityBytes() - floorBytes());
+        return best == null || saturated() ? -1 : Math.max(0, best.minCapacityBytes() - floorBytes());
     }
 
     /**
      * One rung of the ladder, as every report shows it.
      *
-     * @param key   {@code requested}, {@code rounded}, {@code plan}, {@code best} or {@code recorded} (the JSON's names)
+     * @param key   {@code requested}, {@code rounded}, {@code plan}, {@code best} or {@code recorded} (the JSON's
+     *              names)
      * @param label what the rung is, in words
      * @param bytes the memory of the rung; -1 where there is none (no setting runs the whole trace)
      */
@@ -87,13 +89,20 @@ public record BoundsLadder(LowerBound bound, OfflinePlan plan, IntervalCounts co
      */
     public List<Rung> rungs() {
         List<Rung> rungs = new ArrayList<>();
-        rungs.add(new Rung("requested", "lower bound, as requested"
-                + (bound.requestedPeakEvent() < 0 ? "" : " (event " + count(bound.requestedPeakEvent() + 1) + ")"),
-                bound.requestedPeakBytes()));
-        rungs.add(new Rung("rounded", "lower bound, rounded as " + roundingAllocator + " rounds",
-                bound.roundedPeakBytes()));
-        rungs.add(new Rung("plan", "offline plan (" + (plan.bestOrder() == PlanOrder.BY_SIZE ? "largest first"
-                : "longest-lived first") + ")", plan.bytes()));
+        if (saturated()) {
+            // Sizes that add up beyond a long: the bounds are no figures (the reading says so).
+            rungs.add(new Rung("requested", "lower bound, as requested: the sizes add up beyond 2^63 bytes", -1));
+            rungs.add(new Rung("rounded", "lower bound, rounded: none", -1));
+            rungs.add(new Rung("plan", "offline plan: none", -1));
+        } else {
+            rungs.add(new Rung("requested", "lower bound, as requested"
+                    + (bound.requestedPeakEvent() < 0 ? "" : " (event " + count(bound.requestedPeakEvent() + 1) + ")"),
+                    bound.requestedPeakBytes()));
+            rungs.add(new Rung("rounded", "lower bound, rounded as " + roundingAllocator + " rounds",
+                    bound.roundedPeakBytes()));
+            rungs.add(new Rung("plan", "offline plan (" + (plan.bestOrder() == PlanOrder.BY_SIZE ? "largest first"
+                    : "longest-lived first") + ")", plan.bytes()));
+        }
         if (best == null) {
             rungs.add(new Rung("best", "least of the grid: no setting runs the whole trace", -1));
         } else if (best.recorded()) {
@@ -106,6 +115,11 @@ public record BoundsLadder(LowerBound bound, OfflinePlan plan, IntervalCounts co
         rungs.add(new Rung("recorded", baseline() + (runs ? "" : ", which does not run the whole trace"),
                 runs ? recorded.minCapacityBytes() : -1));
         return rungs;
+    }
+
+    /** Whether the trace's sizes add up beyond a {@code long}: the bounds are then no figures (a hostile trace). */
+    public boolean saturated() {
+        return bound.saturated() || plan.saturated();
     }
 
     /** The baseline's rung, named as the reports name it: {@code the recorded setting: (defaults)}. */

@@ -57,7 +57,7 @@ final class Ladders {
      */
     static String reading(LowerBound bound, OfflinePlan plan, String bestName, long need, long recordedNeed,
                           boolean bestIsRecorded, String baseline, MinSaving margin) {
-        if (bound.saturated()) {
+        if (bound.saturated() || plan.saturated()) {
             return "The trace's sizes add up to more than 2^63 bytes (a corrupt or hostile trace): no bound can be"
                     + " told from it.";
         }
@@ -71,10 +71,12 @@ final class Ladders {
         StringBuilder s = new StringBuilder();
         if (recordedNeed < 0) {
             s.append("The setting of the grid that runs the trace in the least memory is " + name + " ("
-                    + ByteSize.format(need) + "; " + baseline + (baseline.equals(DEFAULTS) ? " do" : " does") + " not run it whole)");
+                    + ByteSize.format(need) + "; " + baseline + (baseline.equals(DEFAULTS) ? " do" : " does")
+                    + " not run it whole)");
         } else if (recordedNeed <= floor) {
-            return capitalised(baseline) + runs(baseline) + " the trace in its lower bound (" + ByteSize.format(floor) + "): no"
-                    + " allocator that rounds requests this way can need less; tuning the allocator will not help.";
+            return capitalised(baseline) + runs(baseline) + " the trace in its lower bound (" + ByteSize.format(floor)
+                    + "): no allocator that rounds requests this way can need less; tuning the allocator will not"
+                    + " help.";
         } else if (bestIsRecorded) {
             s.append(capitalised(baseline)).append(runs(baseline)).append(" the trace in the least memory of the grid's"
                     + " settings ("

@@ -34,8 +34,7 @@ final class PostMortems {
                     + recorded + ", with " + ByteSize.format(replayed.reservedBytes()) + " reserved and "
                     + ByteSize.format(replayed.allocatedBytes()) + " allocated after its retry ladder");
         }
-        String parted = ": the replay parts from the recording there (the capacity the trace tells is the smallest"
-                + " it saw; other processes' memory may have changed it)";
+        String parted = ": " + whyNotAsRecorded(first, card);
         if (replayed != null && replayed.event() < first.event()) {
             return new OomPostMortem.Reproduction(false, replayed, on + "fails earlier, at event "
                     + count(replayed.event()) + " (a request of " + ByteSize.format(replayed.requestBytes())
@@ -74,16 +73,20 @@ final class PostMortems {
         String onCard = "on this card (" + ByteSize.format(card.bytes()) + ", " + card.reason() + ")";
         SettingResult through = throughWithFewestFlushes(ranked, recommended);
         SettingResult base = baseline(ranked);
-        if (through != null && through.recorded()) {
+        if (base != null && base.ran() && base.runsOnCard()) {
+            // The failure does not come back under the recorded setting: say why first, whatever else runs.
+            String why = card.source() == CardCapacity.Source.GIVEN || !startsWarm ? whyNotAsRecorded(first, card)
+                    : "the recording did not start empty (its trace begins with memory already reserved, from before"
+                    + " the history), and a fresh start may get through";
+            String also = through == null || through.recorded() ? "" : " " + Ranking.label(through) + " runs to the"
+                    + " end there too, with " + callsThere(through) + ".";
             return "The recorded setting, replayed from an empty allocator, gets past " + failure + " and runs to the"
-                    + " end " + onCard + (startsWarm ? ": the recording did not start empty (its trace begins with"
-                    + " memory already reserved, from before the history), and a fresh start may get through" : ":"
-                    + " the replay and the recording part before the failure (see the trust line)") + ".";
+                    + " end " + onCard + ": " + why + "." + also;
         }
         if (through != null) {
             long spare = post.spareBytes(through);
             return Ranking.label(through) + " gets past " + failure + " and runs to the end " + onCard + ", with "
-                    + flushes(through.flushesOnCard()) + " there and " + spare(spare) + "; the recorded setting "
+                    + callsThere(through) + " and " + spare(spare, card) + "; the recorded setting "
                     + (base == null ? "could not be replayed" : post.passage(base).words()) + ".";
         }
         SettingResult smallest = null;
@@ -92,15 +95,59 @@ final class PostMortems {
                 smallest = s;
             }
         }
+        // A setting that gets past the first failure and fails later (a run that caught it and went on).
+        SettingResult past = null;
+        for (SettingResult s : ranked) {
+            if (past == null && OomPostMortem.passage(s, first) == OomPostMortem.Passage.PAST_THEN_FAILS) {
+                past = s;
+            }
+        }
+        String pastSentence = "";
+        if (past != null) {
+            ReplayResult.OomPoint next = past.atCapacity().firstOom();
+            pastSentence = "; " + Ranking.label(past) + " gets past " + failure + ", then fails at event "
+                    + count(next.event())
+                    + " (a request of " + ByteSize.format(next.requestBytes()) + ")";
+        }
+        String head = (past == null ? "No setting of the grid gets past " + failure + " " + onCard
+                : "No setting of the grid runs to the end " + onCard) + pastSentence;
         if (smallest == null) {
-            return "No setting of the grid gets past " + failure + " " + onCard + ", and none runs the trace even on "
-                    + Advisor.UNLIMITED_DEVICE + ".";
+            return head + ", and none runs the trace even on " + Advisor.UNLIMITED_DEVICE + ".";
         }
         long more = smallest.minCapacityBytes() - card.bytes();
-        return "No setting of the grid gets past " + failure + " " + onCard + ": the best, "
-                + Ranking.label(smallest) + ", needs a device of " + ByteSize.format(smallest.minCapacityBytes())
-                + ", " + ByteSize.format(Math.max(0, more)) + " (" + Percent.of((double) Math.max(0, more) / card.bytes())
-                + ") more than the card had.";
+        return head + ": to run the whole trace the best, " + Ranking.label(smallest) + ", needs a device of "
+                + ByteSize.format(smallest.minCapacityBytes()) + ", " + ByteSize.format(Math.max(0, more)) + " ("
+                + Percent.of((double) Math.max(0, more) / card.bytes()) + ") more than the card had.";
+    }
+
+    /**
+     * Why the recorded setting's replay on the card does not fail where the recording did: a card given with
+     * {@code --capacity} that is not the recording's, a card the trace only bounds from above, or the replay and the
+     * recording parting before the failure.
+     */
+    private static String whyNotAsRecorded(RecordedOom first, CardCapacity card) {
+        if (card.source() == CardCapacity.Source.GIVEN) {
+            long then = first.capacityBytes();
+            return then > 0 ? "the card given with --capacity is not the memory the recording had ("
+                    + ByteSize.format(then) + ", reserved plus the device's free bytes at the failure)"
+                    : "the card given with --capacity is not the one the recording ran out of memory on";
+        }
+        if (card.source() == CardCapacity.Source.OOM_REQUEST) {
+            return "the trace does not record the device's free memory, so the card is only bounded from above (the"
+                    + " real one was smaller: give --capacity, torch.cuda.mem_get_info()'s total or the job's"
+                    + " per-process limit)";
+        }
+        return "the replay parts from the recording there (the capacity the trace tells is the smallest it saw; other"
+                + " processes' memory, or a per-process memory fraction the snapshot does not record, may have made"
+                + " the real card smaller: give --capacity)";
+    }
+
+    /** {@code 1 cache flush and 17 device frees there}: what getting through costs on the card. */
+    private static String callsThere(SettingResult s) {
+        ReplayResult there = s.atCapacity() == null ? null : s.atCapacity().result();
+        long frees = there == null ? 0 : there.deviceFrees();
+        return flushes(s.flushesOnCard()) + (frees > 0 ? " and " + count(frees) + " device free" + (frees == 1 ? ""
+                : "s") + " (cudaFree or unmap: each synchronises the device)" : "") + " there";
     }
 
     /**
@@ -129,12 +176,14 @@ final class PostMortems {
         return null;
     }
 
-    private static String spare(long spare) {
+    private static String spare(long spare, CardCapacity card) {
         if (spare < 0) {
             return "no room to spare";
         }
+        // A card bounded only from above (no free bytes recorded) leaves at most that much.
+        String atMost = card.source() == CardCapacity.Source.OOM_REQUEST ? "at most " : "";
         return spare < Advisor.GRANULARITY ? "less than " + ByteSize.format(Advisor.GRANULARITY) + " to spare"
-                : ByteSize.format(spare) + " to spare (it runs on a device that much smaller)";
+                : atMost + ByteSize.format(spare) + " to spare (it runs on a device that much smaller)";
     }
 
     private static String flushes(long n) {

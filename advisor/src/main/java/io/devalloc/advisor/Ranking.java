@@ -238,7 +238,8 @@ final class Ranking {
             return "saves nothing on " + (objective == Objective.CAPACITY ? "the smallest capacity"
                     : "the peak reserved") + " (it wins a tie)";
         }
-        return "saves only " + ByteSize.format(saved) + " (" + Percent.of((double) saved / figure(base, objective)) + ")";
+        return "saves only " + ByteSize.format(saved) + " (" + Percent.of((double) saved / figure(base, objective))
+                + ")";
     }
 
     private static Recommendation recommendation(String allocator, SettingResult chosen, SettingResult base,

@@ -86,7 +86,8 @@ class LaddersTest {
     void theRecordedSettingAtTheBoundIsSaidToBeThere() {
         assertEquals("The recorded setting runs the trace in its lower bound (100.00 MiB): no allocator that rounds"
                 + " requests this way can need less; tuning the allocator will not help.",
-                Ladders.reading(bound(99, 100), plan(100, 100), "(defaults)", 100 * MIB, 100 * MIB, true, Ladders.RECORDED, MARGIN));
+                Ladders.reading(bound(99, 100), plan(100, 100), "(defaults)", 100 * MIB, 100 * MIB, true,
+                        Ladders.RECORDED, MARGIN));
     }
 
     @Test
@@ -115,6 +116,22 @@ class LaddersTest {
                 + " 100.00 MiB (14.7%) less than (defaults): a better placement is worth looking for.",
                 Ladders.reading(bound(580, 580), plan(580, 600), "(defaults)", 680 * MIB, 680 * MIB, true,
                         Ladders.DEFAULTS, MARGIN));
+    }
+
+    @Test
+    void aSaturatedLaddersRungsShowNoFigureOfTheBounds() {
+        LowerBound saturated = new LowerBound(Long.MAX_VALUE, 3, Long.MAX_VALUE, 3, 0, true);
+        OfflinePlan none = new OfflinePlan(Long.MAX_VALUE, Long.MAX_VALUE, 0, 0, true);
+        BoundsLadder ladder = new BoundsLadder(saturated, none, new io.devalloc.replay.bounds.IntervalCounts(2, 0, 0,
+                0, 0, 0, 0, 0), "caching", null, null, true, Ladders.reading(saturated, none, null, -1, -1, false,
+                Ladders.RECORDED, MARGIN));
+        assertEquals(true, ladder.saturated());
+        assertEquals(-1, ladder.floorBytes());
+        for (BoundsLadder.Rung r : ladder.rungs()) {
+            assertEquals(-1, r.bytes(), r.toString());
+            assertEquals("-", io.devalloc.advisor.report.AdviceText.aboveFloor(ladder, r), r.toString());
+        }
+        assertEquals(true, Double.isNaN(ladder.gapClosed()));
     }
 
     @Test

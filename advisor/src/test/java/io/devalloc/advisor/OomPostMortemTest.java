@@ -139,8 +139,11 @@ class OomPostMortemTest {
         assertEquals("expandable_segments:True", a.recommendation().setting().config());
         assertEquals(Recommendation.Why.AVOIDS_OOM, a.recommendation().why());
         assertEquals("expandable_segments:True gets past the out-of-memory error at event "
-                + String.format(java.util.Locale.ROOT, "%,d", first.event()) + " and runs to the end on this card (1.00 GiB, "
-                + a.capacity().reason() + "), with 1 cache flush there and 164.00 MiB to spare (it runs on a device"
+                + String.format(java.util.Locale.ROOT, "%,d", first.event())
+                + " and runs to the end on this card (1.00 GiB, "
+                // 8 device frees: the flush unmaps the free 40 MiB of pages of each of the eight segments.
+                + a.capacity().reason() + "), with 1 cache flush and 8 device frees (cudaFree or unmap: each"
+                + " synchronises the device) there and 164.00 MiB to spare (it runs on a device"
                 + " that much smaller); the recorded setting fails at the same request.", post.verdict());
 
         String out = text(a);
@@ -208,7 +211,8 @@ class OomPostMortemTest {
         assertEquals(1480 * MIB, setting(a, "").minCapacityBytes());
         assertTrue(a.oom().verdict().startsWith("No setting of the grid gets past the out-of-memory error at event "),
                 a.oom().verdict());
-        assertTrue(a.oom().verdict().endsWith(": the best, expandable_segments:True, needs a device of "
+        assertTrue(a.oom().verdict().endsWith(": to run the whole trace the best, expandable_segments:True, needs a"
+                + " device of "
                 + ByteSize.format(1160 * MIB) + ", 136.00 MiB (13.3%) more than the card had."), a.oom().verdict());
         assertTrue(a.oom().reproduction().reproduced(), a.oom().reproduction().sentence());
     }
@@ -233,6 +237,16 @@ class OomPostMortemTest {
         assertEquals(1, expandable.atCapacity().servedOomRequests());
         assertEquals(0, setting(a, "").atCapacity().servedOomRequests());
         assertEquals(Passage.FAILS_THERE, a.oom().passage(setting(a, "")));
+        // No setting runs to the end of this card; the verdict names the one that gets past the first failure and
+        // where it fails next, then what running the whole trace needs: 100 + 600 + 400 MiB with expandable segments.
+        String second = String.format(java.util.Locale.ROOT, "%,d", a.oom().ooms().get(1).event());
+        assertTrue(a.oom().verdict().startsWith("No setting of the grid runs to the end on this card (1.00 GiB, "),
+                a.oom().verdict());
+        assertTrue(a.oom().verdict().contains("; expandable_segments:True gets past the first of its 2 out-of-memory"
+                + " errors (event " + String.format(java.util.Locale.ROOT, "%,d", a.oom().first().event())
+                + "), then fails at event " + second
+                + " (a request of 400.00 MiB): to run the whole trace the best, expandable_segments:True, needs a"
+                + " device of 1.07 GiB"), a.oom().verdict());
     }
 
     @Test
@@ -247,15 +261,25 @@ class OomPostMortemTest {
         assertFalse(rep.reproduced());
         assertNull(rep.replayed(), "on 2 GiB the recorded setting runs to the end");
         assertTrue(rep.sentence().contains("serves the request that failed at event"), rep.sentence());
+        assertTrue(rep.sentence().endsWith("and runs to the end of the trace: the card given with --capacity is not"
+                + " the memory the recording had (1.00 GiB, reserved plus the device's free bytes at the failure)"),
+                rep.sentence());
         assertEquals(Passage.RUNS_TO_END, a.oom().passage(setting(a, "")));
-        assertTrue(a.oom().verdict().startsWith("The recorded setting, replayed from an empty allocator, gets past"),
-                a.oom().verdict());
+        String event = String.format(java.util.Locale.ROOT, "%,d", a.oom().first().event());
+        assertTrue(a.oom().verdict().startsWith("The recorded setting, replayed from an empty allocator, gets past the"
+                + " out-of-memory error at event " + event + " and runs to the end on this card (2.00 GiB, "
+                + a.capacity().reason() + "): the card given with --capacity is not the memory the recording had"
+                + " (1.00 GiB, reserved plus the device's free bytes at the failure)."), a.oom().verdict());
     }
 
     /** The crash's snapshot with each oom entry's device_free removed, and its size too when {@code noRequest}. */
     private static Path withoutFreeBytes(String name, boolean noRequest) throws IOException {
+        return withoutFreeBytes(name, noRequest, 600);
+    }
+
+    private static Path withoutFreeBytes(String name, boolean noRequest, long requestMiB) throws IOException {
         Recorded r = SnapshotScenarios.record(0, GIB, "", Integer.MAX_VALUE,
-                SnapshotScenarios.fragmenting(100, 8, 600, 0));
+                SnapshotScenarios.fragmenting(100, 8, requestMiB, 0));
         Map<String, Object> snapshot = SnapshotScenarios.snapshot(List.of(r), true);
         for (Object entry : (List<?>) ((List<?>) snapshot.get("device_traces")).getFirst()) {
             @SuppressWarnings("unchecked")
@@ -282,6 +306,41 @@ class OomPostMortemTest {
         assertEquals(Passage.RUNS_TO_END, a.oom().passage(setting(a, "expandable_segments:True")));
         assertEquals(Passage.FAILS_THERE, a.oom().passage(setting(a, "")));
         assertTrue(a.recommendation() != null && !a.recommendation().alreadyBest(), "a crashed job is never kept");
+    }
+
+    @Test
+    void withoutTheDevicesFreeBytesARequestOffTwentyMibBoundsTheCardByPyTorchsSegmentSize() throws IOException {
+        // 590 MiB: PyTorch asks the device for 590 MiB (get_allocation_size rounds a request from 10 MiB up to
+        // 2 MiB), not 600: the card is below 580 + 590 = 1170 MiB, and the failure comes back on it.
+        Advice a = advise(withoutFreeBytes("no-free-590.pickle", false, 590), -1);
+        assertEquals(590 * MIB, a.oom().first().requestBytes());
+        assertEquals(CardCapacity.Source.OOM_REQUEST, a.capacity().source());
+        assertEquals(1170 * MIB - 1, a.capacity().bytes());
+        assertTrue(a.oom().reproduction().reproduced(), a.oom().reproduction().sentence());
+        assertEquals(Passage.FAILS_THERE, a.oom().passage(setting(a, "")));
+        assertEquals(860 * MIB, setting(a, "expandable_segments:True").minCapacityBytes(),
+                "100 + 160 MiB and the 590 MiB in 20 MiB pages");
+        assertTrue(a.oom().verdict().contains(" and at most " + ByteSize.format(310 * MIB - 1) + " to spare"),
+                "the card is bounded from above only: " + a.oom().verdict());
+    }
+
+    @Test
+    void aDeviceFreeBeyondAnyDeviceIsACorruptFigureAndLeavesTheCardUnknown() throws IOException {
+        Recorded r = SnapshotScenarios.record(0, GIB, "", Integer.MAX_VALUE,
+                SnapshotScenarios.fragmenting(100, 8, 600, 0));
+        Map<String, Object> snapshot = SnapshotScenarios.snapshot(List.of(r), true);
+        for (Object entry : (List<?>) ((List<?>) snapshot.get("device_traces")).getFirst()) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> e = (Map<String, Object>) entry;
+            if ("oom".equals(e.get("action"))) {
+                e.put("device_free", 1L << 62);
+            }
+        }
+        Advice a = advise(SnapshotScenarios.write(dir.resolve("hostile-free.pickle"), snapshot), -1);
+        assertNull(a.capacity(), "no card rather than an absurd one");
+        assertTrue(a.notes().stream().anyMatch(n -> n.contains("more than any device devalloc simulates")
+                && n.contains("give --capacity")), a.notes().toString());
+        assertTrue(a.oom().verdict().contains("give --capacity"), a.oom().verdict());
     }
 
     @Test

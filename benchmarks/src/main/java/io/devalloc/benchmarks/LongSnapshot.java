@@ -29,9 +29,9 @@ import java.util.SplittableRandom;
  * calls, as PyTorch's {@code py_symbolize} gives the entries of one call one list and every call the same dict for
  * the same frame. The entries keep what the recorder gives them ({@code compile_context}, {@code user_metadata},
  * {@code pool_id}), but for {@code time_us}, which is made a clock of its own (an entry every 5 µs from a fixed
- * start) so that the same entries give the same file. Written with devalloc's pickle writer, which writes a shared list or dict
- * once ({@code BINPUT}) and reads it again from the memo ({@code BINGET}), as CPython's pickler does; CPython's
- * {@code pickle.load} reads it with the sharing intact ({@code LongSnapshotTest} checks both).
+ * start) so that the same entries give the same file. Written with devalloc's pickle writer, which writes a shared
+ * list or dict once ({@code BINPUT}) and reads it again from the memo ({@code BINGET}), as CPython's pickler does;
+ * CPython's {@code pickle.load} reads it with the sharing intact ({@code LongSnapshotTest} checks both).
  *
  * <p>About 320 bytes of pickle per trace entry: 1,000,000 entries make about 330 MB. Making it needs the whole
  * snapshot as Java maps (about 1 KB of heap per entry). Stateless; {@link #write} may run on any thread.

@@ -13,8 +13,8 @@ import java.util.List;
  * A synthetic training-like trace of a given number of events, as a {@link CompactTrace}: the first events of
  * {@link TrainingLoopWorkload}'s loop over {@value #LAYERS} layers (weights and biases live throughout, per step the
  * saved activations of every layer, workspaces freed at once, gradients kept until the optimizer step; at most 325
- * blocks live at once in the first million events, about 1,670 events per step), each malloc an {@code ALLOC} of its slot (slots are reused
- * like addresses) and each free a {@code FREE}. Blocks still live at the cut are never freed.
+ * blocks live at once in the first million events, about 1,670 events per step), each malloc an {@code ALLOC} of its
+ * slot (slots are reused like addresses) and each free a {@code FREE}. Blocks still live at the cut are never freed.
  *
  * <p>Deterministic (seed {@value #SEED}); stateless: thread-safe.
  */

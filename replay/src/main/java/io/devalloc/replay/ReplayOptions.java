@@ -1,5 +1,6 @@
 package io.devalloc.replay;
 
+import io.devalloc.sim.SimulatedDeviceProvider;
 import java.util.Objects;
 
 /**
@@ -36,6 +37,8 @@ public record ReplayOptions(String allocator, String device, String conf, boolea
 
     /** The allocator replays use unless told otherwise: PyTorch's, which the PyTorch traces recorded. */
     public static final String DEFAULT_ALLOCATOR = "caching";
+    /** The largest simulated device a replay can run on ({@code sim:SIZE}): half the simulated address space. */
+    public static final long MAX_DEVICE_BYTES = SimulatedDeviceProvider.MAX_CAPACITY;
     /** The device replays use unless told otherwise: a simulated 80 GiB GPU. */
     public static final String DEFAULT_DEVICE = "sim:80GiB";
 

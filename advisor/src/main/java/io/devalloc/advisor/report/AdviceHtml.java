@@ -217,10 +217,11 @@ public final class AdviceHtml {
                 .append(escape(post.verdict())).append("</p>\n<p>The trace records ")
                 .append(post.entries() == 1 ? "an out-of-memory error" : AdviceText.count(post.entries())
                         + " out-of-memory errors")
-                .append(" (<code>torch.OutOfMemoryError</code>), each after the allocator's retry ladder had freed"
-                        + " its cache:</p>\n<table class=\"compare\">\n<thead><tr><th class=\"num\">event</th>"
-                        + "<th class=\"num\">request</th><th class=\"num\">reserved</th>"
-                        + "<th class=\"num\">live (as requested)</th><th class=\"num\">device free</th>"
+                .append(" (<code>torch.OutOfMemoryError</code>), ").append(post.entries() == 1 ? "" : "each ")
+                .append("after the allocator's retry ladder had freed its cache:</p>\n<table class=\"compare\">\n"
+                        + "<thead><tr><th class=\"num\">event</th><th class=\"num\">request</th>"
+                        + "<th class=\"num\">reserved</th><th class=\"num\">live (as requested)</th>"
+                        + "<th class=\"num\">device free</th>"
                         + "<th class=\"num\">reserved + device free</th></tr></thead>\n<tbody>\n");
         int listed = 0;
         for (RecordedOom o : post.ooms()) {

@@ -205,20 +205,22 @@ public final class AdviceJson {
         }
         Map<String, Object> m = new LinkedHashMap<>();
         LowerBound b = ladder.bound();
-        m.put("requested_peak_bytes", b.requestedPeakBytes());
+        // Sizes that add up beyond a long give no figure: null, with "saturated" true.
+        boolean saturated = ladder.saturated();
+        m.put("requested_peak_bytes", saturated ? null : b.requestedPeakBytes());
         // Events numbered from 1, as everywhere in the reports (the bounds package numbers rows from 0).
         m.put("requested_peak_event", b.requestedPeakEvent() < 0 ? null : b.requestedPeakEvent() + 1);
-        m.put("rounded_peak_bytes", b.roundedPeakBytes());
+        m.put("rounded_peak_bytes", saturated ? null : b.roundedPeakBytes());
         m.put("rounded_peak_event", b.roundedPeakEvent() < 0 ? null : b.roundedPeakEvent() + 1);
         m.put("rounding_allocator", ladder.roundingAllocator());
         OfflinePlan plan = ladder.plan();
-        m.put("plan_bytes", plan.bytes());
+        m.put("plan_bytes", saturated ? null : plan.bytes());
         m.put("plan_order", plan.bestOrder() == PlanOrder.BY_SIZE ? "by_size" : "by_lifetime");
-        m.put("plan_by_size_bytes", plan.bySizeBytes());
-        m.put("plan_by_lifetime_bytes", plan.byLifetimeBytes());
+        m.put("plan_by_size_bytes", saturated ? null : plan.bySizeBytes());
+        m.put("plan_by_lifetime_bytes", saturated ? null : plan.byLifetimeBytes());
         m.put("plan_approximations", plan.approximations());
         m.put("refused_by_rounding", b.refusedByRounding());
-        m.put("saturated", b.saturated() || plan.saturated());
+        m.put("saturated", saturated);
         IntervalCounts c = ladder.counts();
         Map<String, Object> counts = new LinkedHashMap<>();
         counts.put("allocations", c.allocations());

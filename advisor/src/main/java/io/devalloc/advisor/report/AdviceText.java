@@ -210,7 +210,8 @@ public final class AdviceText {
     static void oom(PrintWriter out, OomPostMortem post) {
         TextWrap.print(out, "Out of memory: ", "  ", "the trace records " + (post.entries() == 1
                 ? "an out-of-memory error" : count(post.entries()) + " out-of-memory errors")
-                + " (torch.OutOfMemoryError), each after the allocator's retry ladder had freed its cache:");
+                + " (torch.OutOfMemoryError), " + (post.entries() == 1 ? "" : "each ") + "after the allocator's retry"
+                + " ladder had freed its cache:");
         out.println();
         TextTable t = TextTable.withHeaders("EVENT", "REQUEST", "RESERVED", "LIVE\n(REQUESTED)", "DEVICE FREE",
                 "RESERVED +\nDEVICE FREE");
@@ -269,8 +270,8 @@ public final class AdviceText {
      * memory (the most of it any allocator could save, as the reading says it); {@code -} for the bound's own rungs
      * and a rung without memory.
      */
-    static String aboveFloor(BoundsLadder ladder, BoundsLadder.Rung r) {
-        if (r.bytes() < 0 || r.key().equals("requested") || r.key().equals("rounded")) {
+    public static String aboveFloor(BoundsLadder ladder, BoundsLadder.Rung r) {
+        if (r.bytes() < 0 || ladder.saturated() || r.key().equals("requested") || r.key().equals("rounded")) {
             return "-";
         }
         long above = r.bytes() - ladder.floorBytes();

@@ -24,6 +24,7 @@ import io.devalloc.api.observe.DeviceCall;
 import io.devalloc.api.observe.MemoryGauge;
 import io.devalloc.api.observe.OutOfMemoryHandler;
 import io.devalloc.api.observe.ThresholdListener;
+import io.devalloc.api.spi.SizeRounding;
 import io.devalloc.api.stats.PoolUsage;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.bfc.BfcAllocator;
@@ -35,6 +36,12 @@ import io.devalloc.caching.CachingAllocatorProvider;
 import io.devalloc.caching.host.HostCachingAllocator;
 import io.devalloc.guice.DevallocModule;
 import io.devalloc.micrometer.DevallocMetrics;
+import io.devalloc.replay.CompactTrace;
+import io.devalloc.replay.bounds.HeapPlacement;
+import io.devalloc.replay.bounds.LiveIntervals;
+import io.devalloc.replay.bounds.LowerBound;
+import io.devalloc.replay.bounds.OfflinePlan;
+import io.devalloc.replay.bounds.PlanOrder;
 import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.trace.pytorch.PyTorchSnapshots;
 import io.devalloc.trace.record.RecordingAllocator;
@@ -92,7 +99,7 @@ class DocsSnippetsTest {
         for (Path page : pages) {
             snippets.addAll(MarkdownSnippets.javaBlocks(page));
         }
-        assertEquals(12, snippets.size(), "the java snippets of docs/ (bfc, caching, caching-host, replay,"
+        assertEquals(13, snippets.size(), "the java snippets of docs/ (bfc, caching, caching-host, bounds, replay,"
                 + " observability's listener, handler, thresholds, gauges, Guice, JFR, JMX and Micrometer): "
                 + snippets + "; a new one needs a method here");
         MarkdownSnippets.assertEachSnippetIsIn(snippets, MarkdownSnippets.testSource(DocsSnippetsTest.class));
@@ -337,6 +344,20 @@ class DocsSnippetsTest {
                     .tags("op", "malloc", "outcome", "success").functionCounter().count());
             allocator.free(p);
         }
+    }
+
+    /** docs/bounds.md: the bounds of the shipped OPT trace under PyTorch's rounding. */
+    @Test
+    void bounds() throws IOException {
+        Path path = MarkdownSnippets.REPOSITORY.resolve("traces/pt-opt-zeroth-order-fl/memory.pickle");
+        SizeRounding rounding = requested -> requested < 512 ? 512 : (requested + 511) / 512 * 512;
+        LiveIntervals intervals = LiveIntervals.of(CompactTrace.read(path));   // one pass, primitive arrays
+        LowerBound bound = LowerBound.of(intervals, rounding);   // requestedPeakBytes, roundedPeakBytes, their events
+        OfflinePlan plan = OfflinePlan.of(intervals, rounding);  // bySizeBytes, byLifetimeBytes, bytes() = the lower
+        HeapPlacement.of(intervals, rounding, PlanOrder.BY_SIZE).checkValid();  // one order's offsets, and the check
+        // Not in the page: the figures docs/benchmarks.md gives for this trace.
+        assertEquals(1_783_664_516L, bound.requestedPeakBytes());
+        assertEquals(1_783_665_152L, plan.bytes());
     }
 
     /** docs/replay.md, recording. */

@@ -156,8 +156,9 @@ public final class TraceReplays {
             if (givenFrom != null) {
                 return new Config(given, false, "configuration: '" + given + "', from " + givenFrom + instead);
             }
-            return new Config(given, false, recorded ? "configuration: '" + given + "', given with --config"
-                    + instead : null);
+            // Given on the command line as the snapshot recorded it: nothing to say.
+            return new Config(given, false, recorded && !settings.config().equals(given.strip())
+                    ? "configuration: '" + given + "', given with --config" + instead : null);
         }
         if (!snapshot) {
             return new Config("", false, null);
