@@ -211,7 +211,8 @@ class LauncherScriptTest {
                 + "echo '[WARNING] a warning that -q would hide' >&2\n"
                 + "echo '[INFO] Building devalloc :: core 0.1.0-SNAPSHOT                     [2/2]'\n"
                 + (buildSucceeds
-                    ? "mkdir -p examples/target/modules && touch examples/target/modules/examples.jar\n"
+                    ? "mkdir -p examples/target/launcher/modules"
+                        + " && touch examples/target/launcher/modules/examples.jar\n"
                         + "echo '[INFO] BUILD SUCCESS'\n"
                     : "echo '[ERROR] COMPILATION ERROR: A.java:[1,9] class, interface or enum expected' >&2\n"
                         + "echo '[INFO] BUILD FAILURE'; exit 3\n"));
@@ -233,16 +234,16 @@ class LauncherScriptTest {
         Path root = fakeTree(true);
         Path elsewhere = Files.createDirectories(tmp.resolve("elsewhere"));
         Map<String, String> env = Map.of("JAVA_HOME", fakeJdk("jdk25", "openjdk version \"25\" 2025-09-16").toString());
-        Path jar = root.resolve("examples/target/modules/examples.jar");
+        Path jar = root.resolve("examples/target/launcher/modules/examples.jar");
         String expectedRun = "java-args: --enable-native-access=io.devalloc.host,io.devalloc.cuda,jcuda --module-path "
-                + root.resolve("examples/target/modules")
+                + root.resolve("examples/target/launcher/modules")
                 + " --module io.devalloc.examples/io.devalloc.examples.Launcher devices --verbose\n";
 
         Result first = bash(elsewhere, env, root.resolve("devalloc").toString(), "devices", "--verbose");
         assertEquals(0, first.exitCode(), first::toString);
         assertEquals(expectedRun, first.out(), "build output must stay off stdout: " + first);
         assertTrue(first.err().contains("maven says hello"), first::toString);
-        assertEquals(List.of("-B -DskipTests -pl examples -am package"), mavenCalls(root));
+        assertEquals(List.of("-B -Plauncher -pl examples -am package"), mavenCalls(root));
 
         Result second = bash(elsewhere, env, root.resolve("devalloc").toString(), "devices", "--verbose");
         assertEquals(expectedRun, second.out(), second::toString);
@@ -274,8 +275,8 @@ class LauncherScriptTest {
         assertEquals(0, r.exitCode(), r::toString);
         List<String> err = r.err().lines().toList();
         assertEquals(List.of(
-                "devalloc: building the launcher (./mvnw -B -DskipTests -pl examples -am package)",
-                "devalloc: this happens once (a minute or two on a fresh clone), and again only when sources change",
+                "devalloc: building the launcher (./mvnw -B -Plauncher -pl examples -am package)",
+                "devalloc: this happens once (about a minute on a fresh clone), and again only when sources change",
                 "maven says hello",
                 "devalloc: downloading Maven plugins and libraries (the first build only)",
                 "devalloc: [1/2] devalloc",
@@ -308,7 +309,7 @@ class LauncherScriptTest {
         Map<String, String> env = Map.of("JAVA_HOME", fakeJdk("jdk25", "openjdk version \"25\" 2025-09-16").toString());
         Result r = bash(bin, env, bin.resolve("devalloc").toString(), "devices");
         assertEquals(0, r.exitCode(), r::toString);
-        assertTrue(r.out().contains("--module-path " + root.resolve("examples/target/modules") + " "), r::toString);
+        assertTrue(r.out().contains("--module-path " + root.resolve("examples/target/launcher/modules") + " "), r::toString);
     }
 
     @Test
