@@ -52,6 +52,7 @@ import picocli.CommandLine;
                 + "needs least memory with.",
         subcommands = {
                 DevicesCommand.class,
+                CheckCommand.class,
                 DemoCommand.class,
                 ReplayCommand.class,
                 CompareCommand.class,

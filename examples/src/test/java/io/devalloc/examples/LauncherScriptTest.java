@@ -309,7 +309,8 @@ class LauncherScriptTest {
         Map<String, String> env = Map.of("JAVA_HOME", fakeJdk("jdk25", "openjdk version \"25\" 2025-09-16").toString());
         Result r = bash(bin, env, bin.resolve("devalloc").toString(), "devices");
         assertEquals(0, r.exitCode(), r::toString);
-        assertTrue(r.out().contains("--module-path " + root.resolve("examples/target/launcher/modules") + " "), r::toString);
+        assertTrue(r.out().contains("--module-path " + root.resolve("examples/target/launcher/modules") + " "),
+                r::toString);
     }
 
     @Test

@@ -230,7 +230,7 @@ class LauncherTest {
         Run r = run("frobnicate");
         assertEquals(2, r.exitCode(), r::toString);
         assertTrue(r.err().startsWith("devalloc: error: unknown command 'frobnicate';"
-                + " commands: devices, demo, replay, compare, advise, help"), r::toString);
+                + " commands: devices, check, demo, replay, compare, advise, help"), r::toString);
     }
 
     @Test
@@ -308,8 +308,8 @@ class LauncherTest {
             }
             checked++;
         }
-        // devices, demo, replay, compare, advise: each declares the standard help options.
-        assertEquals(5, checked, cmd.getSubcommands()::toString);
+        // devices, check, demo, replay, compare, advise: each declares the standard help options.
+        assertEquals(6, checked, cmd.getSubcommands()::toString);
     }
 
     @Test
