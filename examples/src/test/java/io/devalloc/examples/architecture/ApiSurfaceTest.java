@@ -119,15 +119,19 @@ class ApiSurfaceTest {
     }
 
     /**
-     * The README's "Use it from code" lists each package its snippets name, with the types; every API type it lists
-     * is application-facing, and every listed type exists in the listed package.
+     * The README's "Use it from code" and its page docs/api.md list each package their snippets name, with the types;
+     * every API type they list is application-facing, and every listed type exists in the listed package.
      */
     @Test
     void theReadmeNamesOnlyApplicationFacingApiTypes() throws IOException {
         String readme = Files.readString(README);
         int start = readme.indexOf("## Use it from code");
         assertTrue(start >= 0, "the README has a 'Use it from code' section");
-        String section = readme.substring(start, readme.indexOf("```", start));
+        String api = Files.readString(README.resolveSibling("docs").resolve("api.md"));
+        assertTrue(api.startsWith("# Using devalloc from Java"), "docs/api.md, the README's page for the API");
+        // The README's list and its page's, each up to its first snippet.
+        String section = readme.substring(start, readme.indexOf("```", start)) + "\n"
+                + api.substring(0, api.indexOf("```"));
         Matcher item = Pattern.compile("`(io\\.devalloc[a-z.]*)`: ([^;\\n(]+)").matcher(section);
         List<String> named = new ArrayList<>();
         while (item.find()) {

@@ -41,10 +41,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Java snippets of the README, exactly as the README shows them, each in a method that runs it: an API change
- * that breaks a snippet breaks the build. {@link #theReadmeShowsExactlyTheCodeOfThisTest} fails when the README's
- * text and this file's code differ, so neither can change alone. What a snippet leaves to the reader ({@code use},
- * {@code runWorkload}, the {@code device} it is given) is defined here around it.
+ * The Java snippets of the README and of its page docs/api.md, exactly as they show them, each in a method that
+ * runs it: an API change that breaks a snippet breaks the build. {@link #theReadmeShowsExactlyTheCodeOfThisTest}
+ * fails when the pages' text and this file's code differ, so neither can change alone. What a snippet leaves to the
+ * reader ({@code use}, {@code runWorkload}, the {@code device} it is given) is defined here around it.
  */
 class ReadmeSnippetsTest {
 
@@ -66,9 +66,11 @@ class ReadmeSnippetsTest {
 
     @Test
     void theReadmeShowsExactlyTheCodeOfThisTest() throws IOException {
-        List<MarkdownSnippets.Snippet> snippets =
-                MarkdownSnippets.javaBlocks(MarkdownSnippets.REPOSITORY.resolve("README.md"));
-        assertEquals(7, snippets.size(), "the README's java snippets (builder, provider, recording, Guice,"
+        List<MarkdownSnippets.Snippet> snippets = new java.util.ArrayList<>(
+                MarkdownSnippets.javaBlocks(MarkdownSnippets.REPOSITORY.resolve("README.md")));
+        assertEquals(1, snippets.size(), "the README's java snippet (the builder): " + snippets);
+        snippets.addAll(MarkdownSnippets.javaBlocks(MarkdownSnippets.REPOSITORY.resolve("docs/api.md")));
+        assertEquals(8, snippets.size(), "with docs/api.md's java snippets (builder, provider, recording, Guice,"
                 + " Micrometer, JFR, out-of-memory handler and thresholds): "
                 + snippets + "; a new one needs a method here");
         MarkdownSnippets.assertEachSnippetIsIn(snippets, MarkdownSnippets.testSource(ReadmeSnippetsTest.class));
@@ -79,7 +81,7 @@ class ReadmeSnippetsTest {
         try (DeviceAllocator allocator = DeviceAllocators.builder()
                 .device("sim:80GiB")              // or "host", "pinned-host", "cuda:0", "auto"
                 .allocator("caching")             // or "bfc", "direct", "caching-host"
-                .config("max_split_size_mb:128")  // key:value,key:value (each allocator's keys below)
+                .config("max_split_size_mb:128")  // key:value,key:value (each allocator's keys: docs/api.md)
                 .build()) {
 
             // Handles free themselves: try-with-resources scopes device memory.
