@@ -102,8 +102,52 @@ class ConsumerBuildTest {
         assertEquals("0", suite.getAttribute("errors"), report::toString);
         assertEquals("0", suite.getAttribute("skipped"), report::toString);
 
-        System.out.printf("ConsumerBuildTest: install %.1f s, consumer build and run %.1f s%n",
-                installMillis / 1000.0, consumerMillis / 1000.0);
+        // The README's own project ("Use it from your build"): its pom.xml and Main.java exactly as the README shows
+        // them, built and run as it says (Maven 3.9 or later on a JDK 25: this repository's wrapper, on this JVM).
+        Path readmeProject = TARGET.resolve("readme-project");
+        deleteRecursively(readmeProject);
+        String readmePom = writeReadmeProject(root.resolve("README.md"), readmeProject);
+        assertTrue(readmePom.contains("<version>" + version + "</version>"), "the README imports devalloc-bom "
+                + version + ", the version this build installs");
+        List<String> readmeBuild = new ArrayList<>(List.of(mvnw.toString(), "-B", "-q"));
+        readmeBuild.addAll(repositoryOptions);
+        readmeBuild.addAll(List.of("-f", readmeProject.resolve("pom.xml").toString(), "compile", "exec:java"));
+        Path readmeLog = TARGET.resolve("readme-project-build.log");
+        long readmeMillis = run(readmeBuild, readmeProject, readmeLog, System.getProperty("java.home"));
+        List<String> readmeLines = Files.readAllLines(readmeLog);
+        assertTrue(readmeLines.stream().anyMatch(l -> l.startsWith("allocators: [") && l.contains("caching")),
+                String.join("\n", readmeLines));
+        assertTrue(readmeLines.contains("builder: 1 device malloc"), String.join("\n", readmeLines));
+        assertTrue(readmeLines.contains("guice: 1 allocation"), String.join("\n", readmeLines));
+
+        System.out.printf("ConsumerBuildTest: install %.1f s, consumer build and run %.1f s, the README's project"
+                + " %.1f s%n", installMillis / 1000.0, consumerMillis / 1000.0, readmeMillis / 1000.0);
+    }
+
+    /**
+     * Writes the README's "Use it from your build" project into {@code project}: its first {@code xml} block as
+     * {@code pom.xml} and its first {@code java} block as {@code src/main/java/Main.java}, verbatim; returns the pom.
+     */
+    static String writeReadmeProject(Path readme, Path project) throws IOException {
+        String text = Files.readString(readme);
+        int section = text.indexOf("## Use it from your build");
+        assertTrue(section >= 0, "the README has a 'Use it from your build' section");
+        String pom = block(text, section, "```xml");
+        String main = block(text, section, "```java");
+        assertTrue(pom.startsWith("<project") && main.contains("public class Main"), "the README's two files");
+        Files.createDirectories(project.resolve("src/main/java"));
+        Files.writeString(project.resolve("pom.xml"), pom);
+        Files.writeString(project.resolve("src/main/java/Main.java"), main);
+        return pom;
+    }
+
+    /** The text of the first fenced block opened by {@code fence} after {@code from}, without the fences. */
+    private static String block(String text, int from, String fence) {
+        int open = text.indexOf("\n" + fence + "\n", from);
+        assertTrue(open >= 0, "no " + fence + " block after offset " + from);
+        int start = open + fence.length() + 2;
+        int end = text.indexOf("\n```\n", start);
+        return text.substring(start, end + 1);
     }
 
     /**
@@ -137,10 +181,20 @@ class ConsumerBuildTest {
 
     /** Runs a nested build, its output in {@code log}; fails with the log's end unless it exits with 0. */
     private static long run(List<String> command, Path directory, Path log) throws IOException, InterruptedException {
+        return run(command, directory, log, null);
+    }
+
+    /** As {@link #run(List, Path, Path)}, with Maven on the JDK at {@code javaHome} when it is not null. */
+    private static long run(List<String> command, Path directory, Path log, String javaHome)
+            throws IOException, InterruptedException {
         Files.createDirectories(log.getParent());
         long start = System.nanoTime();
-        Process process = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true)
-                .redirectOutput(log.toFile()).start();
+        ProcessBuilder builder = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true)
+                .redirectOutput(log.toFile());
+        if (javaHome != null) {
+            builder.environment().put("JAVA_HOME", javaHome);
+        }
+        Process process = builder.start();
         process.getOutputStream().close(); // no input: a prompt would read end-of-file rather than wait
         if (!process.waitFor(BUILD_TIMEOUT_MINUTES, TimeUnit.MINUTES)) {
             process.descendants().forEach(ProcessHandle::destroyForcibly);

@@ -119,19 +119,15 @@ class ApiSurfaceTest {
     }
 
     /**
-     * The README's "Use it from code" and its page docs/api.md list each package their snippets name, with the types;
-     * every API type they list is application-facing, and every listed type exists in the listed package.
+     * The README's API page, docs/api.md, lists each package its snippets name, with the types; every API type it
+     * lists is application-facing, and every listed type exists in the listed package.
      */
     @Test
     void theReadmeNamesOnlyApplicationFacingApiTypes() throws IOException {
-        String readme = Files.readString(README);
-        int start = readme.indexOf("## Use it from code");
-        assertTrue(start >= 0, "the README has a 'Use it from code' section");
         String api = Files.readString(README.resolveSibling("docs").resolve("api.md"));
         assertTrue(api.startsWith("# Using devalloc from Java"), "docs/api.md, the README's page for the API");
-        // The README's list and its page's, each up to its first snippet.
-        String section = readme.substring(start, readme.indexOf("```", start)) + "\n"
-                + api.substring(0, api.indexOf("```"));
+        // The page's list, up to its first snippet.
+        String section = api.substring(0, api.indexOf("```"));
         Matcher item = Pattern.compile("`(io\\.devalloc[a-z.]*)`: ([^;\\n(]+)").matcher(section);
         List<String> named = new ArrayList<>();
         while (item.find()) {
@@ -140,6 +136,14 @@ class ApiSurfaceTest {
             }
         }
         assertFalse(named.isEmpty(), "no package list found in:\n" + section);
+        // And the README's own Main.java ("Use it from your build") imports only what applications may use.
+        Matcher imports = Pattern.compile("(?m)^import (io\\.devalloc\\.[\\w.]+);").matcher(Files.readString(README));
+        int readmeImports = 0;
+        while (imports.find()) {
+            named.add(imports.group(1));
+            readmeImports++;
+        }
+        assertTrue(readmeImports >= 3, "the README's Main.java imports devalloc's API");
         Set<String> facing = applicationFacing();
         for (String type : named) {
             if (type.startsWith("io.devalloc.api.") || type.startsWith("io.devalloc.guice.")) {

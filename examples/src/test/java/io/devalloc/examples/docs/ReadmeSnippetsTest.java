@@ -41,8 +41,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Java snippets of the README and of its page docs/api.md, exactly as they show them, each in a method that
- * runs it: an API change that breaks a snippet breaks the build. {@link #theReadmeShowsExactlyTheCodeOfThisTest}
+ * The Java snippets of the README's API page, docs/api.md, exactly as it shows them, each in a method that runs
+ * it: an API change that breaks a snippet breaks the build. {@link #theReadmeShowsExactlyTheCodeOfThisTest}
  * fails when the pages' text and this file's code differ, so neither can change alone. What a snippet leaves to the
  * reader ({@code use}, {@code runWorkload}, the {@code device} it is given) is defined here around it.
  */
@@ -66,11 +66,15 @@ class ReadmeSnippetsTest {
 
     @Test
     void theReadmeShowsExactlyTheCodeOfThisTest() throws IOException {
-        List<MarkdownSnippets.Snippet> snippets = new java.util.ArrayList<>(
-                MarkdownSnippets.javaBlocks(MarkdownSnippets.REPOSITORY.resolve("README.md")));
-        assertEquals(1, snippets.size(), "the README's java snippet (the builder): " + snippets);
-        snippets.addAll(MarkdownSnippets.javaBlocks(MarkdownSnippets.REPOSITORY.resolve("docs/api.md")));
-        assertEquals(8, snippets.size(), "with docs/api.md's java snippets (builder, provider, recording, Guice,"
+        // The README's one Java block is a whole source file (Main.java of "Use it from your build"), which
+        // integration-tests' ConsumerBuildTest compiles and runs in a project of its own; the snippets are its page's.
+        List<MarkdownSnippets.Snippet> readme =
+                MarkdownSnippets.javaBlocks(MarkdownSnippets.REPOSITORY.resolve("README.md"));
+        assertEquals(1, readme.size(), "the README's java blocks: " + readme);
+        assertTrue(readme.getFirst().lines().getFirst().startsWith("import "), "a whole file: " + readme);
+        List<MarkdownSnippets.Snippet> snippets =
+                MarkdownSnippets.javaBlocks(MarkdownSnippets.REPOSITORY.resolve("docs/api.md"));
+        assertEquals(7, snippets.size(), "docs/api.md's java snippets (builder, provider, recording, Guice,"
                 + " Micrometer, JFR, out-of-memory handler and thresholds): "
                 + snippets + "; a new one needs a method here");
         MarkdownSnippets.assertEachSnippetIsIn(snippets, MarkdownSnippets.testSource(ReadmeSnippetsTest.class));
