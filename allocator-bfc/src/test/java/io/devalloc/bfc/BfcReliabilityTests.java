@@ -4,6 +4,7 @@ import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.EventCompletion;
+import io.devalloc.sim.SimDeviceProbe;
 import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.testkit.AllocatorReliabilityContract;
 import io.devalloc.testkit.DeviceProbe;
