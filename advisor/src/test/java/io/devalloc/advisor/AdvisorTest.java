@@ -6,14 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.devalloc.advisor.report.AdviceHtml;
+import io.devalloc.advisor.report.AdviceJson;
+import io.devalloc.advisor.report.AdviceText;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.ReplayProgress;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.Replayer;
 import io.devalloc.replay.TraceSources;
-import io.devalloc.advisor.report.AdviceHtml;
-import io.devalloc.advisor.report.AdviceJson;
-import io.devalloc.advisor.report.AdviceText;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;

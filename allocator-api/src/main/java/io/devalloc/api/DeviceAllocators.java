@@ -1,5 +1,7 @@
 package io.devalloc.api;
 
+import io.devalloc.api.config.AllocatorConfig;
+import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.internal.AllocatorRegistry;
 import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.internal.GuardedListener;
@@ -14,8 +16,6 @@ import io.devalloc.api.observe.MemoryGauge;
 import io.devalloc.api.observe.ObservabilitySettings;
 import io.devalloc.api.observe.OutOfMemoryHandler;
 import io.devalloc.api.observe.ThresholdListener;
-import io.devalloc.api.config.AllocatorConfig;
-import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
 import io.devalloc.api.spi.DeviceMemoryProvider;

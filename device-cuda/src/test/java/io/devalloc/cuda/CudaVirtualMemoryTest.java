@@ -1,7 +1,7 @@
 package io.devalloc.cuda;
 
-import static io.devalloc.cuda.Answers.out;
 import static io.devalloc.cuda.Answers.counting;
+import static io.devalloc.cuda.Answers.out;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,7 +1,5 @@
 package io.devalloc.sim;
 
-import io.devalloc.api.internal.LongLongHashMap;
-import io.devalloc.api.internal.OrderedHandleSet;
 import io.devalloc.api.device.DeviceDescriptor;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceKind;
@@ -11,6 +9,8 @@ import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.internal.LongLongHashMap;
+import io.devalloc.api.internal.OrderedHandleSet;
 import io.devalloc.api.units.ByteSize;
 import java.util.ArrayDeque;
 import java.util.ArrayList;

@@ -1,7 +1,5 @@
 package io.devalloc.examples;
 
-import io.devalloc.replay.TrainingLoopWorkload;
-import io.devalloc.replay.cli.TextTable;
 import io.devalloc.api.DevallocSettings;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.DeviceAllocators;
@@ -10,13 +8,15 @@ import io.devalloc.api.internal.DeviceSpec;
 import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
+import io.devalloc.replay.TrainingLoopWorkload;
+import io.devalloc.replay.cli.TextTable;
 import java.io.PrintWriter;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 

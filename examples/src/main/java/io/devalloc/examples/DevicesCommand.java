@@ -1,13 +1,13 @@
 package io.devalloc.examples;
 
-import io.devalloc.replay.cli.TextTable;
-import io.devalloc.replay.cli.TextWrap;
+import io.devalloc.api.ProviderStatus;
 import io.devalloc.api.error.DeviceUnavailableException;
 import io.devalloc.api.internal.AllocatorRegistry;
 import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.internal.DeviceSpec;
-import io.devalloc.api.ProviderStatus;
 import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.replay.cli.TextTable;
+import io.devalloc.replay.cli.TextWrap;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.concurrent.Callable;

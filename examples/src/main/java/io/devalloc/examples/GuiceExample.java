@@ -2,8 +2,8 @@ package io.devalloc.examples;
 
 import com.google.inject.Guice;
 import com.google.inject.Injector;
-import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.DevallocSettings;
+import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.guice.DevallocModule;
 import jakarta.inject.Inject;

@@ -1,10 +1,10 @@
 package io.devalloc.examples;
 
 import io.devalloc.advisor.cli.AdviseCommand;
+import io.devalloc.api.error.DevallocException;
 import io.devalloc.replay.cli.CompareCommand;
 import io.devalloc.replay.cli.ExitCodes;
 import io.devalloc.replay.cli.ReplayCommand;
-import io.devalloc.api.error.DevallocException;
 import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.Model.CommandSpec;
@@ -22,7 +23,6 @@ import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.UnmatchedArgumentException;
-import picocli.CommandLine;
 
 /**
  * The {@code devalloc} command line, what {@code ./devalloc} runs: {@code devalloc devices} lists the device

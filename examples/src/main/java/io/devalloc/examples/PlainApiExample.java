@@ -2,8 +2,8 @@ package io.devalloc.examples;
 
 import io.devalloc.api.Allocation;
 import io.devalloc.api.DeviceAllocator;
-import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.DeviceAllocators;
+import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.snapshot.SegmentSnapshot;
 import io.devalloc.api.stats.AllocatorStats;

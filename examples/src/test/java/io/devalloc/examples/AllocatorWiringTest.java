@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.inject.Guice;
-import io.devalloc.api.DeviceAllocator;
-import io.devalloc.api.internal.AllocatorRegistry;
 import io.devalloc.api.DevallocSettings;
+import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.DeviceAllocators;
+import io.devalloc.api.internal.AllocatorRegistry;
 import io.devalloc.bfc.BfcAllocator;
 import io.devalloc.guice.DevallocModule;
 import org.junit.jupiter.api.Test;

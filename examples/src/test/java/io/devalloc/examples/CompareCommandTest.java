@@ -1,7 +1,5 @@
 package io.devalloc.examples;
 
-import io.devalloc.replay.cli.CompareCommand;
-import io.devalloc.replay.cli.TraceReplays;
 import static io.devalloc.examples.LauncherTest.assertNoStackTrace;
 import static io.devalloc.examples.LauncherTest.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -10,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.examples.LauncherTest.Run;
 import io.devalloc.replay.TraceSource;
+import io.devalloc.replay.cli.CompareCommand;
+import io.devalloc.replay.cli.TraceReplays;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,7 +1,7 @@
 package io.devalloc.replay;
 
-import io.devalloc.trace.detect.TraceFormats;
 import io.devalloc.trace.TraceReader;
+import io.devalloc.trace.detect.TraceFormats;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

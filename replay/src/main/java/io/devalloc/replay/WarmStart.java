@@ -6,8 +6,8 @@ import io.devalloc.replay.TraceScan.Pre;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.NavigableMap;
 import java.util.Map;
+import java.util.NavigableMap;
 import java.util.function.LongFunction;
 
 /**

@@ -14,9 +14,9 @@ import io.devalloc.trace.TraceFormat;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
 
 /**
  * The peak is the exact moment (read after every event through {@link io.devalloc.api.spi.LiveBytes}), whatever the

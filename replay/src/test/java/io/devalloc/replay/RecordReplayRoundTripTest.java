@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.DeviceAllocator;
-import io.devalloc.api.device.DeviceStream;
-import io.devalloc.trace.record.RecordingAllocator;
 import io.devalloc.api.DeviceAllocators;
+import io.devalloc.api.device.DeviceStream;
 import io.devalloc.trace.TraceFormat;
+import io.devalloc.trace.record.RecordingAllocator;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

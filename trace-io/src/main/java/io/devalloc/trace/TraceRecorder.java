@@ -1,7 +1,7 @@
 package io.devalloc.trace;
 
-import io.devalloc.trace.record.RecordingAllocator;
 import io.devalloc.trace.pytorch.PyTorchCsvRecorder;
+import io.devalloc.trace.record.RecordingAllocator;
 import io.devalloc.trace.rmm.RmmCsvRecorder;
 import java.io.Closeable;
 import java.io.IOException;

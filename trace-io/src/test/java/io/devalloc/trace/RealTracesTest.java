@@ -1,15 +1,15 @@
 package io.devalloc.trace;
 
-import io.devalloc.trace.detect.TraceFormats;
-import io.devalloc.trace.android.AndroidMemoryReplayReader;
-import io.devalloc.trace.pytorch.PyTorchCsvReader;
-import io.devalloc.trace.pytorch.PyTorchPickleReader;
-import io.devalloc.trace.valgrind.ValgrindReader;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.trace.TraceEvent.Kind;
+import io.devalloc.trace.android.AndroidMemoryReplayReader;
+import io.devalloc.trace.detect.TraceFormats;
+import io.devalloc.trace.pytorch.PyTorchCsvReader;
+import io.devalloc.trace.pytorch.PyTorchPickleReader;
+import io.devalloc.trace.valgrind.ValgrindReader;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.HashMap;

@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.advisor.Advice;
-import io.devalloc.advisor.JobAdvice;
 import io.devalloc.advisor.Advisor;
 import io.devalloc.advisor.AdvisorTrace;
+import io.devalloc.advisor.JobAdvice;
 import io.devalloc.advisor.Objective;
 import io.devalloc.replay.ReplayProgress;
 import java.io.IOException;

@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.devalloc.advisor.Advice;
-import io.devalloc.advisor.JobAdvice;
 import io.devalloc.advisor.Advisor;
 import io.devalloc.advisor.AdvisorTrace;
+import io.devalloc.advisor.JobAdvice;
 import io.devalloc.advisor.Objective;
 import io.devalloc.advisor.report.AdviceHtml;
 import io.devalloc.replay.ReplayProgress;

@@ -7,10 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.config.AllocatorConfig;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.internal.AllocatorRegistry;
-import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
 import io.devalloc.api.units.ByteSize;

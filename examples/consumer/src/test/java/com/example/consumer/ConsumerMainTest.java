@@ -8,7 +8,6 @@ import io.devalloc.api.stats.AllocatorStats;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-
 import org.junit.jupiter.api.Test;
 
 /** The consumer's steps on the class path, where Guice is not either. */

@@ -72,6 +72,68 @@ class SourceStyleTest {
                 + " files checked):\n" + String.join("\n", problems));
     }
 
+    /**
+     * Every Java file's imports are one block: the static imports first, then the others, each sorted by name (as
+     * {@code String.compareTo}: upper case before lower case), with no import twice.
+     */
+    @Test
+    void importsAreSortedStaticFirst() throws IOException {
+        List<String> problems = new ArrayList<>();
+        for (Path file : sourceFiles()) {
+            if (file.toString().endsWith(".java")) {
+                String problem = importOrder(Files.readAllLines(file, StandardCharsets.UTF_8));
+                if (problem != null) {
+                    problems.add(name(file) + ": " + problem);
+                }
+            }
+        }
+        assertTrue(problems.isEmpty(), problems.size() + " file(s) with imports out of order:\n"
+                + String.join("\n", problems));
+    }
+
+    @Test
+    void theImportOrderRuleCatchesWhatItForbids() {
+        assertEquals(null, importOrder(List.of("package a;", "", "import static x.Y.z;", "", "import a.B;",
+                "import a.b.C;", "import java.util.List;", "", "class A {}")));
+        assertEquals("import a.b.C; before import a.B;", importOrder(List.of("import a.b.C;", "import a.B;")));
+        assertEquals("import static x.Y.z; after import a.B;", importOrder(List.of("import a.B;",
+                "import static x.Y.z;")));
+        assertEquals("import a.B; twice", importOrder(List.of("import a.B;", "import a.B;")));
+    }
+
+    /** What is wrong with the order of these lines' imports, or null. */
+    static String importOrder(List<String> lines) {
+        String previous = null;
+        boolean seenPlain = false;
+        for (String line : lines) {
+            if (!line.startsWith("import ")) {
+                continue;
+            }
+            boolean isStatic = line.startsWith("import static ");
+            if (isStatic && seenPlain) {
+                return line + " after " + previous;
+            }
+            if (previous != null && previous.startsWith("import static ") == isStatic) {
+                int order = importName(previous).compareTo(importName(line));
+                if (order == 0) {
+                    return line + " twice";
+                }
+                if (order > 0) {
+                    return previous + " before " + line;
+                }
+            }
+            seenPlain |= !isStatic;
+            previous = line;
+        }
+        return null;
+    }
+
+    private static String importName(String line) {
+        String name = line.startsWith("import static ") ? line.substring("import static ".length())
+                : line.substring("import ".length());
+        return name.endsWith(";") ? name.substring(0, name.length() - 1) : name;
+    }
+
     @Test
     void eachRuleNamesTheFileAndLine() {
         String tooLong = "x".repeat(MAX_JAVA_LINE + 1);

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.devalloc.api.snapshot.BlockState;
-import io.devalloc.replay.TrainingLoopWorkload;
 import io.devalloc.replay.ReplayResult;
+import io.devalloc.replay.TrainingLoopWorkload;
 import java.awt.image.BufferedImage;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -1,14 +1,14 @@
 package io.devalloc.replay.report;
 
 import io.devalloc.api.DeviceAllocator;
-import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.DeviceAllocators;
+import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.stats.AllocatorStats;
+import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.TrainingLoopWorkload;
 import io.devalloc.replay.TrainingLoopWorkload.Kind;
 import io.devalloc.replay.TrainingLoopWorkload.Operation;
-import io.devalloc.replay.ReplayResult;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

@@ -1,8 +1,8 @@
 package io.devalloc.trace.pytorch;
 
+import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.trace.TraceRecorder;
 import io.devalloc.trace.text.CsvLine;
-import io.devalloc.api.error.OutOfMemoryException;
 import java.io.BufferedOutputStream;
 import java.io.Closeable;
 import java.io.Flushable;

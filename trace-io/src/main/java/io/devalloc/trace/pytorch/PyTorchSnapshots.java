@@ -1,11 +1,11 @@
 package io.devalloc.trace.pytorch;
 
-import io.devalloc.api.snapshot.PythonTuple;
-import io.devalloc.trace.text.JsonWriter;
 import io.devalloc.api.snapshot.BlockSnapshot;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
+import io.devalloc.api.snapshot.PythonTuple;
 import io.devalloc.api.snapshot.SegmentSnapshot;
+import io.devalloc.trace.text.JsonWriter;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.ArrayList;

@@ -1,14 +1,14 @@
 package io.devalloc.trace.record;
 
-import io.devalloc.trace.TraceRecorder;
-import io.devalloc.trace.pytorch.PyTorchCsvRecorder;
-import io.devalloc.trace.rmm.RmmCsvRecorder;
 import io.devalloc.api.DeviceAllocator;
-import io.devalloc.api.spi.ForwardingDeviceAllocator;
-import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.DevallocException;
+import io.devalloc.api.internal.LongLongHashMap;
+import io.devalloc.api.spi.ForwardingDeviceAllocator;
+import io.devalloc.trace.TraceRecorder;
+import io.devalloc.trace.pytorch.PyTorchCsvRecorder;
+import io.devalloc.trace.rmm.RmmCsvRecorder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -16,9 +16,9 @@ import java.time.Instant;
 import java.time.InstantSource;
 import java.util.Arrays;
 import java.util.Objects;
-import java.util.function.UnaryOperator;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,13 +1,13 @@
 package io.devalloc.trace.rmm;
 
 import io.devalloc.trace.TraceEvent;
+import io.devalloc.trace.TraceEvent.Kind;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.TraceReader;
 import io.devalloc.trace.text.CsvColumns;
 import io.devalloc.trace.text.SwarDigits;
 import io.devalloc.trace.text.TextLines;
-import io.devalloc.trace.TraceEvent.Kind;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;

@@ -1,15 +1,15 @@
 package io.devalloc.trace.android;
 
-import io.devalloc.trace.Events;
-import io.devalloc.trace.TraceEvent;
-import io.devalloc.trace.TraceFormat;
-import io.devalloc.trace.TraceFormatException;
-import io.devalloc.trace.detect.TraceFormats;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.devalloc.trace.Events;
+import io.devalloc.trace.TraceEvent;
 import io.devalloc.trace.TraceEvent.Kind;
+import io.devalloc.trace.TraceFormat;
+import io.devalloc.trace.TraceFormatException;
+import io.devalloc.trace.detect.TraceFormats;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.StringReader;

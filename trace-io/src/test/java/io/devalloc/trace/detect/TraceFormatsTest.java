@@ -1,17 +1,17 @@
 package io.devalloc.trace.detect;
 
-import io.devalloc.trace.TraceEvent;
-import io.devalloc.trace.TraceFormat;
-import io.devalloc.trace.TraceFormatException;
-import io.devalloc.trace.TraceReader;
-import io.devalloc.trace.Events;
-import io.devalloc.trace.android.AndroidMemoryReplayReader;
-import io.devalloc.trace.pytorch.PyTorchPickleReader;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.devalloc.trace.Events;
+import io.devalloc.trace.TraceEvent;
+import io.devalloc.trace.TraceFormat;
+import io.devalloc.trace.TraceFormatException;
+import io.devalloc.trace.TraceReader;
+import io.devalloc.trace.android.AndroidMemoryReplayReader;
+import io.devalloc.trace.pytorch.PyTorchPickleReader;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;

@@ -1,7 +1,5 @@
 package io.devalloc.trace.pytorch;
 
-import io.devalloc.api.snapshot.PythonTuple;
-import io.devalloc.trace.text.JsonWriter;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -9,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.devalloc.api.snapshot.PythonTuple;
+import io.devalloc.trace.text.JsonWriter;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;

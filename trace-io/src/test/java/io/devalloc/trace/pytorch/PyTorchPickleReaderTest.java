@@ -1,15 +1,15 @@
 package io.devalloc.trace.pytorch;
 
-import io.devalloc.trace.Events;
-import io.devalloc.trace.TraceEvent;
-import io.devalloc.trace.TraceFormat;
-import io.devalloc.trace.TraceFormatException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.devalloc.trace.Events;
+import io.devalloc.trace.TraceEvent;
 import io.devalloc.trace.TraceEvent.Kind;
+import io.devalloc.trace.TraceFormat;
+import io.devalloc.trace.TraceFormatException;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.StringReader;

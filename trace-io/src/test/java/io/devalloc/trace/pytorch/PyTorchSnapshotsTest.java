@@ -1,7 +1,5 @@
 package io.devalloc.trace.pytorch;
 
-import io.devalloc.api.snapshot.PythonTuple;
-import io.devalloc.trace.text.JsonWriter;
 import static io.devalloc.trace.pytorch.PickleWriterTest.map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -13,12 +11,14 @@ import io.devalloc.api.device.DeviceDescriptor;
 import io.devalloc.api.device.DeviceKind;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.direct.DirectAllocatorProvider;
-import io.devalloc.trace.record.FakeDevice;
 import io.devalloc.api.snapshot.BlockSnapshot;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
+import io.devalloc.api.snapshot.PythonTuple;
 import io.devalloc.api.snapshot.SegmentSnapshot;
 import io.devalloc.api.stats.AllocatorStats;
+import io.devalloc.trace.record.FakeDevice;
+import io.devalloc.trace.text.JsonWriter;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;

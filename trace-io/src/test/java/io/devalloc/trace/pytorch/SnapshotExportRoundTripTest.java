@@ -1,22 +1,22 @@
 package io.devalloc.trace.pytorch;
 
-import io.devalloc.api.snapshot.PythonTuple;
-import io.devalloc.trace.Events;
-import io.devalloc.trace.TraceEvent;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.devalloc.api.DeviceAllocator;
-import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.DeviceAllocators;
+import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.snapshot.MemorySnapshot;
+import io.devalloc.api.snapshot.PythonTuple;
 import io.devalloc.caching.CachingAllocator;
 import io.devalloc.caching.CachingAllocatorProvider;
-import io.devalloc.trace.TraceEvent.Kind;
 import io.devalloc.sim.EventCompletion;
 import io.devalloc.sim.SimulatedDevice;
+import io.devalloc.trace.Events;
+import io.devalloc.trace.TraceEvent;
+import io.devalloc.trace.TraceEvent.Kind;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.math.BigInteger;

@@ -1,9 +1,5 @@
 package io.devalloc.trace.record;
 
-import io.devalloc.trace.TraceRecorder;
-import io.devalloc.trace.pytorch.PyTorchCsvRecorder;
-import io.devalloc.trace.rmm.RmmCsvRecorder;
-import io.devalloc.trace.text.CsvLine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -17,16 +13,20 @@ import static org.mockito.Mockito.when;
 
 import io.devalloc.api.Allocation;
 import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.direct.DirectAllocatorProvider;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
-import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.spi.Availability;
 import io.devalloc.api.spi.DeviceMemoryProvider;
 import io.devalloc.api.stats.AllocatorStats;
+import io.devalloc.trace.TraceRecorder;
+import io.devalloc.trace.pytorch.PyTorchCsvRecorder;
+import io.devalloc.trace.rmm.RmmCsvRecorder;
+import io.devalloc.trace.text.CsvLine;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;

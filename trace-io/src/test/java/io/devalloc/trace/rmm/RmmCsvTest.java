@@ -1,16 +1,16 @@
 package io.devalloc.trace.rmm;
 
-import io.devalloc.trace.Events;
-import io.devalloc.trace.TraceEvent;
-import io.devalloc.trace.TraceFormat;
-import io.devalloc.trace.TraceFormatException;
-import io.devalloc.trace.detect.TraceFormats;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.devalloc.trace.Events;
+import io.devalloc.trace.TraceEvent;
 import io.devalloc.trace.TraceEvent.Kind;
+import io.devalloc.trace.TraceFormat;
+import io.devalloc.trace.TraceFormatException;
+import io.devalloc.trace.detect.TraceFormats;
 import java.io.IOException;
 import java.io.StringReader;
 import java.io.StringWriter;

@@ -1,13 +1,13 @@
 package io.devalloc.trace.text;
 
-import io.devalloc.trace.pytorch.PickleWriterTest;
-import io.devalloc.api.snapshot.PythonTuple;
 import static io.devalloc.trace.pytorch.PickleWriterTest.map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.devalloc.api.snapshot.PythonTuple;
+import io.devalloc.trace.pytorch.PickleWriterTest;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.math.BigInteger;
