@@ -20,6 +20,7 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -199,7 +200,7 @@ class AdvisorTest {
         SettingResult s = advice.settings().getFirst();
         ReplayResult.OomPoint oom = s.atCapacity().firstOom();
         assertNotNull(oom, "1 GiB is below every setting's smallest capacity");
-        String where = "first runs out of memory at event " + String.format(java.util.Locale.ROOT, "%,d", oom.event());
+        String where = "first runs out of memory at event " + String.format(Locale.ROOT, "%,d", oom.event());
         StringWriter text = new StringWriter();
         AdviceText.print(new PrintWriter(text), advice);
         assertTrue(text.toString().contains(where), text.toString());

@@ -11,6 +11,7 @@ import io.devalloc.replay.ReplayProgress;
 import io.devalloc.replay.SnapshotScenarios;
 import io.devalloc.replay.SnapshotScenarios.Recorded;
 import io.devalloc.replay.TraceFile;
+import io.devalloc.replay.report.ReportParts;
 import io.devalloc.trace.TraceEvent;
 import io.devalloc.trace.TraceReader;
 import io.devalloc.trace.pytorch.PyTorchSnapshotFile;
@@ -22,6 +23,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -140,7 +142,7 @@ class BoundsLadderTest {
         assertTrue(bounds > out.indexOf("Recommendation: ") && bounds < out.indexOf("Settings, best first"), out);
         String section = out.substring(bounds, out.indexOf("Settings, best first"));
         int requested = section.indexOf("lower bound, as requested (event "
-                + String.format(java.util.Locale.ROOT, "%,d", a.oom().first().event()) + ")");
+                + String.format(Locale.ROOT, "%,d", a.oom().first().event()) + ")");
         int rounded = section.indexOf("lower bound, rounded as caching rounds");
         int plan = section.indexOf("offline plan (");
         int best = section.indexOf("least of the grid: expandable_segments:True");
@@ -169,7 +171,7 @@ class BoundsLadderTest {
         String html = AdviceHtml.render(JobAdvice.of(a));
         int at = html.indexOf("id=\"d0-bounds\"");
         assertTrue(html.indexOf("id=\"d0-recommendation\"") < at && at < html.indexOf("id=\"d0-trust\""), html);
-        assertTrue(html.contains(io.devalloc.replay.report.ReportParts.escape(ladder.reading())), "the same sentence");
+        assertTrue(html.contains(ReportParts.escape(ladder.reading())), "the same sentence");
         AdvisorSnapshotsTest.wellFormed(html);
     }
 

@@ -2,7 +2,9 @@ package io.devalloc.advisor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.devalloc.advisor.report.AdviceText;
 import io.devalloc.api.units.ByteSize;
+import io.devalloc.replay.bounds.IntervalCounts;
 import io.devalloc.replay.bounds.LowerBound;
 import io.devalloc.replay.bounds.OfflinePlan;
 import org.junit.jupiter.api.Test;
@@ -122,14 +124,14 @@ class LaddersTest {
     void aSaturatedLaddersRungsShowNoFigureOfTheBounds() {
         LowerBound saturated = new LowerBound(Long.MAX_VALUE, 3, Long.MAX_VALUE, 3, 0, true);
         OfflinePlan none = new OfflinePlan(Long.MAX_VALUE, Long.MAX_VALUE, 0, 0, true);
-        BoundsLadder ladder = new BoundsLadder(saturated, none, new io.devalloc.replay.bounds.IntervalCounts(2, 0, 0,
+        BoundsLadder ladder = new BoundsLadder(saturated, none, new IntervalCounts(2, 0, 0,
                 0, 0, 0, 0, 0), "caching", null, null, true, Ladders.reading(saturated, none, null, -1, -1, false,
                 Ladders.RECORDED, MARGIN));
         assertEquals(true, ladder.saturated());
         assertEquals(-1, ladder.floorBytes());
         for (BoundsLadder.Rung r : ladder.rungs()) {
             assertEquals(-1, r.bytes(), r.toString());
-            assertEquals("-", io.devalloc.advisor.report.AdviceText.aboveFloor(ladder, r), r.toString());
+            assertEquals("-", AdviceText.aboveFloor(ladder, r), r.toString());
         }
         assertEquals(true, Double.isNaN(ladder.gapClosed()));
     }

@@ -26,6 +26,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -139,7 +140,7 @@ class OomPostMortemTest {
         assertEquals("expandable_segments:True", a.recommendation().setting().config());
         assertEquals(Recommendation.Why.AVOIDS_OOM, a.recommendation().why());
         assertEquals("expandable_segments:True gets past the out-of-memory error at event "
-                + String.format(java.util.Locale.ROOT, "%,d", first.event())
+                + String.format(Locale.ROOT, "%,d", first.event())
                 + " and runs to the end on this card (1.00 GiB, "
                 // 8 device frees: the flush unmaps the free 40 MiB of pages of each of the eight segments.
                 + a.capacity().reason() + "), with 1 cache flush and 8 device frees (cudaFree or unmap: each"
@@ -239,11 +240,11 @@ class OomPostMortemTest {
         assertEquals(Passage.FAILS_THERE, a.oom().passage(setting(a, "")));
         // No setting runs to the end of this card; the verdict names the one that gets past the first failure and
         // where it fails next, then what running the whole trace needs: 100 + 600 + 400 MiB with expandable segments.
-        String second = String.format(java.util.Locale.ROOT, "%,d", a.oom().ooms().get(1).event());
+        String second = String.format(Locale.ROOT, "%,d", a.oom().ooms().get(1).event());
         assertTrue(a.oom().verdict().startsWith("No setting of the grid runs to the end on this card (1.00 GiB, "),
                 a.oom().verdict());
         assertTrue(a.oom().verdict().contains("; expandable_segments:True gets past the first of its 2 out-of-memory"
-                + " errors (event " + String.format(java.util.Locale.ROOT, "%,d", a.oom().first().event())
+                + " errors (event " + String.format(Locale.ROOT, "%,d", a.oom().first().event())
                 + "), then fails at event " + second
                 + " (a request of 400.00 MiB): to run the whole trace the best, expandable_segments:True, needs a"
                 + " device of 1.07 GiB"), a.oom().verdict());
@@ -265,7 +266,7 @@ class OomPostMortemTest {
                 + " the memory the recording had (1.00 GiB, reserved plus the device's free bytes at the failure)"),
                 rep.sentence());
         assertEquals(Passage.RUNS_TO_END, a.oom().passage(setting(a, "")));
-        String event = String.format(java.util.Locale.ROOT, "%,d", a.oom().first().event());
+        String event = String.format(Locale.ROOT, "%,d", a.oom().first().event());
         assertTrue(a.oom().verdict().startsWith("The recorded setting, replayed from an empty allocator, gets past the"
                 + " out-of-memory error at event " + event + " and runs to the end on this card (2.00 GiB, "
                 + a.capacity().reason() + "): the card given with --capacity is not the memory the recording had"

@@ -9,6 +9,7 @@ import io.devalloc.advisor.report.AdviceText;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.ReplayResult;
 import java.util.List;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -160,7 +161,7 @@ class RankingTest {
         assertEquals(new MinSaving(0, 128 * MIB), MinSaving.parse(" 128MiB "));
         assertEquals(new MinSaving(0, 0), MinSaving.parse("0"));
         for (String bad : List.of("", "x%", "101%", "1%,2%", "1MiB,2MiB", "-1%", "12 parsecs")) {
-            IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+            IllegalArgumentException e = Assertions.assertThrows(IllegalArgumentException.class,
                     () -> MinSaving.parse(bad), bad);
             assertTrue(e.getMessage().startsWith("--min-saving"), e.getMessage());
         }

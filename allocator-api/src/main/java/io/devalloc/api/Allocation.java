@@ -5,6 +5,7 @@ import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.units.ByteSize;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Objects;
 
 /**
  * A handle on one allocation. Closing it frees the memory, so try-with-resources scopes device memory:
@@ -54,10 +55,10 @@ public final class Allocation implements AutoCloseable {
      * @param allocationId the owner's {@link DeviceAllocator#allocationId id} of the allocation (0 for address 0)
      */
     public Allocation(DeviceAllocator owner, long address, long size, DeviceStream stream, long allocationId) {
-        this.owner = java.util.Objects.requireNonNull(owner, "owner");
+        this.owner = Objects.requireNonNull(owner, "owner");
         this.address = address;
         this.size = size;
-        this.stream = java.util.Objects.requireNonNull(stream, "stream");
+        this.stream = Objects.requireNonNull(stream, "stream");
         this.allocationId = allocationId;
     }
 

@@ -7,6 +7,7 @@ import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.stats.PoolUsage;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * What applications call to get device memory: a pool over one {@link DeviceMemory}. Implementations are the
@@ -191,8 +192,8 @@ public interface DeviceAllocator extends AutoCloseable {
      *
      * @return the allocator as {@code type}, or empty when neither it nor anything it wraps is one
      */
-    default <T> java.util.Optional<T> unwrap(Class<T> type) {
-        return type.isInstance(this) ? java.util.Optional.of(type.cast(this)) : java.util.Optional.empty();
+    default <T> Optional<T> unwrap(Class<T> type) {
+        return type.isInstance(this) ? Optional.of(type.cast(this)) : Optional.empty();
     }
 
     /** Returns all memory to the device; idempotent. */

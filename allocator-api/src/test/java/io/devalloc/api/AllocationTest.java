@@ -21,6 +21,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.mockito.Mockito;
 
 class AllocationTest {
 
@@ -87,7 +88,7 @@ class AllocationTest {
     void concurrentClosesFreeExactlyOnce() throws Exception {
         AtomicInteger frees = new AtomicInteger();
         DeviceAllocator owner = mock(DeviceAllocator.class);
-        org.mockito.Mockito.doAnswer(inv -> frees.incrementAndGet()).when(owner).free(0x8000, 7);
+        Mockito.doAnswer(inv -> frees.incrementAndGet()).when(owner).free(0x8000, 7);
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try {
             for (int round = 0; round < 200; round++) {

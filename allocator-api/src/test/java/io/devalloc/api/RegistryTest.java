@@ -12,6 +12,7 @@ import static org.mockito.Mockito.verify;
 import static org.mockito.Mockito.when;
 
 import io.devalloc.api.config.AllocatorConfig;
+import io.devalloc.api.config.ConfigSchema;
 import io.devalloc.api.device.DeviceDescriptor;
 import io.devalloc.api.device.DeviceKind;
 import io.devalloc.api.device.DeviceMemory;
@@ -24,8 +25,10 @@ import io.devalloc.api.internal.DeviceSpec;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.Availability;
 import io.devalloc.api.spi.DeviceMemoryProvider;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class RegistryTest {
@@ -154,7 +157,7 @@ class RegistryTest {
         when(sim.open("")).thenReturn(d);
         AllocatorProvider failing = mock(AllocatorProvider.class);
         when(failing.name()).thenReturn("failing");
-        when(failing.configSchema()).thenReturn(io.devalloc.api.config.ConfigSchema.empty("allocator 'failing'"));
+        when(failing.configSchema()).thenReturn(ConfigSchema.empty("allocator 'failing'"));
         when(failing.create(any())).thenThrow(new IllegalStateException("boom"));
         assertThrows(IllegalStateException.class, () -> DeviceAllocators.builder()
                 .deviceProviders(List.of(sim))
@@ -180,7 +183,7 @@ class RegistryTest {
         DeviceMemoryProvider sim = provider("sim", 1, Availability.available("a"));
         DeviceMemory d = device("sim");
         when(sim.open("")).thenReturn(d);
-        List<String> order = new java.util.ArrayList<>();
+        List<String> order = new ArrayList<>();
         DeviceAllocator a = DeviceAllocators.builder().deviceProviders(List.of(sim))
                 .allocatorProviders(List.of(new DirectAllocatorProvider()))
                 .decorate(inner -> {
@@ -208,7 +211,7 @@ class RegistryTest {
     @Test
     void theDiscoveredProvidersAreListed() {
         assertTrue(DeviceAllocators.allocators().contains("direct"), DeviceAllocators.allocators()::toString);
-        assertEquals(io.devalloc.api.internal.DeviceRegistry.load().names(),
+        assertEquals(DeviceRegistry.load().names(),
                 DeviceAllocators.devices().stream().map(ProviderStatus::name).toList());
     }
 
@@ -223,11 +226,11 @@ class RegistryTest {
     @Test
     void aSettingLookedUpAloneTellsGivenFromLeftOut() {
         Map<String, String> env = Map.of("DEVALLOC_DEVICE", "auto", "DEVALLOC_ALLOCATOR", "bfc");
-        assertEquals(java.util.Optional.of("auto"), DevallocSettings.lookup(Map.of(), env,
+        assertEquals(Optional.of("auto"), DevallocSettings.lookup(Map.of(), env,
                 DevallocSettings.DEVICE_PROPERTY, DevallocSettings.DEVICE_VARIABLE), "given, though it is the default");
-        assertEquals(java.util.Optional.of("caching"), DevallocSettings.lookup(Map.of("devalloc.allocator", "caching"),
+        assertEquals(Optional.of("caching"), DevallocSettings.lookup(Map.of("devalloc.allocator", "caching"),
                 env, DevallocSettings.ALLOCATOR_PROPERTY, DevallocSettings.ALLOCATOR_VARIABLE), "the property wins");
-        assertEquals(java.util.Optional.empty(), DevallocSettings.lookup(Map.of(), env,
+        assertEquals(Optional.empty(), DevallocSettings.lookup(Map.of(), env,
                 DevallocSettings.CONFIG_PROPERTY, DevallocSettings.CONFIG_VARIABLE));
     }
 

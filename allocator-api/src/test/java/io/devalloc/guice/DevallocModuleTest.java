@@ -20,10 +20,12 @@ import com.google.inject.multibindings.Multibinder;
 import com.google.inject.multibindings.OptionalBinder;
 import io.devalloc.api.DevallocSettings;
 import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.config.ConfigSchema;
 import io.devalloc.api.device.DeviceDescriptor;
 import io.devalloc.api.device.DeviceKind;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.MemoryInfo;
+import io.devalloc.api.direct.DirectAllocatorProvider;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.internal.ListeningDeviceMemory;
 import io.devalloc.api.internal.ObservedAllocator;
@@ -31,6 +33,7 @@ import io.devalloc.api.observe.AllocationFailure;
 import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.api.observe.DeviceCall;
 import io.devalloc.api.observe.OutOfMemoryHandler;
+import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.Availability;
 import io.devalloc.api.spi.DeviceMemoryProvider;
 import java.util.ArrayList;
@@ -55,7 +58,7 @@ class DevallocModuleTest {
     private Injector injector(String config, com.google.inject.Module... more) {
         List<com.google.inject.Module> modules = new ArrayList<>(List.of(more));
         modules.add(new DevallocModule(new DevallocSettings("fake:2GiB", "direct", config),
-                List.of(provider), List.of(new io.devalloc.api.direct.DirectAllocatorProvider())));
+                List.of(provider), List.of(new DirectAllocatorProvider())));
         return Guice.createInjector(modules);
     }
 
@@ -153,9 +156,9 @@ class DevallocModuleTest {
 
     @Test
     void theDeviceIsClosedWhenTheAllocatorCannotBeBuilt() {
-        io.devalloc.api.spi.AllocatorProvider failing = mock(io.devalloc.api.spi.AllocatorProvider.class);
+        AllocatorProvider failing = mock(AllocatorProvider.class);
         when(failing.name()).thenReturn("failing");
-        when(failing.configSchema()).thenReturn(io.devalloc.api.config.ConfigSchema.empty("allocator 'failing'"));
+        when(failing.configSchema()).thenReturn(ConfigSchema.empty("allocator 'failing'"));
         when(failing.create(any())).thenThrow(new IllegalStateException("boom"));
         Injector injector = Guice.createInjector(new DevallocModule(
                 new DevallocSettings("fake:2GiB", "failing", ""), List.of(provider), List.of(failing)));

@@ -25,6 +25,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -201,7 +202,7 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
         if (!virtual.reserve()) {
             boolean limitGiven = options.memoryLimitBytes() != 0;
             throw new InvalidConfigurationException(limitGiven ? "memory_limit_mb" : "virtual_memory",
-                    limitGiven ? limitText(limit) : options.virtualMemory().name().toLowerCase(java.util.Locale.ROOT),
+                    limitGiven ? limitText(limit) : options.virtualMemory().name().toLowerCase(Locale.ROOT),
                     "virtual memory for bfc needs its whole memory limit as one reserved address range, and "
                     + device.descriptor().id() + " cannot reserve " + ByteSize.format(virtual.reservationSize())
                     + (limitGiven ? " (memory_limit_mb:" + limitText(limit) + ")" : " (the device's total)")

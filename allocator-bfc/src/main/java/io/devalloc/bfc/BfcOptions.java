@@ -7,6 +7,7 @@ import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.units.ByteSize;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import org.slf4j.Logger;
@@ -91,8 +92,8 @@ public record BfcOptions(boolean allowGrowth, boolean garbageCollection, long me
             "build regions from the device's virtual memory so that they coalesce, as TensorFlow's"
                     + " GpuVirtualMemAllocator (auto: when the device offers it; default false, as TensorFlow's GPU"
                     + " BFC, whose regions never coalesce)",
-            text -> switch (text.toLowerCase(java.util.Locale.ROOT)) {
-                case "auto", "true", "false" -> text.toLowerCase(java.util.Locale.ROOT);
+            text -> switch (text.toLowerCase(Locale.ROOT)) {
+                case "auto", "true", "false" -> text.toLowerCase(Locale.ROOT);
                 default -> throw new IllegalArgumentException();
             });
 

@@ -1,5 +1,8 @@
 package io.devalloc.bfc;
 
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.math.RoundingMode;
 import java.util.Locale;
 
 /** TensorFlow's text formats for the memory log: human-readable sizes, stats lines and the occupancy map. */
@@ -33,8 +36,8 @@ final class MemoryLogFormat {
         char u = units.charAt(unit);
         // value / 1024 is exact in binary; C's printf rounds such ties to even (1.125 -> "1.12"), where
         // String.format would round them up, so round the exact value half-even.
-        java.math.BigDecimal scaled = new java.math.BigDecimal(value / 1024.0)
-                .setScale(u == 'K' ? 1 : 2, java.math.RoundingMode.HALF_EVEN);
+        BigDecimal scaled = new BigDecimal(value / 1024.0)
+                .setScale(u == 'K' ? 1 : 2, RoundingMode.HALF_EVEN);
         return scaled.toPlainString() + u + "iB";
     }
 
@@ -71,7 +74,7 @@ final class MemoryLogFormat {
 
     private static long multiplyDivide(long value, long factor, long divisor) {
         return Math.multiplyHigh(value, factor) == 0 ? value * factor / divisor
-                : java.math.BigInteger.valueOf(value).multiply(java.math.BigInteger.valueOf(factor))
-                        .divide(java.math.BigInteger.valueOf(divisor)).longValueExact();
+                : BigInteger.valueOf(value).multiply(BigInteger.valueOf(factor))
+                        .divide(BigInteger.valueOf(divisor)).longValueExact();
     }
 }

@@ -6,6 +6,7 @@ import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.testkit.DeviceAllocatorContract;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Nested;
 
@@ -22,7 +23,7 @@ class BfcContractTests {
 
         @Override
         protected DeviceAllocator createAllocator(DeviceMemory device) {
-            return new BfcAllocatorProvider(java.util.Map.of()).create(device, config());
+            return new BfcAllocatorProvider(Map.of()).create(device, config());
         }
 
         @AfterEach
@@ -82,7 +83,7 @@ class BfcContractTests {
 
         @Override
         protected DeviceAllocator createAllocator(DeviceMemory device) {
-            return new BfcAllocatorProvider(java.util.Map.of()).create(device, "allow_growth:true,retry_timeout_ms:50");
+            return new BfcAllocatorProvider(Map.of()).create(device, "allow_growth:true,retry_timeout_ms:50");
         }
     }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.device.DeviceStream;
+import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.EventCompletion;
@@ -17,6 +18,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -106,7 +109,7 @@ class BfcModelBasedTest {
         return 1 + r.nextLong(1L << bits);
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void aVirtualMemoryArenaNeverExceedsALimitThatIsNotAWholeNumberOfGranules() {
         try (SimulatedDevice device = SimulatedDevice.ofCapacity(ByteSize.GiB)) {
             BfcArena arena = (BfcArena) new BfcAllocatorProvider(Map.of()).create(device,
@@ -129,8 +132,8 @@ class BfcModelBasedTest {
         }
         try (SimulatedDevice device = SimulatedDevice.ofCapacity(ByteSize.GiB)) {
             // Issue 15, defect 9: typed as a configuration error (was a plain IllegalArgumentException).
-            var e = org.junit.jupiter.api.Assertions.assertThrows(
-                    io.devalloc.api.error.InvalidConfigurationException.class,
+            var e = Assertions.assertThrows(
+                    InvalidConfigurationException.class,
                     () -> new BfcAllocatorProvider(Map.of()).create(device, "memory_limit_mb:1,virtual_memory:true"));
             assertTrue(e.getMessage().contains("granule"), e.getMessage());
             BfcAllocator auto = new BfcAllocatorProvider(Map.of()).create(device, "memory_limit_mb:1");

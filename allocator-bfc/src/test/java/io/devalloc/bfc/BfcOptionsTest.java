@@ -10,6 +10,7 @@ import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.SimulatedDevice;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -69,7 +70,7 @@ class BfcOptionsTest {
     void aSnapshotCarriesTheOptionsInEffectUnderTheirKeys() {
         try (BfcAllocator a = new BfcAllocatorProvider(Map.of()).create(device,
                 "allow_growth:true,memory_limit_mb:512,timestamped:true,virtual_memory:false")) {
-            Map<String, Object> expected = new java.util.LinkedHashMap<>();
+            Map<String, Object> expected = new LinkedHashMap<>();
             expected.put("allow_growth", true);
             expected.put("garbage_collection", true);
             expected.put("memory_limit_bytes", 512 * MiB);
@@ -275,7 +276,7 @@ class BfcOptionsTest {
     @Test
     void virtualMemoryTrueOnADeviceWithoutItIsRefused() {
         try (SimulatedDevice plain = SimulatedDevice.builder().capacity(ByteSize.GiB).virtualMemory(false).build()) {
-            assertThrows(io.devalloc.api.error.InvalidConfigurationException.class,
+            assertThrows(InvalidConfigurationException.class,
                     () -> new BfcAllocatorProvider(Map.of()).create(plain, "virtual_memory:true"));
             // auto falls back to plain mallocs; the regions do not coalesce.
             try (BfcArena a = (BfcArena) new BfcAllocatorProvider(Map.of()).create(plain,

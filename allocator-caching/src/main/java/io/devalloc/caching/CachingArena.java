@@ -11,6 +11,7 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
+import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.error.UnknownStreamException;
@@ -25,19 +26,26 @@ import io.devalloc.api.spi.SizeRounding;
 import io.devalloc.api.spi.TraceStateRestore;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.stats.PoolUsage;
+import io.devalloc.api.units.ByteSize;
 import io.devalloc.caching.DeviceStats.Metric;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The caching allocator of one device: PyTorch's {@code DeviceCachingAllocator}, step for step (see the package
@@ -84,7 +92,7 @@ import java.util.function.BooleanSupplier;
 final class CachingArena extends AbstractDeviceAllocator
         implements CachingAllocator, TraceStateRestore, LiveBytes, SizeRounding, MappedPages {
 
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CachingArena.class);
+    private static final Logger LOG = LoggerFactory.getLogger(CachingArena.class);
 
     private final CachingOptions options;
     private final SizeRules sizes;
@@ -111,7 +119,7 @@ final class CachingArena extends AbstractDeviceAllocator
     /** Reserve classes of tagged streams (PyTorch's per-stream map); untagged streams have class "". */
     private final Map<Long, String> reserveClasses = new HashMap<>();
     /** Reserve classes already warned about (no entry of their own in the by-class list), as upstream warns once. */
-    private final java.util.Set<String> warnedReserveClasses = new java.util.HashSet<>();
+    private final Set<String> warnedReserveClasses = new HashSet<>();
     /** Set by allocBlock when throw_on_cudamalloc_oom refused this malloc: the ladder is skipped. */
     private boolean rejected;
     private long rejectedSize;
@@ -162,17 +170,17 @@ final class CachingArena extends AbstractDeviceAllocator
             if (options.largeSegmentSize() % granule != 0) {
                 // PyTorch's cuMemCreate of such a page fails at the first large allocation; say so up front.
                 String mb = Long.toString(options.largeSegmentSize() / (1024 * 1024));
-                throw new io.devalloc.api.error.InvalidConfigurationException("large_segment_size_mb", mb,
+                throw new InvalidConfigurationException("large_segment_size_mb", mb,
                         "large_segment_size_mb:" + mb + " with expandable_segments:True: an expandable segment's large"
                         + " page must be a multiple of the mapping granule of " + device.descriptor().id() + " ("
-                        + io.devalloc.api.units.ByteSize.format(granule) + "); choose a large_segment_size_mb that is a"
+                        + ByteSize.format(granule) + "); choose a large_segment_size_mb that is a"
                         + " multiple of it, or expandable_segments:False");
             }
         }
         this.options = options;
         this.sizes = new SizeRules(options);
         if (options.backend() != CachingOptions.Backend.NATIVE) {
-            throw new io.devalloc.api.error.InvalidConfigurationException("backend", options.backend().configName(),
+            throw new InvalidConfigurationException("backend", options.backend().configName(),
                     "backend:" + options.backend().configName()
                     + " is not offered by devalloc; use backend:native (the caching allocator) or the 'direct'"
                     + " allocator");
@@ -1147,8 +1155,8 @@ final class CachingArena extends AbstractDeviceAllocator
     // ================================================================================================ OOM
 
     /** When a refusal was last logged, for the whole process, as upstream's {@code C10_LOG_EVERY_MS}. */
-    private static final java.util.concurrent.atomic.AtomicLong LAST_REJECTION_WARNING =
-            new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
+    private static final AtomicLong LAST_REJECTION_WARNING =
+            new AtomicLong(Long.MIN_VALUE);
 
     /** Upstream logs a refusal at most once a minute per process ({@code C10_LOG_EVERY_MS(WARNING, 60000)}). */
     private void warnRejection(long size, long maxAllowed) {
@@ -1866,7 +1874,7 @@ final class CachingArena extends AbstractDeviceAllocator
         // Every block is a candidate above (free, unmapped, allocated or waiting on events), so the heads are simply
         // the candidates with no previous block: linear, where walking back from each block would be quadratic.
         List<Integer> out = new ArrayList<>();
-        java.util.BitSet seen = new java.util.BitSet();
+        BitSet seen = new BitSet();
         for (int h : heads) {
             if (blocks.prev[h] == NONE && !seen.get(h)) {
                 seen.set(h);

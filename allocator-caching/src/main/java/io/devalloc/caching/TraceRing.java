@@ -1,5 +1,6 @@
 package io.devalloc.caching;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -103,7 +104,7 @@ final class TraceRing {
         address[i] = addr;
         size[i] = bytes;
         stream[i] = streamHandle;
-        java.time.Instant now = java.time.Instant.now();
+        Instant now = Instant.now();
         time[i] = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
         call[i] = calls;
         written++;

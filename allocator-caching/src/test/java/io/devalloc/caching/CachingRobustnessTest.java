@@ -2,6 +2,7 @@ package io.devalloc.caching;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import com.sun.management.ThreadMXBean;
 import io.devalloc.api.device.*;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.spi.ForwardingDeviceMemory;
@@ -237,7 +238,7 @@ class CachingRobustnessTest {
     @Test
     void cachedMallocFreeAllocatesNothing() {
         CachingArena a = arena(sim(EventCompletion.IMMEDIATE), "");
-        var mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
         long tid = Thread.currentThread().threadId();
         for (long size : new long[] {256, 64 << 10, 4 << 20}) {
             for (int i = 0; i < 200_000; i++) a.free(a.malloc(size, DeviceStream.DEFAULT));

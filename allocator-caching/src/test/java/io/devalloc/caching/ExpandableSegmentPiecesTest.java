@@ -6,8 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.VirtualMemory;
+import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.sim.EventCompletion;
+import io.devalloc.sim.SimulatedDevice;
 import java.util.Map;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -56,18 +59,18 @@ class ExpandableSegmentPiecesTest {
     /**
      * A large page that is not a multiple of the device's granule cannot be mapped: refused when the allocator opens.
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void aLargePageThatIsNotAWholeNumberOfGranulesIsRefusedUpFront() {
-        io.devalloc.sim.SimulatedDevice d = io.devalloc.sim.SimulatedDevice.builder().capacity(1L << 30).build();
-        io.devalloc.api.error.InvalidConfigurationException e = org.junit.jupiter.api.Assertions.assertThrows(
-                io.devalloc.api.error.InvalidConfigurationException.class,
-                () -> new CachingAllocatorProvider(java.util.Map.of()).create(d,
+        SimulatedDevice d = SimulatedDevice.builder().capacity(1L << 30).build();
+        InvalidConfigurationException e = Assertions.assertThrows(
+                InvalidConfigurationException.class,
+                () -> new CachingAllocatorProvider(Map.of()).create(d,
                         "expandable_segments:True,large_segment_size_mb:11"));
-        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("multiple of the mapping granule"),
+        Assertions.assertTrue(e.getMessage().contains("multiple of the mapping granule"),
                 e.getMessage());
-        org.junit.jupiter.api.Assertions.assertEquals(0, d.counters().mallocCalls());
-        new CachingAllocatorProvider(java.util.Map.of()).create(d, "large_segment_size_mb:11").close();
-        new CachingAllocatorProvider(java.util.Map.of()).create(d, "expandable_segments:True,large_segment_size_mb:12")
+        Assertions.assertEquals(0, d.counters().mallocCalls());
+        new CachingAllocatorProvider(Map.of()).create(d, "large_segment_size_mb:11").close();
+        new CachingAllocatorProvider(Map.of()).create(d, "expandable_segments:True,large_segment_size_mb:12")
                 .close();
     }
 }

@@ -14,6 +14,7 @@ import io.devalloc.api.snapshot.PythonTuple;
 import io.devalloc.sim.DeviceOperation;
 import io.devalloc.sim.EventCompletion;
 import io.devalloc.sim.SimulatedDevice;
+import io.devalloc.testkit.AllocatorInvariants;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -1427,7 +1428,7 @@ class UpstreamCudaTest {
             a.emptyCache();
             a.free(z);
             a.emptyCache();
-            io.devalloc.testkit.AllocatorInvariants.checkStats(a.stats());
+            AllocatorInvariants.checkStats(a.stats());
             assertEquals(d.counters().mallocs() + d.counters().maps(), a.stats().deviceMallocs());
             assertEquals(d.counters().frees() + d.counters().unmaps(), a.stats().deviceFrees());
             assertEquals(stat(a, "num_device_alloc"), a.stats().deviceMallocs());

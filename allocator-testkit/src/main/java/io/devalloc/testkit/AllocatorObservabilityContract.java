@@ -28,7 +28,10 @@ import io.devalloc.api.spi.Availability;
 import io.devalloc.api.spi.DeviceMemoryProvider;
 import io.devalloc.api.stats.AllocatorStats;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CyclicBarrier;
@@ -477,9 +480,9 @@ public abstract class AllocatorObservabilityContract {
         private final LongAdder failedAcquires = new LongAdder();
         private final LongAdder ownRetries = new LongAdder();
         private final LongAdder cacheReleases = new LongAdder();
-        private final List<String> errors = java.util.Collections.synchronizedList(new ArrayList<>());
-        private final List<String> retries = java.util.Collections.synchronizedList(new ArrayList<>());
-        final List<OutOfMemoryException> outOfMemory = java.util.Collections.synchronizedList(new ArrayList<>());
+        private final List<String> errors = Collections.synchronizedList(new ArrayList<>());
+        private final List<String> retries = Collections.synchronizedList(new ArrayList<>());
+        final List<OutOfMemoryException> outOfMemory = Collections.synchronizedList(new ArrayList<>());
         /** Size of each live device malloc, to check that its free is told the same size. */
         private final ConcurrentHashMap<Long, Long> mallocs = new ConcurrentHashMap<>();
 
@@ -598,7 +601,7 @@ public abstract class AllocatorObservabilityContract {
 
     /** Every crossing a threshold listener is told of; thread-safe. */
     static final class CrossingLog implements ThresholdListener {
-        final List<String> events = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<String> events = Collections.synchronizedList(new ArrayList<>());
         private final ConcurrentHashMap<String, LongAdder> counts = new ConcurrentHashMap<>();
 
         @Override
@@ -641,8 +644,8 @@ public abstract class AllocatorObservabilityContract {
         private final DeviceAllocator allocator;
         private final CrossingLog log;
         private final long[] levels;
-        private final java.util.Map<MemoryGauge, int[]> multiUpDown = new java.util.EnumMap<>(MemoryGauge.class);
-        private final java.util.Map<MemoryGauge, int[]> quietCalls = new java.util.EnumMap<>(MemoryGauge.class);
+        private final Map<MemoryGauge, int[]> multiUpDown = new EnumMap<>(MemoryGauge.class);
+        private final Map<MemoryGauge, int[]> quietCalls = new EnumMap<>(MemoryGauge.class);
 
         ThresholdCheck(DeviceAllocator allocator, CrossingLog log, long[] levels) {
             this.allocator = allocator;

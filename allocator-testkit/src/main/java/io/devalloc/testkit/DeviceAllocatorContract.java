@@ -22,6 +22,7 @@ import io.devalloc.api.stats.AllocatorStats;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -307,7 +308,7 @@ public abstract class DeviceAllocatorContract {
                 }
             }
         }
-        blocks.sort(java.util.Comparator.comparingLong(BlockSnapshot::address));
+        blocks.sort(Comparator.comparingLong(BlockSnapshot::address));
         return blocks;
     }
 

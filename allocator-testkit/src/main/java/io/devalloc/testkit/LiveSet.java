@@ -1,6 +1,7 @@
 package io.devalloc.testkit;
 
 import io.devalloc.api.units.ByteSize;
+import java.util.Collections;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -67,7 +68,7 @@ public final class LiveSet {
 
     /** The live allocations, address → requested bytes (a view). */
     public Map<Long, Long> asMap() {
-        return java.util.Collections.unmodifiableMap(ranges);
+        return Collections.unmodifiableMap(ranges);
     }
 
     /** The address of the {@code i}-th live allocation in address order (O(n)). */

@@ -1,6 +1,7 @@
 package io.devalloc.testkit;
 
 import java.util.List;
+import java.util.Locale;
 
 /**
  * What one {@link ModelRun} did and found.
@@ -25,7 +26,7 @@ public record RunReport(String configuration, long operations, long checks, long
 
     /** One line with every figure. */
     public String summary() {
-        return String.format(java.util.Locale.ROOT,
+        return String.format(Locale.ROOT,
                 "%s: %,d operations, %,d checks, %,d violations, %,d faults injected, %,d survived, %,d out of memory, "
                         + "%,d bad frees refused",
                 configuration, operations, checks, violations, faultsInjected, faultsSurvived, outOfMemory,

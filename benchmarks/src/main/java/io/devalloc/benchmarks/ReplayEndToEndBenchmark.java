@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -160,7 +161,7 @@ public class ReplayEndToEndBenchmark {
             out.write('\n');
             for (long rep = 0; written < events; rep++) {
                 long shift = rep << 40;
-                java.util.LinkedHashMap<Long, String> live = new java.util.LinkedHashMap<>();
+                LinkedHashMap<Long, String> live = new LinkedHashMap<>();
                 for (String row : rows) {
                     if (written == events) {
                         break;

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -84,8 +85,8 @@ public class TraceReplayBenchmark {
                 }
             }
         }
-        sizes = java.util.Arrays.copyOf(s, n);
-        slots = java.util.Arrays.copyOf(sl, n);
+        sizes = Arrays.copyOf(s, n);
+        slots = Arrays.copyOf(sl, n);
         live = new long[nextSlot];
     }
 

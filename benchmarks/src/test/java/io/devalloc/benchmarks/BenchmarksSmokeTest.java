@@ -4,7 +4,32 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.devalloc.advisor.Advice;
+import io.devalloc.advisor.JobAdvice;
+import io.devalloc.advisor.TrustLine;
+import io.devalloc.api.internal.ObservedAllocator;
+import io.devalloc.api.snapshot.BlockState;
+import io.devalloc.api.snapshot.SegmentSnapshot;
 import io.devalloc.api.units.ByteSize;
+import io.devalloc.micrometer.DevallocMetrics;
+import io.devalloc.replay.ReplayOptions;
+import io.devalloc.replay.ReplayResult;
+import io.devalloc.replay.Replayer;
+import io.devalloc.replay.TraceFile;
+import io.devalloc.replay.TraceSources;
+import io.devalloc.replay.bounds.LowerBound;
+import io.devalloc.replay.bounds.OfflinePlan;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CyclicBarrier;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -48,7 +73,7 @@ class BenchmarksSmokeTest {
         s.setUp();
         try {
             assertEquals(!observer.equals("none"),
-                    s.alloc.unwrap(io.devalloc.api.internal.ObservedAllocator.class).isPresent(),
+                    s.alloc.unwrap(ObservedAllocator.class).isPresent(),
                     observer + ": " + s.alloc);
             long deviceMallocs = s.alloc.stats().deviceMallocs();
             assertEquals(1, deviceMallocs, "setup's pair reserved one segment or region");
@@ -91,11 +116,11 @@ class BenchmarksSmokeTest {
         }
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void anUnknownObserverIsRefusedWithTheKnownOnes() {
         ObservabilityBenchmark.Uncached s = new ObservabilityBenchmark.Uncached();
         s.observer = "prometheus";
-        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException e = Assertions.assertThrows(IllegalArgumentException.class,
                 s::setUp);
         assertTrue(e.getMessage().contains("micrometer"), e.getMessage());
     }
@@ -105,14 +130,14 @@ class BenchmarksSmokeTest {
         if (s.registry == null) {
             return 0;
         }
-        return s.registry.get(io.devalloc.micrometer.DevallocMetrics.DEVICE_CALLS)
-                .tag(io.devalloc.micrometer.DevallocMetrics.TAG_OP, op)
-                .tag(io.devalloc.micrometer.DevallocMetrics.TAG_OUTCOME, "success").functionCounter().count();
+        return s.registry.get(DevallocMetrics.DEVICE_CALLS)
+                .tag(DevallocMetrics.TAG_OP, op)
+                .tag(DevallocMetrics.TAG_OUTCOME, "success").functionCounter().count();
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void anUnknownAllocatorIsRefusedWithTheKnownNames() {
-        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException e = Assertions.assertThrows(IllegalArgumentException.class,
                 () -> PairAllocator.open("jemalloc"));
         assertTrue(e.getMessage().contains("netty-adaptive"), e.getMessage());
     }
@@ -130,8 +155,8 @@ class BenchmarksSmokeTest {
         shared.size = 65536;
         shared.setUp();
         CachedAllocFreeTwoThreadsBenchmark b = new CachedAllocFreeTwoThreadsBenchmark();
-        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
-        java.util.Queue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        CyclicBarrier start = new CyclicBarrier(2);
+        Queue<Throwable> failures = new ConcurrentLinkedQueue<>();
         long[] pairs = new long[2];
         Thread[] threads = new Thread[2];
         for (int t = 0; t < 2; t++) {
@@ -164,14 +189,14 @@ class BenchmarksSmokeTest {
             if (allocator.equals("caching")) {
                 // Two streams, two sizes: each thread's block stays cached in its own stream's pool.
                 long streams = devalloc.allocator().snapshot().segments().stream()
-                        .map(io.devalloc.api.snapshot.SegmentSnapshot::stream).distinct().count();
+                        .map(SegmentSnapshot::stream).distinct().count();
                 assertEquals(2, streams, devalloc.allocator().snapshot().segments().toString());
             }
         }
         shared.tearDown();
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void theSecondThreadAllocatesAnotherSize() {
         assertEquals(256, CachedAllocFreeTwoThreadsBenchmark.sizeOf(256, 0));
         assertEquals(384, CachedAllocFreeTwoThreadsBenchmark.sizeOf(256, 1));
@@ -187,7 +212,7 @@ class BenchmarksSmokeTest {
         b.freeBlocks = 1024;
         b.setUp();
         long free = b.alloc.snapshot().segments().stream().flatMap(s -> s.blocks().stream())
-                .filter(x -> x.state() == io.devalloc.api.snapshot.BlockState.FREE).count();
+                .filter(x -> x.state() == BlockState.FREE).count();
         assertTrue(free > 1024, free + " free blocks");
         long first = b.allocateFree();
         assertNotEquals(0L, first);
@@ -232,7 +257,7 @@ class BenchmarksSmokeTest {
     }
 
     /** The N = 100,000 benchmark replays one whole sequence of 100,000 allocations and frees (bfc, max 64 MiB). */
-    @org.junit.jupiter.api.Test
+    @Test
     void randomAllocationsAtN100000MakesThatManyAllocations() {
         RandomAllocationsBenchmark.N100000 s = new RandomAllocationsBenchmark.N100000();
         s.allocator = "bfc";
@@ -249,34 +274,34 @@ class BenchmarksSmokeTest {
      * (with its leftovers freed), so the caching allocator matches PyTorch's ground truth on it; every file has
      * exactly the events asked for.
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void endToEndWorkloadsHaveTheirEventsAndTheFirstOptRepetitionMatchesPyTorch(
-            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws java.io.IOException {
-        java.nio.file.Path opt = java.nio.file.Path.of("..", "traces", "pt-opt-zeroth-order-fl", "memory.csv");
-        java.util.List<String> lines = java.nio.file.Files.readAllLines(opt);
-        java.util.List<String> rows = lines.subList(1, lines.size());
+            @TempDir Path dir) throws IOException {
+        Path opt = Path.of("..", "traces", "pt-opt-zeroth-order-fl", "memory.csv");
+        List<String> lines = Files.readAllLines(opt);
+        List<String> rows = lines.subList(1, lines.size());
         int oneRepetition = 7946 + 7549 + 61 + 397;
-        java.nio.file.Path repeated = dir.resolve("opt.csv");
+        Path repeated = dir.resolve("opt.csv");
         ReplayEndToEndBenchmark.writeRepeated(repeated, rows, oneRepetition);
-        io.devalloc.replay.ReplayResult r = new io.devalloc.replay.Replayer(
-                io.devalloc.replay.ReplayOptions.defaults().withAllocator("caching"))
-                .replay("opt.csv", io.devalloc.replay.TraceSources.of(repeated)).result();
+        ReplayResult r = new Replayer(
+                ReplayOptions.defaults().withAllocator("caching"))
+                .replay("opt.csv", TraceSources.of(repeated)).result();
         assertEquals(oneRepetition, r.events());
         assertEquals(1_897_922_560L, r.peakReservedBytes());
         assertTrue(r.groundTruth().match(), r.groundTruth().toString());
         assertEquals(61, r.deviceMallocs());
 
-        java.nio.file.Path longer = dir.resolve("opt3.csv");
+        Path longer = dir.resolve("opt3.csv");
         ReplayEndToEndBenchmark.writeRepeated(longer, rows, 3 * oneRepetition - 1000);
-        java.nio.file.Path random = dir.resolve("random.csv");
+        Path random = dir.resolve("random.csv");
         ReplayEndToEndBenchmark.write(random, 20_000, 1);
-        java.nio.file.Path rmm = dir.resolve("random-rmm.csv");
+        Path rmm = dir.resolve("random-rmm.csv");
         ReplayEndToEndBenchmark.writeRmm(rmm, 20_000, 1);
-        for (var file : java.util.Map.of(longer, 3 * oneRepetition - 1000, random, 20_000, rmm, 20_000).entrySet()) {
-            for (String allocator : java.util.List.of("caching", "bfc")) {
-                io.devalloc.replay.ReplayResult result = new io.devalloc.replay.Replayer(
-                        io.devalloc.replay.ReplayOptions.defaults().withAllocator(allocator))
-                        .replay("t.csv", io.devalloc.replay.TraceSources.of(file.getKey())).result();
+        for (var file : Map.of(longer, 3 * oneRepetition - 1000, random, 20_000, rmm, 20_000).entrySet()) {
+            for (String allocator : List.of("caching", "bfc")) {
+                ReplayResult result = new Replayer(
+                        ReplayOptions.defaults().withAllocator(allocator))
+                        .replay("t.csv", TraceSources.of(file.getKey())).result();
                 assertEquals((long) file.getValue(), result.events(), file.getKey() + " " + allocator);
                 assertEquals(0, result.ooms());
             }
@@ -286,13 +311,13 @@ class BenchmarksSmokeTest {
     /** Each setting replays the whole OPT trace from its compact form, twice with the same figures. */
     @ParameterizedTest
     @ValueSource(strings = {"caching", "caching-expandable", "bfc-growth"})
-    void compactTraceReplaysTheWholeOptTrace(String setting) throws java.io.IOException {
+    void compactTraceReplaysTheWholeOptTrace(String setting) throws IOException {
         ReplayCompactTraceBenchmark b = new ReplayCompactTraceBenchmark();
         b.setting = setting;
         b.peakSnapshot = true;
-        b.readTrace(java.nio.file.Path.of("..", "traces", "pt-opt-zeroth-order-fl", "memory.csv"));
-        io.devalloc.replay.ReplayResult first = b.replay().result();
-        io.devalloc.replay.ReplayResult second = b.replay().result();
+        b.readTrace(Path.of("..", "traces", "pt-opt-zeroth-order-fl", "memory.csv"));
+        ReplayResult first = b.replay().result();
+        ReplayResult second = b.replay().result();
         assertEquals(first.peak(), second.peak());
         assertEquals(0, first.ooms());
         assertTrue(first.peakReservedBytes() > 0);
@@ -304,16 +329,16 @@ class BenchmarksSmokeTest {
     /** The advisor's default grid on the shipped OPT pickle, read once and read again, gives one recommendation. */
     @ParameterizedTest
     @ValueSource(ints = {1, 2})
-    void adviseRunsTheDefaultGridOnTheOptPickle(int threads) throws java.io.IOException {
+    void adviseRunsTheDefaultGridOnTheOptPickle(int threads) throws IOException {
         AdviseBenchmark b = new AdviseBenchmark();
         b.threads = threads;
-        b.readTrace(java.nio.file.Path.of("..", "traces", "pt-opt-zeroth-order-fl", "memory.pickle"));
-        io.devalloc.advisor.Advice inMemory = b.advise();
-        io.devalloc.advisor.Advice read = b.readAndAdvise();
+        b.readTrace(Path.of("..", "traces", "pt-opt-zeroth-order-fl", "memory.pickle"));
+        Advice inMemory = b.advise();
+        Advice read = b.readAndAdvise();
         assertEquals(inMemory.recommendation().env(), read.recommendation().env());
         assertEquals(inMemory.runs(), read.runs());
         assertEquals(threads, inMemory.threads());
-        assertTrue(inMemory.trust().verdict() == io.devalloc.advisor.TrustLine.Verdict.MATCH, inMemory.trust()
+        assertTrue(inMemory.trust().verdict() == TrustLine.Verdict.MATCH, inMemory.trust()
                 .toString());
     }
 
@@ -321,15 +346,15 @@ class BenchmarksSmokeTest {
      * The bounds benchmark's bodies on its smallest trace: exactly the events asked for, a plan never below the
      * rounded bound, the same figures twice.
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void offlinePlanBenchmarkBoundsTheTrainingLikeTrace() {
         OfflinePlanBenchmark b = new OfflinePlanBenchmark();
         b.events = 1000;
         b.readTrace();
         assertEquals(1000, b.trace.events());
         assertEquals(b.intervals.count(), b.intervals().count());
-        io.devalloc.replay.bounds.LowerBound bound = b.lowerBound();
-        io.devalloc.replay.bounds.OfflinePlan plan = b.plan();
+        LowerBound bound = b.lowerBound();
+        OfflinePlan plan = b.plan();
         assertTrue(bound.requestedPeakBytes() > 0);
         assertTrue(plan.bytes() >= bound.roundedPeakBytes(), plan + " " + bound);
         assertEquals(0, plan.approximations());
@@ -341,22 +366,22 @@ class BenchmarksSmokeTest {
      * The long-snapshot benchmark's bodies on a small snapshot of its generator: the read gives the one device with
      * every entry's event, and the advice of the trace in memory recommends a setting with the trust line matching.
      */
-    @org.junit.jupiter.api.Test
-    void longSnapshotReadsAndAdvisesASmallSnapshot(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
-            throws java.io.IOException {
+    @Test
+    void longSnapshotReadsAndAdvisesASmallSnapshot(@TempDir Path dir)
+            throws IOException {
         LongSnapshotBenchmark b = new LongSnapshotBenchmark();
         b.entries = 3000;
         b.threads = 2;
         LongSnapshot.Written written = LongSnapshot.write(b.entries, dir.resolve("long.pickle"));
         b.setUp(written.file());
-        io.devalloc.replay.TraceFile read = b.read();
+        TraceFile read = b.read();
         assertEquals(1, read.devices().size());
         // Every alloc, free_completed and segment_alloc is an event; free_requested is not.
         long events = read.devices().getFirst().trace().events();
         assertEquals(written.entries() - written.frees(), events);
-        io.devalloc.advisor.JobAdvice advice = b.advise();
-        io.devalloc.advisor.Advice only = advice.only();
-        assertTrue(only.trust().verdict() == io.devalloc.advisor.TrustLine.Verdict.MATCH, only.trust().toString());
+        JobAdvice advice = b.advise();
+        Advice only = advice.only();
+        assertTrue(only.trust().verdict() == TrustLine.Verdict.MATCH, only.trust().toString());
         assertEquals(2, advice.threads());
     }
 }

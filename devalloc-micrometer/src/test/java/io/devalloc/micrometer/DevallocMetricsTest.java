@@ -23,6 +23,7 @@ import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -170,7 +171,7 @@ class DevallocMetricsTest {
                         : id.getName().equals(DevallocMetrics.ALLOCATIONS_ACTIVE) ? "allocations" : null;
                 String actual = m instanceof Timer ? ((Timer) m).baseTimeUnit().name().toLowerCase(Locale.ROOT)
                         : id.getBaseUnit();
-                if (!java.util.Objects.equals(unit, actual)) {
+                if (!Objects.equals(unit, actual)) {
                     problems.add(id + ": unit " + actual + ", not " + unit);
                 }
             }

@@ -1,5 +1,6 @@
 package io.devalloc.cuda;
 
+import com.sun.management.OperatingSystemMXBean;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.error.DeviceUnavailableException;
 import io.devalloc.api.spi.Availability;
@@ -102,7 +103,7 @@ public final class CudaHostMemoryProvider implements DeviceMemoryProvider {
         } catch (IOException | RuntimeException e) {
             // Fall back below.
         }
-        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
             return Math.max(0, os.getTotalMemorySize());
         }
         return 0;

@@ -4,6 +4,8 @@ import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyInt;
 import static org.mockito.Mockito.lenient;
 
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.mockito.stubbing.Answer;
 
 /** Mockito helpers for {@link CudaApi}'s out-parameters. */
@@ -28,7 +30,7 @@ final class Answers {
 
     /** Writes {@code values} into the first argument ({@code long[]}), one per call, and returns success. */
     static Answer<Integer> outs(long... values) {
-        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger next = new AtomicInteger();
         return invocation -> {
             long[] out = invocation.getArgument(0);
             out[0] = values[Math.min(next.getAndIncrement(), values.length - 1)];
@@ -38,7 +40,7 @@ final class Answers {
 
     /** Writes {@code first}, {@code first + 1}, ... into the first argument ({@code long[]}), one per call. */
     static Answer<Integer> counting(long first) {
-        java.util.concurrent.atomic.AtomicLong next = new java.util.concurrent.atomic.AtomicLong(first);
+        AtomicLong next = new AtomicLong(first);
         return invocation -> {
             long[] out = invocation.getArgument(0);
             out[0] = next.getAndIncrement();

@@ -1,5 +1,6 @@
 package io.devalloc.cuda;
 
+import io.devalloc.api.units.ByteSize;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.HashMap;
@@ -145,7 +146,7 @@ final class FakeCuda implements CudaApi {
     @Override
     public synchronized int malloc(long[] address, long bytes) {
         int d = current.get();
-        long rounded = io.devalloc.api.units.ByteSize.roundUp(bytes, MALLOC_ROUNDING);
+        long rounded = ByteSize.roundUp(bytes, MALLOC_ROUNDING);
         if (bytes < 0) {
             return ERROR_INVALID_VALUE;
         }

@@ -1,5 +1,6 @@
 package io.devalloc.host;
 
+import com.sun.management.OperatingSystemMXBean;
 import io.devalloc.api.units.ByteSize;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -26,7 +27,7 @@ record SystemMemory(long bytes, String source) {
         if (memTotal > 0) {
             return new SystemMemory(memTotal, "MemTotal");
         }
-        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os
                 && os.getTotalMemorySize() > 0) {
             return new SystemMemory(os.getTotalMemorySize(), "OperatingSystemMXBean");
         }

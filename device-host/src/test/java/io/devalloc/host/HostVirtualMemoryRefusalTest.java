@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.mockito.InOrder;
 import org.mockito.Mock;
+import org.mockito.Mockito;
 import org.mockito.junit.jupiter.MockitoExtension;
 import org.mockito.junit.jupiter.MockitoSettings;
 import org.mockito.quality.Strictness;
@@ -183,7 +184,7 @@ class HostVirtualMemoryRefusalTest {
         assertEquals(0, vm.mappedBytes(), "after a failure the range counts as unmapped, as the port says");
         assertEquals(ByteSize.GiB, device.memoryInfo().freeBytes());
         verify(calls).mprotect(base, G, NativeMemoryCalls.PROT_NONE);
-        verify(calls, org.mockito.Mockito.times(1)).mlock(base, G); // the map's, not locked again after the failure
+        verify(calls, Mockito.times(1)).mlock(base, G); // the map's, not locked again after the failure
         assertThrows(IllegalArgumentException.class, () -> vm.unmap(base, G), "not mapped any more");
         assertTrue(vm.map(base, G), "and it can be mapped again");
     }

@@ -19,6 +19,7 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -473,7 +474,7 @@ public final class SimulatedDevice implements DeviceMemory {
     public synchronized void failCall(DeviceCall kind, long n) {
         long made = callCounts[kind.ordinal()];
         if (n <= made) {
-            throw new IllegalArgumentException(kind.name().toLowerCase(java.util.Locale.ROOT) + " call " + n
+            throw new IllegalArgumentException(kind.name().toLowerCase(Locale.ROOT) + " call " + n
                     + " already happened (" + made + " so far)");
         }
         runOutCalls.computeIfAbsent(kind, k -> new TreeSet<>()).add(n);
@@ -506,7 +507,7 @@ public final class SimulatedDevice implements DeviceMemory {
         Objects.requireNonNull(error, "error");
         long made = callCounts[kind.ordinal()];
         if (n <= made) {
-            throw new IllegalArgumentException(kind.name().toLowerCase(java.util.Locale.ROOT) + " call " + n
+            throw new IllegalArgumentException(kind.name().toLowerCase(Locale.ROOT) + " call " + n
                     + " already happened (" + made + " so far)");
         }
         errorCalls.computeIfAbsent(kind, k -> new TreeMap<>()).put(n, error);
@@ -541,7 +542,7 @@ public final class SimulatedDevice implements DeviceMemory {
     /** {@link #fault} for a call without a "no memory" result: running out is a {@link DeviceException}. */
     private void throwIfRunsOut(DeviceCall kind) {
         if (fault(kind)) {
-            throw new DeviceException(kind.name().toLowerCase(java.util.Locale.ROOT) + " call "
+            throw new DeviceException(kind.name().toLowerCase(Locale.ROOT) + " call "
                     + callCounts[kind.ordinal()] + " on " + this + " failed: out of memory (injected)");
         }
     }

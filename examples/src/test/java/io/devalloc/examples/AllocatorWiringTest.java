@@ -10,7 +10,9 @@ import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.internal.AllocatorRegistry;
 import io.devalloc.bfc.BfcAllocator;
+import io.devalloc.caching.CachingAllocator;
 import io.devalloc.guice.DevallocModule;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Every allocator on the class path is reachable through the SPI, the builder and the Guice module. */
@@ -18,7 +20,7 @@ class AllocatorWiringTest {
 
     @Test
     void serviceLoaderFindsDirectAndBfc() {
-        assertTrue(AllocatorRegistry.load().names().containsAll(java.util.List.of("direct", "bfc", "caching")));
+        assertTrue(AllocatorRegistry.load().names().containsAll(List.of("direct", "bfc", "caching")));
     }
 
     @Test
@@ -36,7 +38,7 @@ class AllocatorWiringTest {
         DeviceAllocator a = Guice.createInjector(new DevallocModule(new DevallocSettings("sim:4GiB", "caching",
                 "max_split_size_mb:64,expandable_segments:True"))).getInstance(DeviceAllocator.class);
         try {
-            io.devalloc.caching.CachingAllocator c = assertInstanceOf(io.devalloc.caching.CachingAllocator.class, a);
+            CachingAllocator c = assertInstanceOf(CachingAllocator.class, a);
             assertEquals(64L << 20, c.options().maxSplitSize());
             assertTrue(c.options().expandableSegments());
             c.free(c.malloc(1000));

@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Function;
 
 /**
@@ -505,7 +506,7 @@ public final class Replayer {
             long restoredSegments = 0;
             long restoredBlocks = 0;
             if (options.warm() && scan.startsWarm()) {
-                java.util.Optional<TraceStateRestore> restorable = allocator.unwrap(TraceStateRestore.class);
+                Optional<TraceStateRestore> restorable = allocator.unwrap(TraceStateRestore.class);
                 if (restorable.isPresent()) {
                     TraceStateRestore restore = restorable.get();
                     boolean sim = spec.provider().equals(SimulatedDeviceProvider.NAME);

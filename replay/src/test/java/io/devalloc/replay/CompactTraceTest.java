@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.snapshot.MemorySnapshot;
+import io.devalloc.trace.TraceFormatException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,6 +20,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -164,14 +166,14 @@ class CompactTraceTest {
     }
 
     @Test
-    void aMalformedFileFailsWhileItIsReadNamingTheLine(@org.junit.jupiter.api.io.TempDir Path dir)
+    void aMalformedFileFailsWhileItIsReadNamingTheLine(@TempDir Path dir)
             throws IOException {
         Path bad = dir.resolve("bad.csv");
         List<String> lines =
                 new ArrayList<>(Files.readAllLines(SharedTraceReplayTest.opt("memory.csv")).subList(0, 50));
         lines.add("49,alloc,notanumber,512,0,0");
         Files.write(bad, lines);
-        Exception e = assertThrows(io.devalloc.trace.TraceFormatException.class, () -> CompactTrace.read(bad));
+        Exception e = assertThrows(TraceFormatException.class, () -> CompactTrace.read(bad));
         assertTrue(e.getMessage().contains("bad.csv") && e.getMessage().contains("51"), e.getMessage());
     }
 

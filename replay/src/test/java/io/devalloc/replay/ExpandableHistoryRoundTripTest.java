@@ -13,6 +13,7 @@ import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.trace.TraceEvent;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.pytorch.PyTorchPickleReader;
+import io.devalloc.trace.pytorch.PyTorchSnapshots;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
@@ -138,7 +139,7 @@ class ExpandableHistoryRoundTripTest {
                 random(a, seed);
             }
             try (OutputStream out = Files.newOutputStream(pickle)) {
-                io.devalloc.trace.pytorch.PyTorchSnapshots.writePickle(a.snapshotDict(), out);
+                PyTorchSnapshots.writePickle(a.snapshotDict(), out);
             }
             return a.history();
         }

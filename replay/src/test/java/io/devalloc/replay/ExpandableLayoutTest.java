@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.devalloc.api.device.DeviceStream;
+import io.devalloc.api.spi.TraceStateRestore;
 import io.devalloc.caching.CachingAllocator;
 import io.devalloc.caching.CachingAllocatorProvider;
 import io.devalloc.caching.CachingOptions;
@@ -223,7 +225,7 @@ class ExpandableLayoutTest {
 
     @Test
     void blocksOfExpandableSegmentsSplitEveryRemainderOf512BOrMore() {
-        io.devalloc.api.spi.TraceStateRestore defaults = TestTraces.defaultCachingRules();
+        TraceStateRestore defaults = TestTraces.defaultCachingRules();
         assertEquals(12 * MiB, WarmStart.inferBlockSize(defaults, 12 * MiB, 12 * MiB + MiB / 2, false, true));
         assertEquals(12 * MiB + MiB / 2, WarmStart.inferBlockSize(defaults, 12 * MiB, 12 * MiB + MiB / 2, false,
                 false), "an ordinary large segment keeps a tail of at most 1 MiB");
@@ -266,7 +268,7 @@ class ExpandableLayoutTest {
              CachingAllocator plain = new CachingAllocatorProvider().create(d, "")) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> WarmStart.seed(TestTraces.restore(plain), scan, layout,
-                            s -> io.devalloc.api.device.DeviceStream.DEFAULT, new KeyMap(4)));
+                            s -> DeviceStream.DEFAULT, new KeyMap(4)));
             assertTrue(e.getMessage().startsWith("t:2: cannot restore the expandable segment (large pool) recorded at"
                     + " 0x" + Long.toHexString(A) + ": allocator 'caching' on sim:0 runs without expandable segments"),
                     e.getMessage());

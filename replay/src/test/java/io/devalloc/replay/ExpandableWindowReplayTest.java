@@ -10,6 +10,7 @@ import io.devalloc.caching.CachingAllocatorProvider;
 import io.devalloc.caching.TraceAction;
 import io.devalloc.caching.TraceEntry;
 import io.devalloc.sim.SimulatedDevice;
+import io.devalloc.trace.pytorch.PyTorchSnapshots;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
@@ -68,7 +69,7 @@ class ExpandableWindowReplayTest {
             workload.accept(a);
             if (pickle != null) {
                 try (OutputStream out = Files.newOutputStream(pickle)) {
-                    io.devalloc.trace.pytorch.PyTorchSnapshots.writePickle(a.snapshotDict(), out);
+                    PyTorchSnapshots.writePickle(a.snapshotDict(), out);
                 }
             }
             return a.history();

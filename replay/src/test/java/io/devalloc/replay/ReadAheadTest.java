@@ -13,12 +13,16 @@ import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.TraceReader;
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -136,12 +140,12 @@ class ReadAheadTest {
             @Override
             public void close() {
                 super.close();
-                throw new java.io.UncheckedIOException(failure);
+                throw new UncheckedIOException(failure);
             }
         };
         List<long[]> events = new ArrayList<>();
         try (ReadAhead ahead = new ReadAhead(failingClose, "t")) {
-            java.io.UncheckedIOException thrown = assertThrows(java.io.UncheckedIOException.class,
+            UncheckedIOException thrown = assertThrows(UncheckedIOException.class,
                     () -> drain(ahead, events));
             assertSame(failure, thrown.getCause());
         }
@@ -159,7 +163,7 @@ class ReadAheadTest {
                 throw closing;
             }
         };
-        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(20), () -> {
+        Assertions.assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
             try (ReadAhead ahead = new ReadAhead(broken, "t")) {
                 IOException thrown = assertThrows(IOException.class, () -> drain(ahead, new ArrayList<>()));
                 assertSame(failure, thrown);
@@ -243,7 +247,7 @@ class ReadAheadTest {
                     Thread.sleep(TimeUnit.MINUTES.toMillis(5));
                 } catch (InterruptedException e) {
                     interrupted.set(true);
-                    throw new java.io.InterruptedIOException("interrupted");
+                    throw new InterruptedIOException("interrupted");
                 }
                 return null;
             }

@@ -13,6 +13,7 @@ import io.devalloc.trace.TraceEvent;
 import io.devalloc.trace.TraceReader;
 import io.devalloc.trace.detect.TraceFormats;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -153,7 +154,7 @@ class RealTraceFidelityTest {
 
     private static long summary(Path file, String field) throws IOException {
         Matcher m = Pattern.compile("\"" + Pattern.quote(field) + "\"\\s*:\\s*(\\d+)")
-                .matcher(java.nio.file.Files.readString(file));
+                .matcher(Files.readString(file));
         assertTrue(m.find(), field + " in " + file);
         return Long.parseLong(m.group(1));
     }

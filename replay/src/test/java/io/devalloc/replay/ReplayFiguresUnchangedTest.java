@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -89,7 +90,7 @@ class ReplayFiguresUnchangedTest {
         ReplayOutcome o = new Replayer(options).replay(file.getFileName().toString(), TraceSources.of(file));
         ReplayResult r = o.result();
         Map<String, String> actual = new LinkedHashMap<>();
-        actual.put("warm_start", "\"" + o.warmStart().name().toLowerCase(java.util.Locale.ROOT) + "\"");
+        actual.put("warm_start", "\"" + o.warmStart().name().toLowerCase(Locale.ROOT) + "\"");
         actual.put("events", Long.toString(r.events()));
         actual.put("allocs", Long.toString(r.allocs()));
         actual.put("frees", Long.toString(r.frees()));

@@ -9,18 +9,30 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.DeviceUnavailableException;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.internal.AllocatorRegistry;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.snapshot.SegmentSnapshot;
+import io.devalloc.api.spi.TraceStateRestore;
+import io.devalloc.caching.CachingAllocator;
+import io.devalloc.caching.CachingAllocatorProvider;
 import io.devalloc.replay.ReplayOutcome.WarmStartKind;
+import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.trace.TraceFormat;
+import io.devalloc.trace.TraceFormatException;
+import io.devalloc.trace.pytorch.PyTorchCsvReader;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The replay rules on small hand-written traces. */
 class ReplayerTest {
@@ -238,14 +250,14 @@ class ReplayerTest {
     @Test
     void warmStartInfersBlockSizesWithPyTorchsSplitRuleAndTheLookAhead() throws IOException {
         TraceScan scan = TraceScan.of("t", warmSample().source());
-        try (io.devalloc.sim.SimulatedDevice device = io.devalloc.sim.SimulatedDevice.builder()
+        try (SimulatedDevice device = SimulatedDevice.builder()
                 .topAddress(Replayer.WARM_TOP_ADDRESS).addressSpace(Replayer.WARM_ADDRESS_SPACE)
                 .scriptedAddresses(List.of(A, B)).build();
-             io.devalloc.caching.CachingAllocator caching = new io.devalloc.caching.CachingAllocatorProvider()
+             CachingAllocator caching = new CachingAllocatorProvider()
                      .create(device, "")) {
             KeyMap live = new KeyMap(16);
             List<WarmStart.RestoredBlock> blocks = WarmStart.seed(TestTraces.restore(caching), scan,
-                    s -> io.devalloc.api.device.DeviceStream.DEFAULT, live);
+                    s -> DeviceStream.DEFAULT, live);
             assertEquals(List.of(WarmStart.SizeRule.TAIL_TO_BOUNDARY, WarmStart.SizeRule.TAIL_TO_FIRST_ALLOC,
                     WarmStart.SizeRule.ROUNDED), blocks.stream().map(WarmStart.RestoredBlock::rule).toList());
             assertEquals(List.of(5_767_168L, 2_621_440L, 1024L),
@@ -255,7 +267,7 @@ class ReplayerTest {
             assertEquals(3, live.size());
             assertEquals(A, live.remove(A, EventDispatch.MISSING), "restored at the recorded address");
         }
-        io.devalloc.api.spi.TraceStateRestore defaults = TestTraces.defaultCachingRules();
+        TraceStateRestore defaults = TestTraces.defaultCachingRules();
         assertEquals(12 * MiB, WarmStart.inferBlockSize(defaults, 12 * MiB, 13 * MiB + 512, false));
         assertEquals(13 * MiB, WarmStart.inferBlockSize(defaults, 12 * MiB, 13 * MiB, false));
         assertEquals(12 * MiB + MiB / 2, WarmStart.inferBlockSize(defaults, 12 * MiB, 12 * MiB + MiB / 2, false));
@@ -548,15 +560,15 @@ class ReplayerTest {
 
     @Test
     void aOnePassReplayOfAFileEstimatesItsTotalFromTheBytesRead(
-            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws IOException {
-        StringBuilder text = new StringBuilder(io.devalloc.trace.pytorch.PyTorchCsvReader.HEADER).append('\n');
+            @TempDir Path dir) throws IOException {
+        StringBuilder text = new StringBuilder(PyTorchCsvReader.HEADER).append('\n');
         for (int i = 0; i < 100_000; i++) {
             text.append(2 * i).append(",alloc,").append(139_800_000_000_000L + 4096L * i).append(",4096,0,1\n");
             text.append(2 * i + 1).append(",free_completed,").append(139_800_000_000_000L + 4096L * i)
                     .append(",4096,0,2\n");
         }
-        java.nio.file.Path file = dir.resolve("t.csv");
-        java.nio.file.Files.writeString(file, text);
+        Path file = dir.resolve("t.csv");
+        Files.writeString(file, text);
         List<long[]> updates = new ArrayList<>();
         ReplayProgress listener = new ReplayProgress() {
             @Override
@@ -618,12 +630,12 @@ class ReplayerTest {
      * before it were replayed; with {@code --warm} the first pass finds it. Either way the replay fails with the
      * reader's message.
      */
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(strings = {"6000,alloc,12x,512,0,1", "x,alloc,1,512,0,1",
+    @ParameterizedTest
+    @ValueSource(strings = {"6000,alloc,12x,512,0,1", "x,alloc,1,512,0,1",
         "6000,alloc,1,512,0"})
     void aMalformedRowDeepInTheTraceFailsTheReplayWithItsLine(String badRow,
-            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws IOException {
-        StringBuilder text = new StringBuilder(io.devalloc.trace.pytorch.PyTorchCsvReader.HEADER).append('\n');
+            @TempDir Path dir) throws IOException {
+        StringBuilder text = new StringBuilder(PyTorchCsvReader.HEADER).append('\n');
         for (int i = 0; i < 6000; i++) {
             long address = 139_800_000_000_000L + 4096L * (i / 2);
             text.append(i).append(i % 2 == 0 ? ",alloc," : ",free_completed,").append(address)
@@ -633,13 +645,13 @@ class ReplayerTest {
         for (int i = 0; i < 500; i++) {
             text.append(6001 + i).append(",alloc,").append(140_000_000_000_000L + 4096L * i).append(",512,0,1\n");
         }
-        java.nio.file.Path file = dir.resolve("bad.csv");
-        java.nio.file.Files.writeString(file, text);
+        Path file = dir.resolve("bad.csv");
+        Files.writeString(file, text);
         for (String allocator : List.of("caching", "bfc", "caching --warm")) {
             ReplayOptions o = allocator.endsWith("--warm") ? options("caching", "sim:1GiB").withWarm(true)
                     : options(allocator, "sim:1GiB");
-            io.devalloc.trace.TraceFormatException e = assertThrows(
-                    io.devalloc.trace.TraceFormatException.class,
+            TraceFormatException e = assertThrows(
+                    TraceFormatException.class,
                     () -> new Replayer(o).replay("bad.csv", TraceSources.of(file)));
             assertEquals(6002, e.line(), e.getMessage());
             assertTrue(e.getMessage().startsWith(file + ":6002: "), e.getMessage());

@@ -1,10 +1,15 @@
 package io.devalloc.replay;
 
+import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.spi.TraceStateRestore;
+import io.devalloc.caching.CachingAllocatorProvider;
+import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.trace.TraceEvent;
 import io.devalloc.trace.TraceEvent.Kind;
 import io.devalloc.trace.TraceFormat;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /** Hand-written traces for tests: a builder of events, and a {@link TraceSource} over them. */
 public final class TestTraces {
@@ -142,13 +147,13 @@ public final class TestTraces {
     }
 
     /** The warm-start capability of a caching allocator (what a replay reaches through {@code unwrap}). */
-    public static io.devalloc.api.spi.TraceStateRestore restore(io.devalloc.api.DeviceAllocator allocator) {
-        return allocator.unwrap(io.devalloc.api.spi.TraceStateRestore.class).orElseThrow();
+    public static TraceStateRestore restore(DeviceAllocator allocator) {
+        return allocator.unwrap(TraceStateRestore.class).orElseThrow();
     }
 
     /** PyTorch's sizing rules with the default settings: a caching allocator's, on a small simulated device. */
-    public static io.devalloc.api.spi.TraceStateRestore defaultCachingRules() {
-        return restore(new io.devalloc.caching.CachingAllocatorProvider(java.util.Map.of())
-                .create(io.devalloc.sim.SimulatedDevice.ofCapacity(1L << 30), ""));
+    public static TraceStateRestore defaultCachingRules() {
+        return restore(new CachingAllocatorProvider(Map.of())
+                .create(SimulatedDevice.ofCapacity(1L << 30), ""));
     }
 }

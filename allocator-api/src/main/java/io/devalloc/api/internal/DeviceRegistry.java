@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -81,7 +82,7 @@ public final class DeviceRegistry {
         }
     }
 
-    private static String text(java.util.function.Supplier<String> s) {
+    private static String text(Supplier<String> s) {
         try {
             return String.valueOf(s.get());
         } catch (RuntimeException | LinkageError e) {

@@ -1,5 +1,7 @@
 package io.devalloc.api.snapshot;
 
+import java.util.Objects;
+
 /**
  * One block of a segment.
  *
@@ -20,7 +22,7 @@ public record BlockSnapshot(long address, long size, long requestedSize, BlockSt
         if (requestedSize < 0 || requestedSize > size) {
             throw new IllegalArgumentException("requested size " + requestedSize + " outside [0, " + size + "]");
         }
-        java.util.Objects.requireNonNull(state, "state");
+        Objects.requireNonNull(state, "state");
     }
 
     /** One past the last byte. */

@@ -1,5 +1,7 @@
 package io.devalloc.api.units;
 
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.util.Locale;
 
 /**
@@ -72,13 +74,13 @@ public final class ByteSize {
                     "'" + text + "' is not a size; expected a number with an optional unit such as 80GiB");
         }
         try {
-            java.math.BigDecimal value =
-                    new java.math.BigDecimal(number).multiply(java.math.BigDecimal.valueOf(multiplier));
+            BigDecimal value =
+                    new BigDecimal(number).multiply(BigDecimal.valueOf(multiplier));
             if (value.signum() < 0) {
                 throw new IllegalArgumentException("size '" + text + "' is negative");
             }
             if (roundDown) {
-                value = value.setScale(0, java.math.RoundingMode.DOWN);
+                value = value.setScale(0, RoundingMode.DOWN);
             }
             try {
                 return value.longValueExact();

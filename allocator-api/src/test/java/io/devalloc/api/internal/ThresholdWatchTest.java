@@ -14,6 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.junit.jupiter.api.Test;
 
 class ThresholdWatchTest {
@@ -113,7 +114,7 @@ class ThresholdWatchTest {
     }
 
     /** A figure that reads as the values given, one per read, then stays at the last. */
-    private static java.util.function.LongSupplier reads(long... values) {
+    private static LongSupplier reads(long... values) {
         int[] next = {0};
         return () -> values[Math.min(next[0]++, values.length - 1)];
     }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.devalloc.api.device.DeviceDescriptor;
 import io.devalloc.api.device.DeviceKind;
 import io.devalloc.api.stats.AllocatorStats;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -58,7 +59,7 @@ class MemorySnapshotTest {
     @Test
     void aSettingThatIsNotAPlainValueIsRefusedWithItsPath() {
         Map<String, Object> inner = new HashMap<>();
-        inner.put("when", java.time.Instant.EPOCH);
+        inner.put("when", Instant.EPOCH);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> withSettings(Map.of("outer", inner)));
         assertTrue(e.getMessage().startsWith("settings.outer.when: a setting must be a String"), e.getMessage());

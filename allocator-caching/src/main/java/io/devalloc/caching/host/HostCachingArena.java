@@ -294,7 +294,7 @@ final class HostCachingArena extends AbstractDeviceAllocator
         long ptr;
         try {
             ptr = device().malloc(bytes);
-        } catch (io.devalloc.api.error.DeviceException e) {
+        } catch (DeviceException e) {
             if (!hasCachedDeviceBlocks()) {
                 throw e;
             }

@@ -14,6 +14,7 @@ import io.devalloc.api.snapshot.SegmentSnapshot;
 import io.devalloc.api.spi.ForwardingDeviceMemory;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
+import io.devalloc.caching.StderrCaptureAccess;
 import io.devalloc.sim.EventCompletion;
 import io.devalloc.sim.SimulatedDevice;
 import java.util.Map;
@@ -414,7 +415,7 @@ class PinnedLimitsTest {
         long a = allocator.malloc(MiB);
         allocator.recordStream(a, device.createStream());
         failing.failEvents = true;
-        String err = io.devalloc.caching.StderrCaptureAccess.during(() -> allocator.free(a));
+        String err = StderrCaptureAccess.during(() -> allocator.free(a));
         assertTrue(err.contains("Suppressed exception in pinned allocator free()"), err);
         assertEquals(1, allocator.stats().activeAllocations(), "as upstream's early exit: not freed");
         long b = allocator.malloc(MiB);

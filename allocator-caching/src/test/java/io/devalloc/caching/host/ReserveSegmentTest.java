@@ -10,6 +10,8 @@ import io.devalloc.api.snapshot.SegmentSnapshot;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.SimulatedDevice;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -59,7 +61,7 @@ class ReserveSegmentTest {
         try (SimulatedDevice device = SimulatedDevice.ofCapacity(ByteSize.GiB);
              HostCachingAllocator a = new CachingHostAllocatorProvider().create(device,
                      "pinned_reserve_segment_size_mb:1,pinned_round_threshold_mb:16")) {
-            Map<String, Object> expected = new java.util.LinkedHashMap<>();
+            Map<String, Object> expected = new LinkedHashMap<>();
             expected.put("configuration", "pinned_reserve_segment_size_mb:1,pinned_round_threshold_mb:16");
             expected.put("pinned_round_threshold_bytes", 16 * MiB);
             expected.put("pinned_reserve_segment_size_bytes", MiB);
@@ -70,8 +72,8 @@ class ReserveSegmentTest {
             expected.put("max_round_threshold", -1L);
             expected.put("max_cached_size", -1L);
             assertEquals(expected, a.snapshot().settings());
-            assertEquals(java.util.List.copyOf(expected.keySet()),
-                    java.util.List.copyOf(a.snapshot().settings().keySet()));
+            assertEquals(List.copyOf(expected.keySet()),
+                    List.copyOf(a.snapshot().settings().keySet()));
         }
         try (SimulatedDevice device = SimulatedDevice.ofCapacity(ByteSize.GiB);
              HostCachingAllocator a = new CachingHostAllocatorProvider().create(device,

@@ -9,6 +9,8 @@ import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.testkit.DeviceAllocatorContract;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * Contract subclasses over deliberately broken allocators. Their names do not end in "Test", so Surefire does not
@@ -88,7 +90,7 @@ final class BrokenAllocatorFixtures {
                     return real;
                 }
 
-                private final java.util.Map<Long, Long> aliases = new java.util.HashMap<>();
+                private final Map<Long, Long> aliases = new HashMap<>();
 
                 @Override
                 public synchronized void free(long address) {

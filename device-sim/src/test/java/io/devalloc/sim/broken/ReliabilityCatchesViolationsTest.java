@@ -5,6 +5,7 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMetho
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.platform.engine.TestExecutionResult;
 import org.junit.platform.testkit.engine.EngineTestKit;
 import org.junit.platform.testkit.engine.Event;
 import org.junit.platform.testkit.engine.Events;
@@ -26,8 +27,8 @@ class ReliabilityCatchesViolationsTest {
         List<Event> failed = events.failed().stream().toList();
         StringBuilder sb = new StringBuilder();
         for (Event e : failed) {
-            e.getPayload(org.junit.platform.engine.TestExecutionResult.class)
-                    .flatMap(org.junit.platform.engine.TestExecutionResult::getThrowable)
+            e.getPayload(TestExecutionResult.class)
+                    .flatMap(TestExecutionResult::getThrowable)
                     .ifPresent(t -> sb.append(t.getMessage()).append('\n'));
         }
         return sb.toString();

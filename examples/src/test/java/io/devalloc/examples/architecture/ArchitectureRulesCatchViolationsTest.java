@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.lang.EvaluationResult;
 import org.junit.jupiter.api.Test;
 
@@ -18,7 +19,7 @@ class ArchitectureRulesCatchViolationsTest {
     private static final String ROOT = "fixtures.devalloc";
     private static final JavaClasses BROKEN = new ClassFileImporter().importPackages(ROOT);
 
-    private static String violations(com.tngtech.archunit.lang.ArchRule rule) {
+    private static String violations(ArchRule rule) {
         EvaluationResult result = rule.evaluate(BROKEN);
         assertTrue(result.hasViolation(), "the rule should have flagged the fixtures: " + rule.getDescription());
         return String.join("\n", result.getFailureReport().getDetails());

@@ -244,7 +244,7 @@ public final class ReplayCommand implements Callable<Integer> {
 
     /** The mixins a launcher added that watch the run. */
     static List<RunInstrumentation> instruments(CommandSpec spec) {
-        List<RunInstrumentation> found = new java.util.ArrayList<>();
+        List<RunInstrumentation> found = new ArrayList<>();
         for (CommandSpec mixin : spec.mixins().values()) {
             if (mixin.userObject() instanceof RunInstrumentation instrument) {
                 found.add(instrument);

@@ -17,6 +17,7 @@ import io.devalloc.trace.TraceEvent.Kind;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
@@ -178,7 +179,7 @@ class OfflinePlanTest {
         RoundedSizes sizes = RoundedSizes.of(iv, PYTORCH);
         for (PlanOrder order : PlanOrder.values()) {
             long[] naive = NaiveBestFit.place(iv, sizes.bytes, order);
-            assertArrayEquals(java.util.Arrays.copyOf(naive, iv.count()),
+            assertArrayEquals(Arrays.copyOf(naive, iv.count()),
                     offsets(HeapPlacement.of(iv, PYTORCH, order)));
         }
     }
@@ -235,7 +236,7 @@ class OfflinePlanTest {
             for (PlanOrder order : PlanOrder.values()) {
                 HeapPlacement p = HeapPlacement.of(iv, rounding, order);
                 long[] naive = NaiveBestFit.place(iv, sizes.bytes, order);
-                long[] expected = java.util.Arrays.copyOf(naive, iv.count());
+                long[] expected = Arrays.copyOf(naive, iv.count());
                 assertArrayEquals(expected, offsets(p), order + " seed " + seed);
                 assertEquals(naive[iv.count()], p.heapBytes());
                 assertEquals(0, p.approximations());

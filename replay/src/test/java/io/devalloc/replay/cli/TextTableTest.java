@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.util.Collections;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -55,7 +56,7 @@ class TextTableTest {
 
     @Test
     void wrappingColumnsKeepTheTableWithinTheWidth() {
-        String keys = String.join(", ", java.util.Collections.nCopies(30, "max_split_size_mb"));
+        String keys = String.join(", ", Collections.nCopies(30, "max_split_size_mb"));
         TextTable table = TextTable.withHeaders("ALLOCATOR", "CONFIG KEYS", "DESCRIPTION")
                 .wrap(1).wrap(2)
                 .row("caching", keys, "PyTorch's CUDA caching allocator: small and large pools per stream, 512 B"

@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -221,10 +222,10 @@ class HtmlReportInChromiumTest {
                 .matcher(dom);
         Pattern attribute = Pattern.compile("\\s+([^\\s=/>\"]+)(?:=\"[^\"]*\")?");
         while (tag.find()) {
-            elements.add(tag.group(1).toLowerCase(java.util.Locale.ROOT));
+            elements.add(tag.group(1).toLowerCase(Locale.ROOT));
             Matcher a = attribute.matcher(tag.group(2));
             while (a.find()) {
-                attributes.add(a.group(1).toLowerCase(java.util.Locale.ROOT));
+                attributes.add(a.group(1).toLowerCase(Locale.ROOT));
             }
         }
     }

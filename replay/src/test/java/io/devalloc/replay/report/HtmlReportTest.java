@@ -15,14 +15,17 @@ import io.devalloc.api.snapshot.BlockSnapshot;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.snapshot.SegmentSnapshot;
+import io.devalloc.replay.GroundTruthComparability;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.ReplayResult.GroundTruth;
 import io.devalloc.replay.ReplayResult.Timeline;
+import io.devalloc.replay.TrainingLoopWorkload;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -33,6 +36,7 @@ import javax.xml.xpath.XPath;
 import javax.xml.xpath.XPathConstants;
 import javax.xml.xpath.XPathExpressionException;
 import javax.xml.xpath.XPathFactory;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.w3c.dom.Document;
@@ -163,7 +167,7 @@ class HtmlReportTest {
         // Why not comparable is in the verdict's hover title, and it is not styled as a difference.
         Element notComparable = all(rows.get(0), "td[12]/span/span").get(0);
         assertEquals("gt-na", notComparable.getAttribute("class"));
-        assertEquals(io.devalloc.replay.GroundTruthComparability.whyNot("direct"),
+        assertEquals(GroundTruthComparability.whyNot("direct"),
                 notComparable.getAttribute("title"));
         assertEquals(0, all(rows.get(0), ".//*[@class='gt-diff']").size());
     }
@@ -198,7 +202,7 @@ class HtmlReportTest {
         assertEquals(3, all(one, "//div[@class='notes']/ul/li").size());
         assertEquals(0, all(sampleDocument(), "//div[@class='notes']").size());
 
-        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException e = Assertions.assertThrows(IllegalArgumentException.class,
                 () -> HtmlReport.render("bad", results, List.of(List.of())));
         assertEquals("1 lists of notes for 5 results", e.getMessage());
     }
@@ -293,7 +297,7 @@ class HtmlReportTest {
         ReplayResult caching = SyntheticResults.threeAllocatorsAndAWarmTrace().get(2);
         Timeline t = SyntheticResults.timeline(1_234_567, 2_000, 1_850_000_000L, 1.0, 12);
         long[] reserved = new long[t.size()];
-        java.util.Arrays.fill(reserved, 80 * GiB);
+        Arrays.fill(reserved, 80 * GiB);
         ReplayResult bfc = new ReplayResult(OPT, "bfc", "sim:80GiB", "", 1_234_567, 617_000, 616_990, 1, 0,
                 80 * GiB, 1_850_000_000L, 1_850_000_000L, 80 * GiB, 0, 0, 0.98, 0.98, 6_200_000, null,
                 new Timeline(t.event(), t.allocated(), reserved), null);
@@ -595,7 +599,7 @@ class HtmlReportTest {
     @Test
     void theSampleFromRealAllocatorsRenders() {
         List<ReplayResult> sample =
-                SampleResults.trainingLoop(new io.devalloc.replay.TrainingLoopWorkload.Spec(4, 3, 1));
+                SampleResults.trainingLoop(new TrainingLoopWorkload.Spec(4, 3, 1));
         Document doc = parse(HtmlReport.render("sample", sample));
         assertEquals(SampleResults.SETUPS.size(), all(doc, "//tr[@class='result']").size());
         assertEquals(SampleResults.SETUPS.size(), all(doc, "//div[@class='map']/svg").size());

@@ -12,6 +12,7 @@ import java.io.InputStream;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Enumeration;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipException;
@@ -382,7 +383,7 @@ public final class AndroidMemoryReplayReader implements TraceReader {
     private static final byte[] HEX_DIGITS = new byte[256];
 
     static {
-        java.util.Arrays.fill(HEX_DIGITS, (byte) -1);
+        Arrays.fill(HEX_DIGITS, (byte) -1);
         for (int c = '0'; c <= '9'; c++) {
             HEX_DIGITS[c] = (byte) (c - '0');
         }

@@ -1,5 +1,6 @@
 package io.devalloc.trace.pytorch;
 
+import java.util.Collections;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -141,7 +142,7 @@ final class MappedRanges {
 
     /** The ranges in address order: start → {end (exclusive), stream, pool}. Read only. */
     Map<Long, long[]> ranges() {
-        return java.util.Collections.unmodifiableMap(ranges);
+        return Collections.unmodifiableMap(ranges);
     }
 
     /** Whether {@code [start, end)} overlaps a range already there. */

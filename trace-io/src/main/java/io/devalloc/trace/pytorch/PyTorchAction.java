@@ -1,6 +1,7 @@
 package io.devalloc.trace.pytorch;
 
 import io.devalloc.trace.TraceEvent.Kind;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.function.Function;
@@ -48,7 +49,7 @@ enum PyTorchAction {
 
     PyTorchAction(String text, Kind kind, boolean needsAddressAndSize) {
         this.text = text;
-        this.bytes = text.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        this.bytes = text.getBytes(StandardCharsets.US_ASCII);
         this.kind = kind;
         this.needsAddressAndSize = needsAddressAndSize;
     }

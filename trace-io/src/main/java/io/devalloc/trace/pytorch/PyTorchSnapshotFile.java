@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import net.razorvine.pickle.PickleException;
 
 /**
  * A PyTorch memory snapshot pickle ({@code torch.cuda.memory._dump_snapshot()}), loaded once and split by CUDA
@@ -294,7 +295,7 @@ public final class PyTorchSnapshotFile {
             throw e.getCause(); // the file could not be read: not a format error
         } catch (RestrictedUnpickler.Refused e) {
             throw new TraceFormatException(file, 0, e.getMessage());
-        } catch (net.razorvine.pickle.PickleException e) {
+        } catch (PickleException e) {
             throw new TraceFormatException(file, 0, "not a readable pickle: " + e.getMessage());
         } catch (IOException | RuntimeException e) {
             throw new TraceFormatException(file, 0, "not a readable pickle: " + e);

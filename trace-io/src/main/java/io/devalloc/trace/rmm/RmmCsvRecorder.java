@@ -14,6 +14,7 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.zone.ZoneOffsetTransition;
 import java.time.zone.ZoneRules;
+import java.util.Objects;
 
 /**
  * Writes RMM's replay log, the CSV that {@code rmm::mr::logging_resource_adaptor} writes and RMM's
@@ -92,7 +93,7 @@ public final class RmmCsvRecorder implements TraceRecorder {
         this.line = line;
         this.flushTarget = flushTarget;
         this.closeTarget = closeTarget;
-        this.zone = java.util.Objects.requireNonNull(zone, "zone").getRules();
+        this.zone = Objects.requireNonNull(zone, "zone").getRules();
         line.text(HEADER).end();
     }
 

@@ -13,6 +13,7 @@ import java.nio.charset.CharsetEncoder;
 import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * The line-reading half of the text readers: one line at a time (constant memory), the line number kept for
@@ -149,7 +150,7 @@ public final class TextLines implements AutoCloseable {
         if (pos > 0) {
             System.arraycopy(buf, pos, buf, 0, kept);
         } else if (kept == buf.length) {
-            buf = java.util.Arrays.copyOf(buf, buf.length * 2);
+            buf = Arrays.copyOf(buf, buf.length * 2);
         }
         pos = 0;
         limit = kept;

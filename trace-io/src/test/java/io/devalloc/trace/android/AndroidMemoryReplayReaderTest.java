@@ -16,6 +16,7 @@ import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
@@ -178,7 +179,7 @@ class AndroidMemoryReplayReaderTest {
     void aLongTraceReadsLineByLineAsAShortOne() throws IOException {
         // Long enough for the fast path to read most lines; the same events, line numbers and skipped count.
         int copies = 50;
-        List<TraceEvent> expected = new java.util.ArrayList<>();
+        List<TraceEvent> expected = new ArrayList<>();
         for (int c = 0; c < copies; c++) {
             expected.addAll(eventsOfCopy(c));
         }

@@ -12,6 +12,7 @@ import io.devalloc.trace.text.JsonWriter;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -257,7 +258,7 @@ public class PickleWriterTest {
         assertTrue(e.getMessage().contains("java.lang.Character"), e.getMessage());
         assertTrue(e.getMessage().endsWith("at $[\"a b\"][0]"), e.getMessage());
 
-        e = assertThrows(IllegalArgumentException.class, () -> PickleWriter.toBytes(new java.math.BigDecimal("1.5")));
+        e = assertThrows(IllegalArgumentException.class, () -> PickleWriter.toBytes(new BigDecimal("1.5")));
         assertTrue(e.getMessage().contains("java.math.BigDecimal") && e.getMessage().endsWith("at $"), e.getMessage());
 
     }

@@ -11,11 +11,14 @@ import io.devalloc.trace.TraceEvent.Kind;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import java.io.IOException;
+import java.io.Reader;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -164,10 +167,10 @@ class PyTorchCsvReaderTest {
      */
     @Test
     void rowsOfEveryShapeReadTheSameOnEveryPath() throws IOException {
-        java.util.SplittableRandom random = new java.util.SplittableRandom(7);
+        SplittableRandom random = new SplittableRandom(7);
         PyTorchAction[] actions = PyTorchAction.values();
         StringBuilder text = new StringBuilder("seq,action,addr,size,stream,time_us\n");
-        List<TraceEvent> expected = new java.util.ArrayList<>();
+        List<TraceEvent> expected = new ArrayList<>();
         long line = 1;
         for (int row = 0; row < 60_000; row++) {
             line++;
@@ -214,7 +217,7 @@ class PyTorchCsvReaderTest {
      */
     @Test
     void damagedFilesReadTheSameOnTheFastAndTheGeneralPath() throws IOException {
-        java.util.SplittableRandom random = new java.util.SplittableRandom(3);
+        SplittableRandom random = new SplittableRandom(3);
         PyTorchAction[] actions = PyTorchAction.values();
         String[] damage = {"\r", "\n", ",", "", "x", "\u00e9", "\r\n", "0", "99999999999999999999", " "};
         for (int round = 0; round < 300; round++) {
@@ -250,7 +253,7 @@ class PyTorchCsvReaderTest {
 
     /** Every event read, then the error that stopped the reading, if any (as its message, which has the line). */
     private static List<String> outcome(ReaderFactory factory) throws IOException {
-        List<String> out = new java.util.ArrayList<>();
+        List<String> out = new ArrayList<>();
         try (PyTorchCsvReader reader = factory.open()) {
             for (TraceEvent e = reader.next(); e != null; e = reader.next()) {
                 out.add(e.toString());
@@ -261,8 +264,8 @@ class PyTorchCsvReaderTest {
         return out;
     }
 
-    private static java.io.Reader oneCharAtATime(String text) {
-        return new java.io.Reader() {
+    private static Reader oneCharAtATime(String text) {
+        return new Reader() {
             private int next;
 
             @Override
@@ -284,7 +287,7 @@ class PyTorchCsvReaderTest {
     }
 
     /** 1 to {@code maxDigits} decimal digits, sometimes with leading zeros; 20 digits stay below 2^64. */
-    private static String number(java.util.SplittableRandom random, int maxDigits) {
+    private static String number(SplittableRandom random, int maxDigits) {
         int digits = 1 + random.nextInt(maxDigits);
         StringBuilder s = new StringBuilder(digits);
         for (int i = 0; i < digits; i++) {

@@ -16,6 +16,7 @@ import java.io.StringReader;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -252,7 +253,7 @@ class PyTorchPickleReaderTest {
     void aMissingFileIsAnIoErrorNotAFormatError() {
         IOException e = assertThrows(IOException.class, () -> PyTorchSnapshotFile.read(dir.resolve("gone.pickle")));
         assertFalse(e instanceof TraceFormatException, e.toString());
-        assertTrue(e instanceof java.nio.file.NoSuchFileException, e.toString());
+        assertTrue(e instanceof NoSuchFileException, e.toString());
     }
 
     @Test
@@ -440,11 +441,11 @@ class PyTorchPickleReaderTest {
         snapshot.put("host_segments", new ArrayList<>(List.of(host)));
         snapshot.put("host_traces", new ArrayList<>(List.of(entry("alloc", 90000, 4096, 0, 1))));
         // user annotations (newest "annotate", older "user_defined") have no address or size and are skipped
-        Map<String, Object> annotate = new java.util.LinkedHashMap<>();
+        Map<String, Object> annotate = new LinkedHashMap<>();
         annotate.put("action", "annotate");
         annotate.put("time_us", 5L);
         annotate.put("user_metadata", "phase=forward");
-        Map<String, Object> userDefined = new java.util.LinkedHashMap<>(annotate);
+        Map<String, Object> userDefined = new LinkedHashMap<>(annotate);
         userDefined.put("action", "user_defined");
         trace.add(1, annotate);
         trace.add(userDefined);

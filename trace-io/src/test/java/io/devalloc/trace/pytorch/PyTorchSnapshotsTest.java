@@ -26,6 +26,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -181,7 +182,7 @@ class PyTorchSnapshotsTest {
             assertEquals(expected, PyTorchSnapshots.toDict(direct.snapshot()));
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             PyTorchSnapshots.writePickle(direct.snapshot(), out);
-            assertEquals(0, java.util.Arrays.compare(PickleWriter.toBytes(expected), out.toByteArray()));
+            assertEquals(0, Arrays.compare(PickleWriter.toBytes(expected), out.toByteArray()));
         }
     }
 

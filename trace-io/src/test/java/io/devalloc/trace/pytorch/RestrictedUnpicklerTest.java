@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.lang.reflect.RecordComponent;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -453,7 +454,7 @@ class RestrictedUnpicklerTest {
                 "segments", List.of(segment),
                 "device_traces", List.of(List.of(
                         traceEntry("alloc", 0, 64, frames),
-                        traceEntry("free_completed", new java.math.BigInteger("18446744073709551615"), 64, frames),
+                        traceEntry("free_completed", new BigInteger("18446744073709551615"), 64, frames),
                         shared, shared,
                         traceEntry("alloc", 128, "64", List.of()),
                         traceEntry("malloc", 256, 64, List.of()))),

@@ -17,6 +17,7 @@ import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.direct.DirectAllocatorProvider;
+import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.snapshot.MemorySnapshot;
@@ -27,6 +28,7 @@ import io.devalloc.trace.TraceRecorder;
 import io.devalloc.trace.pytorch.PyTorchCsvRecorder;
 import io.devalloc.trace.rmm.RmmCsvRecorder;
 import io.devalloc.trace.text.CsvLine;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
@@ -38,6 +40,7 @@ import java.time.InstantSource;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -51,6 +54,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.mockito.Mockito;
 
 /**
  * The recording decorator over the direct allocator on a {@link FakeDevice}: every row of both formats checked
@@ -201,7 +205,7 @@ class RecordingAllocatorTest {
         StringWriter out = new StringWriter();
         PyTorchCsvRecorder r = new PyTorchCsvRecorder(out);
         r.allocate(1, 5, -2L, 3, -1L);
-        r.allocateFailure(1, 6, 10, 0, new io.devalloc.api.error.DeviceException("cudaErrorIllegalAddress"));
+        r.allocateFailure(1, 6, 10, 0, new DeviceException("cudaErrorIllegalAddress"));
         r.recordStream(1, 7, -2L, 3, -1L, 42);
         r.free(1, 8, -2L, 3, -1L);
         r.close();
@@ -216,9 +220,9 @@ class RecordingAllocatorTest {
     @Test
     void byteStreamsGetTheSameTextAsWriters() throws IOException {
         StringWriter rmmChars = new StringWriter();
-        java.io.ByteArrayOutputStream rmmBytes = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream rmmBytes = new ByteArrayOutputStream();
         StringWriter ptChars = new StringWriter();
-        java.io.ByteArrayOutputStream ptBytes = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream ptBytes = new ByteArrayOutputStream();
         List<TraceRecorder> recorders = List.of(new RmmCsvRecorder(rmmChars, ZoneOffset.UTC),
                 new RmmCsvRecorder(rmmBytes, ZoneOffset.UTC), new PyTorchCsvRecorder(ptChars),
                 new PyTorchCsvRecorder(ptBytes));
@@ -324,7 +328,7 @@ class RecordingAllocatorTest {
         long[] ids = new long[threads];
         DeviceStream[] streams = {DeviceStream.DEFAULT, device.createStream(), device.createStream()};
         CountDownLatch start = new CountDownLatch(1);
-        List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
         List<Thread> workers = new ArrayList<>();
         for (int w = 0; w < threads; w++) {
             int me = w;
@@ -475,9 +479,9 @@ class RecordingAllocatorTest {
         TraceRecorder broken = mock(TraceRecorder.class);
         IllegalStateException bug = new IllegalStateException("bug in a custom recorder");
         try {
-            org.mockito.Mockito.doThrow(bug).when(broken).allocate(any(Long.class), any(Long.class), any(Long.class),
+            Mockito.doThrow(bug).when(broken).allocate(any(Long.class), any(Long.class), any(Long.class),
                     any(Long.class), any(Long.class));
-            org.mockito.Mockito.doThrow(new IllegalStateException("close too")).when(broken).close();
+            Mockito.doThrow(new IllegalStateException("close too")).when(broken).close();
         } catch (IOException e) {
             throw new AssertionError(e);
         }
@@ -533,10 +537,10 @@ class RecordingAllocatorTest {
         assertEquals(9, a.allocationId(0x500));
         a.resetPeakStats();
         a.releaseCachedMemory();
-        org.mockito.Mockito.verify(delegate).resetPeakStats();
-        org.mockito.Mockito.verify(delegate).releaseCachedMemory();
+        Mockito.verify(delegate).resetPeakStats();
+        Mockito.verify(delegate).releaseCachedMemory();
         a.close();
-        org.mockito.Mockito.verify(delegate).close();
+        Mockito.verify(delegate).close();
     }
 
     @Test

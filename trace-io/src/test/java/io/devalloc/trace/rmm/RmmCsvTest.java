@@ -12,6 +12,7 @@ import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.detect.TraceFormats;
 import java.io.IOException;
+import java.io.Reader;
 import java.io.StringReader;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
@@ -22,6 +23,8 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -167,9 +170,9 @@ class RmmCsvTest {
      */
     @Test
     void rowsOfEveryShapeReadTheSameOnEveryPath() throws IOException {
-        java.util.SplittableRandom random = new java.util.SplittableRandom(11);
+        SplittableRandom random = new SplittableRandom(11);
         StringBuilder text = new StringBuilder(RmmCsvReader.HEADER).append('\n');
-        List<TraceEvent> expected = new java.util.ArrayList<>();
+        List<TraceEvent> expected = new ArrayList<>();
         long line = 1;
         for (int row = 0; row < 50_000; row++) {
             line++;
@@ -203,11 +206,11 @@ class RmmCsvTest {
     }
 
     /** {@code v} in hexadecimal: mostly 0x and lower case, sometimes upper case or no prefix. */
-    private static String hexText(java.util.SplittableRandom random, long v) {
+    private static String hexText(SplittableRandom random, long v) {
         String digits = Long.toHexString(v);
         return switch (random.nextInt(8)) {
             case 0 -> digits;
-            case 1 -> "0x" + digits.toUpperCase(java.util.Locale.ROOT);
+            case 1 -> "0x" + digits.toUpperCase(Locale.ROOT);
             case 2 -> "0X" + digits;
             default -> "0x" + digits;
         };
@@ -221,7 +224,7 @@ class RmmCsvTest {
      */
     @Test
     void damagedLogsReadTheSameOnTheFastAndTheGeneralPath() throws IOException {
-        java.util.SplittableRandom random = new java.util.SplittableRandom(5);
+        SplittableRandom random = new SplittableRandom(5);
         String[][] odd = {
             {"1634567890.345678", "15:47:60.1", "24:00:00.5", "15:47:02.", "15:47:02.1234567890", "5:47:02.1"},
             {"(nil)", "0X1F", "7f2a", "0x12345678901234567", "0x", "0xFFFFFFFFFFFFFFFF", "0xg1"},
@@ -283,8 +286,8 @@ class RmmCsvTest {
         return out;
     }
 
-    private static java.io.Reader oneCharAtATime(String text) {
-        return new java.io.Reader() {
+    private static Reader oneCharAtATime(String text) {
+        return new Reader() {
             private int next;
 
             @Override

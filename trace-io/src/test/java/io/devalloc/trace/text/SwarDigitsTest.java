@@ -2,6 +2,8 @@ package io.devalloc.trace.text;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -54,7 +56,7 @@ class SwarDigitsTest {
     @ValueSource(strings = {"0,", "7,", "00000000,", "99999999,", "100000000,", "123456789012345678,",
         "999999999999999999,", "139800000000000,", "1763324225770003\n"})
     void readsTheEdges(String text) {
-        byte[] b = java.util.Arrays.copyOf(text.getBytes(java.nio.charset.StandardCharsets.US_ASCII), 40);
+        byte[] b = Arrays.copyOf(text.getBytes(StandardCharsets.US_ASCII), 40);
         SwarDigits digits = new SwarDigits();
         int n = text.length() - 1;
         assertEquals(n, digits.read(b, 0));
@@ -65,7 +67,7 @@ class SwarDigitsTest {
     @ParameterizedTest
     @ValueSource(strings = {",", "1234567890123456789,", "12345678901234567890123,"})
     void refusesNoDigitsAndMoreThanEighteen(String text) {
-        byte[] b = java.util.Arrays.copyOf(text.getBytes(java.nio.charset.StandardCharsets.US_ASCII), 48);
+        byte[] b = Arrays.copyOf(text.getBytes(StandardCharsets.US_ASCII), 48);
         assertEquals(-1, new SwarDigits().read(b, 0));
         assertEquals(-1, SwarDigits.skip(b, 0));
     }
