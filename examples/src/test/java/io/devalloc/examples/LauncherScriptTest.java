@@ -243,7 +243,7 @@ class LauncherScriptTest {
         assertEquals(0, first.exitCode(), first::toString);
         assertEquals(expectedRun, first.out(), "build output must stay off stdout: " + first);
         assertTrue(first.err().contains("maven says hello"), first::toString);
-        assertEquals(List.of("-B -Plauncher -pl examples -am package"), mavenCalls(root));
+        assertEquals(List.of("-B -Ddevalloc.launcher -pl examples -am package"), mavenCalls(root));
 
         Result second = bash(elsewhere, env, root.resolve("devalloc").toString(), "devices", "--verbose");
         assertEquals(expectedRun, second.out(), second::toString);
@@ -275,8 +275,8 @@ class LauncherScriptTest {
         assertEquals(0, r.exitCode(), r::toString);
         List<String> err = r.err().lines().toList();
         assertEquals(List.of(
-                "devalloc: building the launcher (./mvnw -B -Plauncher -pl examples -am package)",
-                "devalloc: this happens once (about a minute on a fresh clone), and again only when sources change",
+                "devalloc: building the launcher (./mvnw -B -Ddevalloc.launcher -pl examples -am package)",
+                "devalloc: this happens once (under a minute on a fresh clone), and again only when sources change",
                 "maven says hello",
                 "devalloc: downloading Maven plugins and libraries (the first build only)",
                 "devalloc: [1/2] devalloc",
