@@ -83,11 +83,17 @@ final class CheckCommand implements Callable<Integer> {
         }
         out.println();
         if (failed == 0) {
-            DeviceCheck.Latency l = check.latency(ByteSize.MiB, pairs, pairs * 100);
-            TextWrap.print(out, "Latency: ", "  ", String.format(Locale.ROOT, "a device malloc and free of %s, the"
-                    + " median of %,d: %s; the %s allocator's cached pair, the median of %,d: %s, %.0f times"
-                    + " faster.", ByteSize.format(l.bytes()), l.devicePairs(), duration(l.deviceMedianNanos()),
-                    allocator, l.cachedPairs(), duration(l.cachedMedianNanos()), l.speedup()));
+            String latency;
+            try {
+                DeviceCheck.Latency l = check.latency(ByteSize.MiB, pairs, pairs * 100);
+                latency = String.format(Locale.ROOT, "a device malloc and free of %s, the median of %,d: %s; the %s"
+                        + " allocator's cached pair, the median of %,d: %s, %.0f times faster.",
+                        ByteSize.format(l.bytes()), l.devicePairs(), duration(l.deviceMedianNanos()), allocator,
+                        l.cachedPairs(), duration(l.cachedMedianNanos()), l.speedup());
+            } catch (RuntimeException e) {
+                latency = "not measured: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+            }
+            TextWrap.print(out, "Latency: ", "  ", latency);
             out.println();
         }
         out.println(results.size() + " checks: " + (results.size() - failed - skipped) + " passed, " + skipped

@@ -41,6 +41,18 @@ class CheckCommandTest {
     }
 
     @Test
+    void aNonCachingAllocatorSkipsTheCachedPairAndAutoChecksWhatItResolvesTo() {
+        Run direct = run("check", "sim:1GiB", "--allocator", "direct", "--pairs", "10");
+        assertEquals(0, direct.exitCode(), direct::toString);
+        assertTrue(direct.out().contains("  SKIP  direct allocator: a cached pair makes no device call"), direct.out());
+        assertTrue(direct.out().contains("direct does not cache"), direct.out());
+        // auto is host here (no GPU): page-locked memory beside it is checked, not skipped.
+        Run auto = run("check", "auto", "--pairs", "10");
+        assertEquals(0, auto.exitCode(), auto::toString);
+        assertTrue(auto.out().contains("  PASS  page-locked host memory beside the device"), auto.out());
+    }
+
+    @Test
     void aDeviceThatCannotBeOpenedIsAUsageErrorThatSaysWhy() {
         Run unknown = run("check", "nosuch");
         assertEquals(Launcher.EXIT_USAGE, unknown.exitCode(), unknown::toString);
