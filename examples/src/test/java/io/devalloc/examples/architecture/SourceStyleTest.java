@@ -101,6 +101,97 @@ class SourceStyleTest {
         assertEquals("import a.B; twice", importOrder(List.of("import a.B;", "import a.B;")));
     }
 
+    /**
+     * Code names types by their simple names, with imports: no fully-qualified type name outside imports, comments
+     * and strings. Module descriptors name services and providers in full, as they must; a type whose simple name
+     * is taken by {@code java.lang} (Guice's {@code Module}) stays qualified.
+     */
+    @Test
+    void codeNamesTypesByTheirImports() throws IOException {
+        List<String> problems = new ArrayList<>();
+        for (Path file : sourceFiles()) {
+            String name = name(file);
+            if (name.endsWith(".java") && !name.endsWith("module-info.java") && !name.endsWith("package-info.java")) {
+                for (String q : qualifiedNames(Files.readString(file, StandardCharsets.UTF_8))) {
+                    problems.add(name + ": " + q);
+                }
+            }
+        }
+        assertTrue(problems.isEmpty(), problems.size() + " fully-qualified type name(s) in code:\n"
+                + String.join("\n", problems));
+    }
+
+    @Test
+    void theQualifiedNameRuleSeesCodeOnly() {
+        assertEquals(List.of("2: java.util.List"), qualifiedNames("import java.util.Map;\n"
+                + "class A { java.util.List<String> l; // java.util.Set\n"
+                + " String s = \"java.util.Deque\"; /* java.util.Queue */ }"));
+        assertEquals(List.of(), qualifiedNames("class A { com.google.inject.Module m; Map.Entry<K, V> e; }"));
+    }
+
+    private static final Pattern QUALIFIED = Pattern.compile(
+            "(?<![\\w.])((?:java|javax|io|org|com|jdk|picocli|net)\\.(?:[a-z_]\\w*\\.)+[A-Z]\\w*)");
+
+    /** {@code line: name} of each fully-qualified type name in the code of {@code source}. */
+    static List<String> qualifiedNames(String source) {
+        String code = codeOnly(source);
+        List<String> found = new ArrayList<>();
+        int line = 1;
+        int lineStart = 0;
+        Matcher m = QUALIFIED.matcher(code);
+        while (m.find()) {
+            for (int i = lineStart; i < m.start(); i++) {
+                if (code.charAt(i) == '\n') {
+                    line++;
+                }
+            }
+            lineStart = m.start();
+            int start = code.lastIndexOf('\n', m.start()) + 1;
+            String text = code.substring(start, m.start());
+            if (text.startsWith("import ") || text.startsWith("package ")
+                    || m.group(1).equals("com.google.inject.Module")) {
+                continue;
+            }
+            found.add(line + ": " + m.group(1));
+        }
+        return found;
+    }
+
+    /** {@code source} with comments, strings, text blocks and character literals blanked (line breaks kept). */
+    private static String codeOnly(String source) {
+        StringBuilder out = new StringBuilder(source.length());
+        int n = source.length();
+        int i = 0;
+        while (i < n) {
+            int end;
+            if (source.startsWith("//", i)) {
+                end = source.indexOf('\n', i);
+                end = end < 0 ? n : end;
+            } else if (source.startsWith("/*", i)) {
+                end = source.indexOf("*/", i + 2);
+                end = end < 0 ? n : end + 2;
+            } else if (source.startsWith("\"\"\"", i)) {
+                end = source.indexOf("\"\"\"", i + 3);
+                end = end < 0 ? n : end + 3;
+            } else if (source.charAt(i) == '"' || source.charAt(i) == '\'') {
+                char quote = source.charAt(i);
+                end = i + 1;
+                while (end < n && source.charAt(end) != quote && source.charAt(end) != '\n') {
+                    end += source.charAt(end) == '\\' ? 2 : 1;
+                }
+                end = Math.min(n, end + 1);
+            } else {
+                out.append(source.charAt(i++));
+                continue;
+            }
+            for (int k = i; k < end; k++) {
+                out.append(source.charAt(k) == '\n' ? '\n' : ' ');
+            }
+            i = end;
+        }
+        return out.toString();
+    }
+
     /** What is wrong with the order of these lines' imports, or null. */
     static String importOrder(List<String> lines) {
         String previous = null;
