@@ -69,17 +69,17 @@ final class HostCachingArena extends AbstractDeviceAllocator
     /** PyTorch's {@code MAX_SIZE_INDEX}: free lists and stat buckets by ceil(log2 size). */
     static final int SIZE_CLASSES = 64;
 
-    private final CachingHostOptions options;
+    final CachingHostOptions options;
     /** The options as a snapshot's settings, built once. */
     private final Map<String, Object> settings;
     private final long deviceTotal;
 
     /** Every block this allocator owns, by handle; {@link #byAddress} maps its address to the handle. */
-    private Block[] table = new Block[64];
-    private int tableSize;
+    Block[] table = new Block[64];
+    int tableSize;
     private int[] spareHandles = new int[16];
     private int spareCount;
-    private final LongLongHashMap byAddress = new LongLongHashMap(256);
+    final LongLongHashMap byAddress = new LongLongHashMap(256);
 
     /**
      * PyTorch's 64 free lists, by ceil(log2 size): power-of-two blocks, and the unrounded blocks of the
@@ -91,28 +91,28 @@ final class HostCachingArena extends AbstractDeviceAllocator
 
     /** Deferred frees, oldest first (PyTorch's {@code events_}, consumed from the back). */
     private DeviceEvent[] pendingEvents = new DeviceEvent[16];
-    private Block[] pendingBlocks = new Block[16];
-    private int pendingHead;
-    private int pendingCount;
+    Block[] pendingBlocks = new Block[16];
+    int pendingHead;
+    int pendingCount;
     private final ArrayDeque<DeviceEvent> eventPool = new ArrayDeque<>();
 
-    private long reserveBase;
-    private long reserveUsed;
+    long reserveBase;
+    long reserveUsed;
     private boolean reserveTried;
 
     /** PyTorch's {@code host_memory_stats}. */
-    private final HostStats hostStats = new HostStats();
+    final HostStats hostStats = new HostStats();
 
     // The common AllocatorStats, exact.
     private long allocationCount;
     private long freeCount;
-    private long live;
+    long live;
     private long peakLive;
-    private long liveBytes;
+    long liveBytes;
     private long peakLiveBytes;
-    private long requestedBytes;
+    long requestedBytes;
     private long peakRequestedBytes;
-    private long reservedBytes;
+    long reservedBytes;
     private long peakReservedBytes;
     private long largestRequest;
     private long deviceMallocs;
@@ -219,7 +219,7 @@ final class HostCachingArena extends AbstractDeviceAllocator
     }
 
     /** The free list where a block of {@code size} is kept (null if it does not exist and {@code !create}). */
-    private BlockStack freeList(long size, boolean create) {
+    BlockStack freeList(long size, boolean create) {
         if (keptByExactSize(size)) {
             return create ? exactLists.getOrCreate(size) : exactLists.get(size);
         }
@@ -626,7 +626,7 @@ final class HostCachingArena extends AbstractDeviceAllocator
         return false;
     }
 
-    private List<BlockStack> allFreeLists() {
+    List<BlockStack> allFreeLists() {
         List<BlockStack> lists = new ArrayList<>();
         for (BlockStack s : bucketLists) {
             if (s != null) {
@@ -943,106 +943,15 @@ final class HostCachingArena extends AbstractDeviceAllocator
     }
 
     /**
-     * Checks the internal bookkeeping against itself (for tests): every block is in exactly one place (handed out,
-     * waiting for its events, or on the free list of its size), and PyTorch's counters and the common stats agree
-     * with the blocks.
-     *
-     * @throws IllegalStateException naming the first inconsistency
+     * Runs {@code inspection} under the allocator's lock: for the tests that read its bookkeeping
+     * ({@code HostArenaInvariants}, a test fixture of this package).
      */
-    void checkInvariants() {
+    void underLock(Runnable inspection) {
         lock.lock();
         try {
-            long blocks = 0;
-            long bytes = 0;
-            long active = 0;
-            long activeSize = 0;
-            long liveCount = 0;
-            long liveExtent = 0;
-            long requested = 0;
-            long ownReserved = 0;
-            long pieces = 0;
-            for (int h = 0; h < tableSize; h++) {
-                Block b = table[h];
-                if (b == null) {
-                    continue;
-                }
-                expect(b.handle == h, "block handle " + b.handle + " stored at " + h);
-                expect(byAddress.get(b.ptr, -1) == h, "address map does not lead to block " + h);
-                blocks++;
-                bytes += b.size;
-                if (b.reserve) {
-                    pieces += b.extent;
-                } else {
-                    ownReserved += b.size;
-                    expect(b.extent == b.size, "a device block's extent differs from its size");
-                }
-                if (b.state != Block.FREE) {
-                    active++;
-                    activeSize += b.size;
-                }
-                if (b.state == Block.ALLOCATED) {
-                    liveCount++;
-                    liveExtent += b.extent;
-                    requested += b.requested;
-                    expect(b.eventCount == 0, "a live block has pending events");
-                } else {
-                    expect(b.streamCount == 0, "a freed block still lists streams");
-                }
-                expect(b.state == Block.PENDING ? b.eventCount > 0 : b.eventCount == 0,
-                        "block state " + b.state + " with " + b.eventCount + " events");
-            }
-            expect(byAddress.size() == blocks, "address map holds " + byAddress.size() + " entries for " + blocks
-                    + " blocks");
-            long free = 0;
-            for (BlockStack s : allFreeLists()) {
-                for (int i = 0; i < s.count; i++) {
-                    Block b = s.items[i];
-                    expect(b.state == Block.FREE && table[b.handle] == b, "free list holds a block that is not free");
-                    expect(freeList(b.size, false) == s, "block of " + b.size + " on the wrong free list");
-                    free++;
-                }
-            }
-            long pendingOfBlocks = 0;
-            for (int h = 0; h < tableSize; h++) {
-                Block b = table[h];
-                if (b != null) {
-                    if (b.state == Block.FREE) {
-                        free--;
-                    }
-                    pendingOfBlocks += b.eventCount;
-                }
-            }
-            expect(free == 0, "free lists and free blocks differ by " + free);
-            expect(pendingOfBlocks == pendingCount, pendingCount + " pending events but blocks count "
-                    + pendingOfBlocks);
-            for (int i = 0; i < pendingCount; i++) {
-                Block b = pendingBlocks[(pendingHead + i) % pendingBlocks.length];
-                expect(b.state == Block.PENDING && table[b.handle] == b,
-                        "a pending event for a block that is not pending");
-            }
-            expect(hostStats.blocks() == blocks, "allocations.current " + hostStats.blocks() + " but " + blocks
-                    + " blocks");
-            expect(hostStats.blockBytes() == bytes, "allocated_bytes.current " + hostStats.blockBytes() + " but "
-                    + bytes);
-            expect(hostStats.activeRequests() == active, "active_requests.current "
-                    + hostStats.activeRequests() + " but " + active + " active blocks");
-            expect(hostStats.activeBytes() == activeSize, "active_bytes.current " + hostStats.activeBytes()
-                    + " but " + activeSize);
-            expect(live == liveCount && liveBytes == liveExtent && requestedBytes == requested,
-                    "common stats disagree with the live blocks");
-            long reserve = reserveBase == 0 ? 0 : options.reserveSegmentSize();
-            expect(reservedBytes == ownReserved + reserve, "reserved " + reservedBytes + " but blocks hold "
-                    + ownReserved + " + reserve " + reserve);
-            expect(pieces == reserveUsed, "reserve pieces cover " + pieces + " bytes but " + reserveUsed
-                    + " were carved");
+            inspection.run();
         } finally {
             lock.unlock();
-        }
-    }
-
-    private static void expect(boolean condition, String message) {
-        if (!condition) {
-            throw new IllegalStateException(message);
         }
     }
 

@@ -86,14 +86,14 @@ class HostConcurrencyTest {
                 done.set(true);
                 completer.get(60, TimeUnit.SECONDS);
 
-                allocator.checkInvariants();
+                HostArenaInvariants.check(allocator);
                 AllocatorInvariants.check(allocator, shared);
                 for (long[] k : remaining) {
                     allocator.free(k[0]);
                 }
                 device.completeAll();
                 allocator.emptyCache();
-                allocator.checkInvariants();
+                HostArenaInvariants.check(allocator);
                 AllocatorInvariants.check(allocator, new LiveSet());
 
                 AllocatorStats s = allocator.stats();

@@ -43,7 +43,7 @@ class HostContractTests {
         @AfterEach
         void arenaInvariantsHold() {
             if (!allocator.isClosed()) {
-                ((HostCachingArena) allocator).checkInvariants();
+                HostArenaInvariants.check((HostCachingArena) allocator);
             }
         }
     }
@@ -106,7 +106,7 @@ class HostContractTests {
         @AfterEach
         void arenaInvariantsHold() {
             if (!allocator.isClosed()) {
-                ((HostCachingArena) allocator).checkInvariants();
+                HostArenaInvariants.check((HostCachingArena) allocator);
             }
         }
     }

@@ -47,7 +47,7 @@ class PinnedLimitsTest {
     void closeAll() {
         if (allocator != null) {
             if (!allocator.isClosed()) {
-                allocator.checkInvariants();
+                HostArenaInvariants.check(allocator);
             }
             allocator.close();
             assertEquals(0, device.liveAllocations(), "close returned every device allocation");
@@ -271,7 +271,7 @@ class PinnedLimitsTest {
         assertEquals(2, stat("num_host_alloc"));
         assertEquals(small, allocator.malloc(140 * MiB), "the 150 MiB block still serves what fits in it");
         allocator.free(big);
-        allocator.checkInvariants();
+        HostArenaInvariants.check(allocator);
     }
 
     @Test
@@ -379,7 +379,7 @@ class PinnedLimitsTest {
         assertEquals(BlockState.FREE, stateAt(a), "cached, not lost");
         assertEquals(1, stat("allocations.current"));
         assertEquals(0, stat("num_host_free"));
-        allocator.checkInvariants();
+        HostArenaInvariants.check(allocator);
         assertThrows(DeviceException.class, allocator::emptyCache, "emptyCache tries again and reports it");
         refusing.refuse = false;
         allocator.emptyCache();
@@ -401,7 +401,7 @@ class PinnedLimitsTest {
         failing.failEvents = false;
         allocator.free(a);
         assertEquals(0, allocator.stats().activeAllocations());
-        allocator.checkInvariants();
+        HostArenaInvariants.check(allocator);
     }
 
     /** pinned_free_catch_all:True: the failure is logged and swallowed; the block stays allocated (not reused). */
@@ -422,7 +422,7 @@ class PinnedLimitsTest {
         assertTrue(b != a, "the block whose free failed is not handed out again");
         failing.failEvents = false;
         allocator.free(b);
-        allocator.checkInvariants();
+        HostArenaInvariants.check(allocator);
     }
 
     // ------------------------------------------------------------------------------------ configuration

@@ -35,7 +35,7 @@ class ReserveSegmentTest {
             long p3 = a.malloc(600 * 1024);
             assertEquals(2, device.liveAllocations(), "a 1 MiB block does not fit in the 1 MiB - 12 KiB left");
             assertNotEquals(base + 4096 + 8192, p3);
-            a.checkInvariants();
+            HostArenaInvariants.check(a);
 
             AllocatorStats s = a.stats();
             Map<String, Long> m = a.hostMemoryStats();
@@ -48,7 +48,7 @@ class ReserveSegmentTest {
             assertEquals(1, device.liveAllocations(), "reserve pieces are never returned");
             assertEquals(2, a.hostMemoryStats().get("allocations.current"), "they stay cached; p3's block went back");
             assertEquals(p1, a.malloc(700), "so they are reused after empty_cache");
-            a.checkInvariants();
+            HostArenaInvariants.check(a);
             a.close();
             assertEquals(0, device.liveAllocations(), "close frees the reserve");
             assertEquals(2 * MiB, s.reservedBytes(), "the reserve and p3's own block");
@@ -115,7 +115,7 @@ class ReserveSegmentTest {
             a.free(p4);
             a.free(p1);
             a.free(p3);
-            ((HostCachingArena) a).checkInvariants();
+            HostArenaInvariants.check((HostCachingArena) a);
         }
     }
 
@@ -159,7 +159,7 @@ class ReserveSegmentTest {
             assertNotEquals(0, p);
             assertEquals(1024, a.stats().reservedBytes(), "no reserve: a plain device malloc");
             a.free(p);
-            ((HostCachingArena) a).checkInvariants();
+            HostArenaInvariants.check((HostCachingArena) a);
         }
     }
 }

@@ -54,7 +54,7 @@ class RoundThresholdTest {
             for (long address : addresses) {
                 a.free(address);
             }
-            ((HostCachingArena) a).checkInvariants();
+            HostArenaInvariants.check((HostCachingArena) a);
             return stats;
         }
     }
@@ -114,7 +114,7 @@ class RoundThresholdTest {
             assertEquals(b34, a.malloc(34 * MiB));
             assertEquals(small, a.malloc(12 * MiB));
             assertEquals(4, a.hostMemoryStats().get("num_host_alloc"), "every request was a hit");
-            ((HostCachingArena) a).checkInvariants();
+            HostArenaInvariants.check((HostCachingArena) a);
         }
     }
 
@@ -139,7 +139,7 @@ class RoundThresholdTest {
             for (SegmentSnapshot s : a.snapshot().segments()) {
                 assertEquals(1, s.blocks().size());
             }
-            ((HostCachingArena) a).checkInvariants();
+            HostArenaInvariants.check((HostCachingArena) a);
         }
     }
 

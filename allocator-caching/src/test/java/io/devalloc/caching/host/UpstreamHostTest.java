@@ -53,7 +53,7 @@ class UpstreamHostTest {
     void closeAll() {
         if (allocator != null) {
             if (!allocator.isClosed()) {
-                allocator.checkInvariants();
+                HostArenaInvariants.check(allocator);
             }
             allocator.close();
             assertEquals(0, device.liveAllocations(), "close returned every device allocation");
