@@ -78,6 +78,10 @@ import org.slf4j.LoggerFactory;
  * {@link SizeRounding} is {@code round_size}; {@link MappedPages} gives the page of an expandable segment (2 MiB
  * in the small pool, {@code large_segment_size} in the large one).
  *
+ * <p>What it says when an allocation fails (upstream's out-of-memory error and its hints, the rejection of
+ * {@code throw_on_cudamalloc_oom} and its observers, {@code format_size}) is {@link CachingArenaReports}'s; the fields
+ * that reads are package-private for it.
+ *
  * <p><b>What the listener is told</b> (the {@link AllocatorListener} of the setup; its device calls are seen by the
  * device wrapper the builder hands in, not here): {@code allocationRetried(request, 1, CACHE_RELEASED)} where PyTorch
  * counts {@code num_alloc_retries} (the {@code alloc_block} after {@code release_cached_blocks}, once per request at
@@ -94,18 +98,18 @@ final class CachingArena extends AbstractDeviceAllocator
 
     private static final Logger LOG = LoggerFactory.getLogger(CachingArena.class);
 
-    private final CachingOptions options;
+    final CachingOptions options;
     private final SizeRules sizes;
     private final long maxSplitSize;
-    private final long deviceTotal;
+    final long deviceTotal;
 
     private final BlockTable blocks = new BlockTable(1024);
     private final BlockPool smallPool = new BlockPool(true, blocks);
     private final BlockPool largePool = new BlockPool(false, blocks);
     /** Allocated block address → handle (PyTorch's active block map). */
     private final LongLongHashMap allocatedBlocks = new LongLongHashMap(1024);
-    private final DeviceStats stats = new DeviceStats();
-    private final TraceRing trace = new TraceRing();
+    final DeviceStats stats = new DeviceStats();
+    final TraceRing trace = new TraceRing();
 
     /** Streams recorded with recordStream, by block handle. */
     private final Map<Integer, long[]> streamUses = new HashMap<>();
@@ -115,9 +119,9 @@ final class CachingArena extends AbstractDeviceAllocator
     private final List<ExpandableSegment> expandableSegments = new ArrayList<>();
     private final List<BooleanSupplier> freeMemoryCallbacks = new CopyOnWriteArrayList<>();
     private final List<OutOfMemoryObserver> oomObservers = new CopyOnWriteArrayList<>();
-    private final List<OomRejectionObserver> oomRejectionObservers = new CopyOnWriteArrayList<>();
+    final List<OomRejectionObserver> oomRejectionObservers = new CopyOnWriteArrayList<>();
     /** Reserve classes of tagged streams (PyTorch's per-stream map); untagged streams have class "". */
-    private final Map<Long, String> reserveClasses = new HashMap<>();
+    final Map<Long, String> reserveClasses = new HashMap<>();
     /** Reserve classes already warned about (no entry of their own in the by-class list), as upstream warns once. */
     private final Set<String> warnedReserveClasses = new HashSet<>();
     /** Set by allocBlock when throw_on_cudamalloc_oom refused this malloc: the ladder is skipped. */
@@ -125,7 +129,7 @@ final class CachingArena extends AbstractDeviceAllocator
     private long rejectedSize;
     private long rejectedTotal;
 
-    private long totalAllocatedMemory;
+    long totalAllocatedMemory;
     /**
      * Device-level calls for the common stats: every malloc and every map call, every free and every unmap call,
      * as PyTorch's {@code num_device_alloc}/{@code num_device_free} count them (a map of several pages is one call),
@@ -133,8 +137,8 @@ final class CachingArena extends AbstractDeviceAllocator
      */
     private long deviceCalls;
     private long deviceReleases;
-    private boolean setFraction;
-    private long allowedMemoryMaximum;
+    boolean setFraction;
+    long allowedMemoryMaximum;
     private int nextExpandableId;
 
     // Figures the common stats need beyond PyTorch's (requested bytes of allocated blocks, not of active ones).
@@ -270,17 +274,17 @@ final class CachingArena extends AbstractDeviceAllocator
                 return allocFoundBlock(block, pool, st, s, size);
             }
             if (rejected) {
-                oom = rejection(size);
+                oom = CachingArenaReports.rejection(this, size);
                 rejection = new long[] {rejectedSize, rejectedTotal};
             } else {
-                oom = outOfMemory(size, s, a, st);
+                oom = CachingArenaReports.outOfMemory(this, size, s, a, st);
                 oomSegmentSize = a;
             }
         } finally {
             lock.unlock();
         }
         if (rejection != null) {
-            notifyRejection(rejection[0], rejection[1]);
+            CachingArenaReports.notifyRejection(this, rejection[0], rejection[1]);
             throw oom;
         }
         // As upstream, observers run after the lock is released: they may use the allocator.
@@ -1168,8 +1172,9 @@ final class CachingArena extends AbstractDeviceAllocator
         }
         LOG.warn("Preemptively rejecting allocation: requested {} but total_allocated_memory ({}) + requested size"
                         + " would exceed memory limit ({} = {}% of {}). Set throw_on_cudamalloc_oom:false to disable.",
-                formatSize(size), formatSize(totalAllocatedMemory), formatSize(maxAllowed),
-                ostreamDouble(options.perProcessMemoryFraction() * 100), formatSize(deviceTotal));
+                CachingArenaReports.formatSize(size), CachingArenaReports.formatSize(totalAllocatedMemory),
+                CachingArenaReports.formatSize(maxAllowed), ostreamDouble(options.perProcessMemoryFraction() * 100),
+                CachingArenaReports.formatSize(deviceTotal));
     }
 
     /** A double as C++'s {@code ostream <<} prints it by default ({@code %g}, six significant digits): 100, 12.5. */
@@ -1181,125 +1186,6 @@ final class CachingArena extends AbstractDeviceAllocator
             mantissa = mantissa.replaceAll("0+$", "").replaceAll("\\.$", "");
         }
         return e < 0 ? mantissa : mantissa + g.substring(e);
-    }
-
-    /**
-     * The exception of a malloc refused by {@code throw_on_cudamalloc_oom}: upstream's text, with the caller's
-     * request; no {@code oom} trace entry and no {@code num_ooms}, as upstream.
-     */
-    private OutOfMemoryException rejection(long size) {
-        MemoryInfo info = device().memoryInfo();
-        long allocated = stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
-        long reserved = stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
-        return new OutOfMemoryException(OutOfMemoryException.Reason.LIMIT_REACHED, device().descriptor().id(), size,
-                info.freeBytes(), info.totalBytes(), reserved, allocated, limit(),
-                "CUDA out of memory. Allocation was preemptively rejected because it would exceed"
-                        + " per_process_memory_fraction limit. Requested size: " + formatSize(size));
-    }
-
-    /** Upstream runs the rejection observers on a thread of their own, after the lock is released. */
-    private void notifyRejection(long size, long total) {
-        if (oomRejectionObservers.isEmpty()) {
-            return;
-        }
-        List<OomRejectionObserver> observers = List.copyOf(oomRejectionObservers);
-        int index = device().descriptor().index();
-        Thread.ofVirtual().name("devalloc-oom-rejection")
-                .start(() -> dispatchRejection(observers, index, size, total, deviceTotal));
-    }
-
-    /**
-     * Calls the observers in order, as upstream's dispatch thread does: one try around the loop, so an observer that
-     * throws is logged ("Exception in OOM rejection observer: ...") and the ones after it are not called.
-     */
-    static void dispatchRejection(List<OomRejectionObserver> observers, int device, long size, long totalAllocated,
-                                  long deviceTotal) {
-        try {
-            for (OomRejectionObserver o : observers) {
-                o.onRejection(device, size, totalAllocated, deviceTotal);
-            }
-        } catch (RuntimeException e) {
-            LOG.error("Exception in OOM rejection observer: {}", e.getMessage(), e);
-        } catch (Throwable t) { // upstream's catch (...): nothing an observer throws may end the dispatch thread unseen
-            LOG.error("Unknown exception in OOM rejection observer", t);
-        }
-    }
-
-    private OutOfMemoryException outOfMemory(long size, long rounded, long a, long stream) {
-        MemoryInfo info = device().memoryInfo();
-        trace.record(TraceAction.OOM, info.freeBytes(), rounded, stream);
-        stats.numOoms++;
-        long allocated = stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
-        long reserved = stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
-        String message = "CUDA out of memory. Tried to allocate " + formatSize(a) + ". GPU "
-                + device().descriptor().index() + " has a total capacity of " + formatSize(info.totalBytes())
-                + " of which " + formatSize(info.freeBytes()) + " is free. "
-                + (setFraction ? formatSize(allowedMemoryMaximum) + " allowed; " : "")
-                + "Of the allocated memory " + formatSize(allocated) + " is allocated by PyTorch, and "
-                + formatSize(reserved - allocated) + " is reserved by PyTorch but unallocated."
-                + expandableHints(a, stream);
-        OutOfMemoryException.Reason reason;
-        if (setFraction && totalAllocatedMemory + a > allowedMemoryMaximum) {
-            reason = OutOfMemoryException.Reason.LIMIT_REACHED;
-        } else if (a > info.totalBytes()) {
-            reason = OutOfMemoryException.Reason.REQUEST_TOO_LARGE;
-        } else if (reserved - allocated >= a) {
-            reason = OutOfMemoryException.Reason.FRAGMENTATION;
-        } else {
-            reason = OutOfMemoryException.Reason.DEVICE_EXHAUSTED;
-        }
-        return new OutOfMemoryException(reason, device().descriptor().id(), size, info.freeBytes(), info.totalBytes(),
-                reserved, allocated, limit(), message);
-    }
-
-    /**
-     * The end of upstream's out-of-memory message. Without expandable segments: the advice to turn them on. With
-     * them: the advice to raise the reserve when the request is larger than its segment's reserve (one allocation
-     * cannot span segments) but would fit the device, otherwise the note that segments may over-reserve address
-     * space.
-     */
-    private String expandableHints(long a, long stream) {
-        if (!options.expandableSegments()) {
-            return " If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF="
-                    + "expandable_segments:True to avoid fragmentation.  See documentation for Memory Management "
-                    + " (https://docs.pytorch.org/docs/stable/notes/cuda.html"
-                    + "#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)";
-        }
-        String reserveHint = "";
-        if (a <= deviceTotal) {
-            String reserveClass = reserveClasses.getOrDefault(stream, "");
-            long reserve = ExpandableSegmentReserve.clamp(
-                    options.expandableSegmentsReserve().decision(reserveClass, deviceTotal),
-                    deviceTotal + deviceTotal / 8);
-            if (reserve < a) {
-                reserveHint = " This allocation exceeds the expandable-segment reserve of " + formatSize(reserve)
-                        + (reserveClass.isEmpty() ? " for this stream" : " for stream reserve class '" + reserveClass
-                        + "'") + ", and a single allocation cannot span expandable segments. Raise"
-                        + " PYTORCH_CUDA_ALLOC_CONF expandable_segments_reserve or expandable_segments_reserve_by_class"
-                        + " (or unset it) so that a segment is at least " + formatSize(a) + ".";
-            }
-        }
-        if (!reserveHint.isEmpty()) {
-            return reserveHint;
-        }
-        return " expandable_segments is enabled. If instead the process is running out of virtual address space"
-                + " (VSZ), expandable segments may be over-reserving VA (each segment reserves ~9/8 of device memory,"
-                + " times the number of streams); reduce it via PYTORCH_CUDA_ALLOC_CONF expandable_segments_reserve /"
-                + " expandable_segments_reserve_by_class.";
-    }
-
-    /** PyTorch's {@code format_size}. */
-    static String formatSize(long size) {
-        if (size <= 1024) {
-            return size + " bytes";
-        }
-        if (size <= 1048576) {
-            return String.format(Locale.ROOT, "%.2f KiB", size / 1024.0);
-        }
-        if (size <= 1073741824L) {
-            return String.format(Locale.ROOT, "%.2f MiB", size / 1048576.0);
-        }
-        return String.format(Locale.ROOT, "%.2f GiB", size / 1073741824.0);
     }
 
     // ================================================================================================ controls
@@ -1751,7 +1637,7 @@ final class CachingArena extends AbstractDeviceAllocator
         }
     }
 
-    private long limit() {
+    long limit() {
         return setFraction ? allowedMemoryMaximum : Long.MAX_VALUE;
     }
 

@@ -160,7 +160,7 @@ class OomRejectionTest {
                     throw new IllegalStateException("observer failure");
                 },
                 (d, s, t, total) -> calls.add("third"));
-        String err = StderrCapture.during(() -> CachingArena.dispatchRejection(observers, 0, MiB, 0, GiB));
+        String err = StderrCapture.during(() -> CachingArenaReports.dispatchRejection(observers, 0, MiB, 0, GiB));
         assertEquals(List.of("first"), calls);
         assertTrue(err.contains("Exception in OOM rejection observer: observer failure"), err);
     }

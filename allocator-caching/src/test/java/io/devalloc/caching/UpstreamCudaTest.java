@@ -378,7 +378,7 @@ class UpstreamCudaTest {
             "858993459200000000, 800000000.00 GiB",
         })
         void formatSize(long size, String text) {
-            assertEquals(text, CachingArena.formatSize(size));
+            assertEquals(text, CachingArenaReports.formatSize(size));
         }
     }
 
