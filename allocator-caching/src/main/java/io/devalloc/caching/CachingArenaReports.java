@@ -32,8 +32,8 @@ final class CachingArenaReports {
         MemoryInfo info = arena.device().memoryInfo();
         long allocated = arena.stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
         long reserved = arena.stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
-        return new OutOfMemoryException(OutOfMemoryException.Reason.LIMIT_REACHED, arena.device().descriptor().id(), size,
-                info.freeBytes(), info.totalBytes(), reserved, allocated, arena.limit(),
+        return new OutOfMemoryException(OutOfMemoryException.Reason.LIMIT_REACHED, arena.device().descriptor().id(),
+                size, info.freeBytes(), info.totalBytes(), reserved, allocated, arena.limit(),
                 "CUDA out of memory. Allocation was preemptively rejected because it would exceed"
                         + " per_process_memory_fraction limit. Requested size: " + formatSize(size));
     }
@@ -89,8 +89,8 @@ final class CachingArenaReports {
         } else {
             reason = OutOfMemoryException.Reason.DEVICE_EXHAUSTED;
         }
-        return new OutOfMemoryException(reason, arena.device().descriptor().id(), size, info.freeBytes(), info.totalBytes(),
-                reserved, allocated, arena.limit(), message);
+        return new OutOfMemoryException(reason, arena.device().descriptor().id(), size, info.freeBytes(),
+                info.totalBytes(), reserved, allocated, arena.limit(), message);
     }
 
     /**
