@@ -1,8 +1,9 @@
 /**
  * devalloc's API: what applications call ({@code io.devalloc.api} and its {@code error}, {@code snapshot},
  * {@code stats} and {@code units} packages, and the optional Guice module), the port and SPI that devices and
- * allocators implement ({@code device}, {@code spi}, {@code config}), the {@code direct} allocator, and the internal
- * package shared by devalloc's own modules only.
+ * allocators implement ({@code device}, {@code spi}, {@code config}), the {@code direct} allocator, the internal
+ * package shared by the modules that implement devices and allocators, and primitive collections shared by
+ * devalloc's own modules.
  */
 module io.devalloc.api {
     requires org.slf4j;
@@ -27,9 +28,12 @@ module io.devalloc.api {
     // java.management calls the public AllocatorMXBean interface, so the package is exported.
     exports io.devalloc.api.jmx;
     exports io.devalloc.guice;
-    exports io.devalloc.api.internal to io.devalloc.testkit, io.devalloc.sim, io.devalloc.host, io.devalloc.cuda,
-            io.devalloc.bfc, io.devalloc.caching, io.devalloc.trace, io.devalloc.replay, io.devalloc.advisor,
-            io.devalloc.examples;
+    // What the modules that implement devices and allocators share; tools use the public API and the SPI.
+    exports io.devalloc.api.internal to io.devalloc.sim, io.devalloc.host, io.devalloc.cuda, io.devalloc.bfc,
+            io.devalloc.caching;
+    // Primitive collections for hot paths: devalloc's modules share them; nothing here is an API.
+    exports io.devalloc.api.collect to io.devalloc.sim, io.devalloc.host, io.devalloc.bfc, io.devalloc.caching,
+            io.devalloc.trace, io.devalloc.replay;
 
     // Guice reads the module's @Provides methods reflectively.
     opens io.devalloc.guice to com.google.guice;

@@ -3,10 +3,10 @@ package io.devalloc.advisor;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.error.DevallocException;
-import io.devalloc.api.internal.AllocatorRegistry;
-import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.api.spi.AllocatorRegistry;
 import io.devalloc.api.spi.DeviceMemoryProvider;
+import io.devalloc.api.spi.DeviceRegistry;
 import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.CacheFlushes;
@@ -29,6 +29,7 @@ import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.pytorch.RecordedAllocatorSettings;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
@@ -284,8 +285,8 @@ public final class Advisor {
         }
 
         List<SettingResult> ranked = Ranking.rank(results, options.objective());
-        Recommendation recommendation = Ranking.recommend(options.allocator(), ranked, options.objective(),
-                options.minSaving(), trust.baselineName());
+        Recommendation recommendation = Ranking.recommend(allocators.get(options.allocator()), ranked,
+                options.objective(), options.minSaving(), trust.baselineName());
         List<String> notes = new ArrayList<>(whatIfNotes(trace, card, flushes));
         notes.addAll(capacityNotes);
         if (recommendation == null && card != null) {
@@ -682,12 +683,17 @@ public final class Advisor {
         return "sim:" + capacity + "B";
     }
 
+    /** Whether {@code config} turns expandable segments on. */
+    private static boolean expandableSegments(String config) {
+        return config.toLowerCase(Locale.ROOT).replace(" ", "").contains("expandable_segments:true");
+    }
+
     /** The allocator's message when it refuses {@code config}, or null. */
     private String refusal(AllocatorProvider provider, String config) {
         try (DeviceMemory device = devices.open(CHECK_DEVICE);
              DeviceAllocator allocator = provider.create(device, config)) {
             Objects.requireNonNull(allocator, "allocator");
-            if (Caveats.expandableSegments(config) && device.virtualMemory().isEmpty()) {
+            if (expandableSegments(config) && device.virtualMemory().isEmpty()) {
                 // PyTorch's allocator (and devalloc's) warns and carries on without them: the figures would be
                 // another setting's under this one's name.
                 return "expandable_segments:True cannot run on " + device.descriptor().id() + ": the device has no"
@@ -702,13 +708,11 @@ public final class Advisor {
     }
 
     /**
-     * The line to paste: PyTorch's variable for its allocators, devalloc's for the others, and for a PyTorch
-     * allocator's setting that uses a key of devalloc's own ({@link Caveats#devallocKeys}), which PyTorch refuses.
+     * The line to paste: the variable of the framework the allocator ports when it takes the setting as it is
+     * ({@link AllocatorProvider#frameworkVariable}), else devalloc's.
      */
-    static String envLine(String allocator, String config) {
-        boolean pytorch = (allocator.equals("caching") || allocator.equals("caching-host"))
-                && Caveats.devallocKeys(allocator, config).isEmpty();
-        return (pytorch ? "PYTORCH_CUDA_ALLOC_CONF=" : "DEVALLOC_CONFIG=") + config;
+    static String envLine(AllocatorProvider allocator, String config) {
+        return allocator.frameworkVariable(config).orElse("DEVALLOC_CONFIG") + "=" + config;
     }
 
     /** How the what-ifs were replayed: their start, the flushes, the devices, and what the figures leave out. */

@@ -1,5 +1,6 @@
 package io.devalloc.advisor;
 
+import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.report.Percent;
 import java.util.ArrayList;
@@ -134,7 +135,7 @@ final class Ranking {
      * The recommendation for {@code ranked} (as {@link #rank} orders them), or null when no setting runs on the
      * objective's device.
      */
-    static Recommendation recommend(String allocator, List<SettingResult> ranked, Objective objective,
+    static Recommendation recommend(AllocatorProvider allocator, List<SettingResult> ranked, Objective objective,
                                     MinSaving margin, String baselineName) {
         SettingResult base = null;
         for (SettingResult s : ranked) {
@@ -242,7 +243,7 @@ final class Ranking {
                 + ")";
     }
 
-    private static Recommendation recommendation(String allocator, SettingResult chosen, SettingResult base,
+    private static Recommendation recommendation(AllocatorProvider allocator, SettingResult chosen, SettingResult base,
                                                  Objective objective, boolean keep, Recommendation.Why why,
                                                  String reason, SettingResult runnerUp) {
         Long saving = null;
@@ -259,7 +260,7 @@ final class Ranking {
         }
         List<String> costs = keep || base == null || !base.ran() ? List.of() : costs(chosen, base);
         return new Recommendation(chosen, Advisor.envLine(allocator, chosen.config()), saving, fraction, calls,
-                callsFraction, keep, why, reason, runnerUp, costs, Caveats.of(allocator, chosen.config()));
+                callsFraction, keep, why, reason, runnerUp, costs, allocator.caveats(chosen.config()));
     }
 
     /** The bytes a saving is counted in: the peak reserved on the card, or the smallest capacity. */

@@ -8,6 +8,7 @@ import io.devalloc.advisor.report.AdviceHtml;
 import io.devalloc.advisor.report.AdviceText;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.api.spi.AllocatorRegistry;
 import io.devalloc.api.spi.Availability;
 import io.devalloc.api.spi.DeviceMemoryProvider;
 import io.devalloc.api.units.ByteSize;
@@ -99,18 +100,22 @@ class AdvisorSettingsTest {
         assertEquals(defaults.result().peakReservedBytes(), advice.settings().getFirst().result().peakReservedBytes());
     }
 
+    private static AllocatorProvider provider(String name) {
+        return AllocatorRegistry.load().get(name).withoutEnvironment();
+    }
+
     @Test
     void aKeyPyTorchDoesNotHaveIsNotAPyTorchLine() {
         assertEquals("PYTORCH_CUDA_ALLOC_CONF=pinned_max_cached_size_mb:4",
-                Advisor.envLine("caching-host", "pinned_max_cached_size_mb:4"));
+                Advisor.envLine(provider("caching-host"), "pinned_max_cached_size_mb:4"));
         assertEquals("DEVALLOC_CONFIG=pinned_round_threshold_mb:64",
-                Advisor.envLine("caching-host", "pinned_round_threshold_mb:64"));
+                Advisor.envLine(provider("caching-host"), "pinned_round_threshold_mb:64"));
         assertEquals("DEVALLOC_CONFIG=max_split_size_mb:64,search_pool_after_release:True",
-                Advisor.envLine("caching", "max_split_size_mb:64,search_pool_after_release:True"));
+                Advisor.envLine(provider("caching"), "max_split_size_mb:64,search_pool_after_release:True"));
         assertEquals("PYTORCH_CUDA_ALLOC_CONF=roundup_power2_divisions:[256:1,512:2,1024:4,>:8]",
-                Advisor.envLine("caching", "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]"));
-        assertEquals("DEVALLOC_CONFIG=allow_growth:true", Advisor.envLine("bfc", "allow_growth:true"));
-        assertTrue(Caveats.of("caching-host", "pinned_round_threshold_mb:64").stream()
+                Advisor.envLine(provider("caching"), "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]"));
+        assertEquals("DEVALLOC_CONFIG=allow_growth:true", Advisor.envLine(provider("bfc"), "allow_growth:true"));
+        assertTrue(provider("caching-host").caveats("pinned_round_threshold_mb:64").stream()
                 .anyMatch(c -> c.startsWith("pinned_round_threshold_mb is devalloc's key, not PyTorch's")));
     }
 

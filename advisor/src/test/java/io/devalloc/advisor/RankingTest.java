@@ -6,9 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.advisor.report.AdviceText;
+import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.units.ByteSize;
+import io.devalloc.caching.CachingAllocatorProvider;
 import io.devalloc.replay.ReplayResult;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 
@@ -19,6 +22,8 @@ import org.junit.jupiter.api.Test;
  * costs.
  */
 class RankingTest {
+
+    private static final AllocatorProvider CACHING = new CachingAllocatorProvider(Map.of());
 
     private static final long MIB = ByteSize.MiB;
     private static final long GIB = ByteSize.GiB;
@@ -54,7 +59,7 @@ class RankingTest {
         assertEquals(List.of(fewer, lower, base, failing), ranked);
         // 'fewer' reserves 1,950 MiB on the card against the recorded setting's 1,900: never recommended for that;
         // 'lower' flushes less and reserves less.
-        Recommendation rec = Ranking.recommend("caching", ranked, Objective.RESERVED, MinSaving.DEFAULT,
+        Recommendation rec = Ranking.recommend(CACHING, ranked, Objective.RESERVED, MinSaving.DEFAULT,
                 "the recorded setting");
         assertEquals(lower, rec.setting());
         assertEquals(Recommendation.Why.FEWER_FLUSHES, rec.why());
@@ -73,7 +78,7 @@ class RankingTest {
                 1862 * MIB, null, 3, new CapacityCheck(CARD, result(1862 * MIB, 0, 0, 58, 0)), null);
         List<SettingResult> ranked = Ranking.rank(List.of(base, fewer), Objective.DEVICE_CALLS);
         assertEquals(List.of(fewer, base), ranked);
-        Recommendation rec = Ranking.recommend("caching", ranked, Objective.DEVICE_CALLS, MinSaving.DEFAULT,
+        Recommendation rec = Ranking.recommend(CACHING, ranked, Objective.DEVICE_CALLS, MinSaving.DEFAULT,
                 "the recorded setting");
         assertEquals(base, rec.setting());
         assertTrue(rec.alreadyBest());
@@ -91,7 +96,7 @@ class RankingTest {
         SettingResult runs = setting("a:1", false, 3 * GIB, 2040 * MIB, 0, 6, 1990 * MIB, 6);
         List<SettingResult> ranked = Ranking.rank(List.of(base, runs), Objective.RESERVED);
         assertEquals(List.of(runs, base), ranked);
-        Recommendation rec = Ranking.recommend("caching", ranked, Objective.RESERVED, MinSaving.DEFAULT,
+        Recommendation rec = Ranking.recommend(CACHING, ranked, Objective.RESERVED, MinSaving.DEFAULT,
                 "the recorded setting");
         assertEquals(runs, rec.setting());
         assertEquals(Recommendation.Why.AVOIDS_OOM, rec.why());
@@ -101,7 +106,7 @@ class RankingTest {
                 rec.costs()::toString);
         // Nothing runs: no recommendation.
         SettingResult alsoFails = setting("b:1", false, 3 * GIB, 2000 * MIB, 3, 4, 2200 * MIB, 2);
-        assertNull(Ranking.recommend("caching", Ranking.rank(List.of(base, alsoFails), Objective.RESERVED),
+        assertNull(Ranking.recommend(CACHING, Ranking.rank(List.of(base, alsoFails), Objective.RESERVED),
                 Objective.RESERVED, MinSaving.DEFAULT, "the recorded setting"));
         assertEquals(List.of(base, alsoFails), Ranking.rank(List.of(alsoFails, base), Objective.RESERVED),
                 "unranked: fewer failures first");
@@ -114,7 +119,7 @@ class RankingTest {
         SettingResult slightly = noCard("a:1", false, 51 * GIB - 20 * MIB);
         List<SettingResult> ranked = Ranking.rank(List.of(base, slightly), Objective.RESERVED);
         assertEquals(slightly, ranked.getFirst());
-        Recommendation rec = Ranking.recommend("caching", ranked, Objective.RESERVED, MinSaving.DEFAULT,
+        Recommendation rec = Ranking.recommend(CACHING, ranked, Objective.RESERVED, MinSaving.DEFAULT,
                 "the recorded setting");
         assertTrue(rec.alreadyBest());
         assertEquals(base, rec.setting());
@@ -123,7 +128,7 @@ class RankingTest {
         assertTrue(rec.reason().contains("saves only 20.00 MiB (0.04%)"), rec.reason());
         assertEquals(0L, rec.savingBytes(), "keeping the recorded setting saves nothing");
         // Without a margin, the 20 MiB are worth it.
-        Recommendation loose = Ranking.recommend("caching", ranked, Objective.RESERVED, new MinSaving(0, 0),
+        Recommendation loose = Ranking.recommend(CACHING, ranked, Objective.RESERVED, new MinSaving(0, 0),
                 "the recorded setting");
         assertEquals(slightly, loose.setting());
         assertEquals(Recommendation.Why.SAVES, loose.why());
@@ -144,7 +149,7 @@ class RankingTest {
         SettingResult base = setting("", true, 3 * GIB, 1900 * MIB, 0, 5, 1800 * MIB, 9);
         SettingResult squeezed = setting("a:1", false, 9 * GIB, 1900 * MIB, 0, 5, 1600 * MIB, 300);
         List<SettingResult> ranked = Ranking.rank(List.of(base, squeezed), Objective.CAPACITY);
-        Recommendation rec = Ranking.recommend("caching", ranked, Objective.CAPACITY, MinSaving.DEFAULT,
+        Recommendation rec = Ranking.recommend(CACHING, ranked, Objective.CAPACITY, MinSaving.DEFAULT,
                 "the recorded setting");
         assertEquals(squeezed, rec.setting());
         assertEquals(200 * MIB, rec.savingBytes());

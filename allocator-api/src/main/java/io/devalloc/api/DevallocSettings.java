@@ -1,6 +1,6 @@
 package io.devalloc.api;
 
-import io.devalloc.api.internal.DeviceSpec;
+import io.devalloc.api.spi.DeviceSpec;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;

@@ -2,14 +2,11 @@ package io.devalloc.api;
 
 import io.devalloc.api.config.AllocatorConfig;
 import io.devalloc.api.device.DeviceMemory;
-import io.devalloc.api.internal.AllocatorRegistry;
-import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.internal.GuardedListener;
 import io.devalloc.api.internal.ListeningDeviceMemory;
 import io.devalloc.api.internal.ObservedAllocator;
 import io.devalloc.api.internal.ThresholdWatch;
 import io.devalloc.api.jfr.JfrEvents;
-import io.devalloc.api.jfr.JfrListener;
 import io.devalloc.api.jmx.AllocatorMXBeans;
 import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.api.observe.MemoryGauge;
@@ -17,8 +14,10 @@ import io.devalloc.api.observe.ObservabilitySettings;
 import io.devalloc.api.observe.OutOfMemoryHandler;
 import io.devalloc.api.observe.ThresholdListener;
 import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.api.spi.AllocatorRegistry;
 import io.devalloc.api.spi.AllocatorSetup;
 import io.devalloc.api.spi.DeviceMemoryProvider;
+import io.devalloc.api.spi.DeviceRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -81,7 +80,11 @@ public final class DeviceAllocators {
     /** Builds allocators. Not thread-safe; the allocators it builds are. */
     public static final class Builder {
         private String device = "auto";
+        /** A device the caller opened and keeps, or null: then {@link #device} is opened and owned. */
+        private DeviceMemory openedDevice;
         private String allocator = DevallocSettings.DEFAULT_ALLOCATOR;
+        /** The provider to build with, or null: then {@link #allocator} is looked up. */
+        private AllocatorProvider allocatorProvider;
         private String config = "";
         private DeviceRegistry devices;
         private AllocatorRegistry allocators;
@@ -100,12 +103,35 @@ public final class DeviceAllocators {
         /** The device spec: {@code sim:80GiB}, {@code host}, {@code pinned-host}, {@code cuda:0}, {@code auto}. */
         public Builder device(String spec) {
             this.device = Objects.requireNonNull(spec, "spec");
+            this.openedDevice = null;
+            return this;
+        }
+
+        /**
+         * Builds over {@code opened}, a device the caller opened and keeps: closing the allocator leaves it open,
+         * and a build that fails leaves it as it was. The configuration is read as the provider's
+         * {@link AllocatorProvider#create(DeviceMemory, String, AllocatorListener)} reads it. Replaces a spec given
+         * before (and a later spec replaces it).
+         */
+        public Builder device(DeviceMemory opened) {
+            this.openedDevice = Objects.requireNonNull(opened, "opened");
             return this;
         }
 
         /** The allocator name: {@code direct}, {@code bfc}, {@code caching}. */
         public Builder allocator(String name) {
             this.allocator = Objects.requireNonNull(name, "name");
+            this.allocatorProvider = null;
+            return this;
+        }
+
+        /**
+         * Builds with {@code provider} itself, not looked up by name (one a tool configured, say, such as
+         * {@link AllocatorProvider#withoutEnvironment()}). Replaces a name given before (and a later name replaces
+         * it).
+         */
+        public Builder allocator(AllocatorProvider provider) {
+            this.allocatorProvider = Objects.requireNonNull(provider, "provider");
             return this;
         }
 
@@ -236,13 +262,16 @@ public final class DeviceAllocators {
          * decorations. Nothing is left open when it fails: a decoration that throws closes what was built.
          */
         public DeviceAllocator build() {
-            AllocatorRegistry allocatorRegistry = allocators != null ? allocators : AllocatorRegistry.load();
-            AllocatorProvider provider = allocatorRegistry.get(allocator);
-            // Check the configuration before touching any device, so a typo costs no device open.
-            AllocatorConfig parsed = AllocatorConfig.parse(config, provider.configSchema());
-            DeviceRegistry deviceRegistry = devices != null ? devices : DeviceRegistry.load();
-            String allocatorName = name.isEmpty() ? allocator : name;
-            DeviceMemory memory = deviceRegistry.open(device);
+            AllocatorProvider provider = allocatorProvider != null ? allocatorProvider
+                    : (allocators != null ? allocators : AllocatorRegistry.load()).get(allocator);
+            boolean ownsDevice = openedDevice == null;
+            // Check the configuration before touching any device, so a typo costs no device open. Over a device the
+            // caller opened, the provider reads the text its own way (create(DeviceMemory, String, listener)), as a
+            // tool replaying recorded configuration texts needs: PyTorch's syntax for caching, say.
+            AllocatorConfig parsed = ownsDevice ? AllocatorConfig.parse(config, provider.configSchema()) : null;
+            String allocatorName = name.isEmpty() ? provider.name() : name;
+            DeviceMemory memory = ownsDevice ? (devices != null ? devices : DeviceRegistry.load()).open(device)
+                    : openedDevice;
             DeviceAllocator built;
             AllocatorListener listener;
             boolean listening;
@@ -250,17 +279,20 @@ public final class DeviceAllocators {
                 List<AllocatorListener> told = listeners;
                 if (jfrEvents) {
                     told = new ArrayList<>(listeners);
-                    told.add(new JfrListener(allocatorName, memory.descriptor().id()));
+                    told.add(JfrEvents.listener(allocatorName, memory.descriptor().id()));
                 }
                 listener = GuardedListener.of(told);
                 listening = !told.isEmpty();
                 DeviceMemory seen = listening ? new ListeningDeviceMemory(memory, listener) : memory;
-                built = provider.create(new AllocatorSetup(seen, parsed, true, listener));
+                built = ownsDevice ? provider.create(new AllocatorSetup(seen, parsed, true, listener))
+                        : provider.create(seen, config, listener);
             } catch (RuntimeException | Error e) {
-                try {
-                    memory.close();
-                } catch (RuntimeException closeFailure) {
-                    e.addSuppressed(closeFailure);
+                if (ownsDevice) {
+                    try {
+                        memory.close();
+                    } catch (RuntimeException closeFailure) {
+                        e.addSuppressed(closeFailure);
+                    }
                 }
                 throw e;
             }

@@ -7,6 +7,7 @@ import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
 import io.devalloc.api.spi.EnvironmentConfig;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 
@@ -48,6 +49,30 @@ public final class BfcAllocatorProvider implements AllocatorProvider {
     public List<String> defaultGrid(long largestRequestBytes) {
         return List.of("", "allow_growth:true", "allow_growth:true,garbage_collection:false",
                 "allow_growth:true,fragmentation_fraction:0.001", "allow_growth:true,fragmentation_fraction:0.01");
+    }
+
+    /**
+     * {@code configText} with {@code retry_timeout_ms:0} unless it sets the retry: a replay on one thread never
+     * frees while an allocation waits, so TensorFlow's 10 s wait for frees could only stall.
+     */
+    @Override
+    public String replayConfig(String configText) {
+        String conf = configText == null ? "" : configText;
+        if (conf.contains("retry_timeout_ms") || conf.contains("allow_retry_on_failure")) {
+            return conf;
+        }
+        return conf.isBlank() ? "retry_timeout_ms:0" : conf + ",retry_timeout_ms:0";
+    }
+
+    /** Without growth TensorFlow's BFC takes its whole limit at once, which a reader of a setting must know. */
+    @Override
+    public List<String> caveats(String configText) {
+        String c = configText.toLowerCase(Locale.ROOT).replace(" ", "");
+        if (c.contains("allow_growth:true")) {
+            return List.of();
+        }
+        return List.of("without allow_growth, TensorFlow's BFC takes the whole device (or memory_limit) at its first"
+                + " allocation");
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.devalloc.bfc;
 
 import static io.devalloc.bfc.ChunkTable.NONE;
 
+import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
@@ -9,9 +10,8 @@ import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.error.UnknownStreamException;
-import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.observe.AllocatorListener;
-import io.devalloc.api.observe.RetryCause;
+import io.devalloc.api.observe.AllocatorListener.RetryCause;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.spi.AbstractDeviceAllocator;
 import io.devalloc.api.spi.LiveBytes;

@@ -1,6 +1,6 @@
 package io.devalloc.bfc;
 
-import io.devalloc.api.internal.OrderedHandleSet;
+import io.devalloc.api.collect.OrderedHandleSet;
 
 /**
  * TensorFlow's 21 bins of free chunks. Bin {@code b} holds chunks of {@code [256·2^b, 256·2^(b+1))} bytes, bin 20

@@ -1,6 +1,6 @@
 package io.devalloc.caching;
 
-import io.devalloc.api.internal.OrderedHandleSet;
+import io.devalloc.api.collect.OrderedHandleSet;
 
 /**
  * One of PyTorch's {@code BlockPool}s (small or large): the free mapped blocks ordered by (stream, size, address),

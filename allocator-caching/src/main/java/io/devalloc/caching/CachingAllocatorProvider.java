@@ -9,6 +9,8 @@ import io.devalloc.api.spi.AllocatorSetup;
 import io.devalloc.api.spi.EnvironmentConfig;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,6 +82,25 @@ public final class CachingAllocatorProvider implements AllocatorProvider {
     @Override
     public List<String> defaultGrid(long largestRequestBytes) {
         return CachingGrid.of(largestRequestBytes);
+    }
+
+    /** The keys of devalloc's own, which PyTorch refuses. */
+    private static final Set<String> DEVALLOC_KEYS = Set.of("search_pool_after_release");
+
+    /** A port of PyTorch's allocator: its replays are judged by the snapshot PyTorch recorded. */
+    @Override
+    public boolean portsPyTorch() {
+        return true;
+    }
+
+    @Override
+    public Optional<String> frameworkVariable(String configText) {
+        return SettingCaveats.pytorchVariable(configText, DEVALLOC_KEYS);
+    }
+
+    @Override
+    public List<String> caveats(String configText) {
+        return SettingCaveats.of(configText, DEVALLOC_KEYS);
     }
 
     @Override

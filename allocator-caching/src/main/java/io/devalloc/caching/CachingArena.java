@@ -6,6 +6,7 @@ import static io.devalloc.caching.SizeRules.MIN_BLOCK_SIZE;
 import static io.devalloc.caching.SizeRules.SMALL_BUFFER;
 import static io.devalloc.caching.SizeRules.SMALL_SIZE;
 
+import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
@@ -15,9 +16,8 @@ import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.error.UnknownStreamException;
-import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.observe.AllocatorListener;
-import io.devalloc.api.observe.RetryCause;
+import io.devalloc.api.observe.AllocatorListener.RetryCause;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.spi.AbstractDeviceAllocator;
 import io.devalloc.api.spi.LiveBytes;

@@ -4,8 +4,8 @@ import static io.devalloc.caching.BlockTable.NONE;
 
 import io.devalloc.api.snapshot.BlockSnapshot;
 import io.devalloc.api.snapshot.BlockState;
-import io.devalloc.api.snapshot.PythonTuple;
 import io.devalloc.api.snapshot.SegmentSnapshot;
+import io.devalloc.api.spi.PythonTuple;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -2,7 +2,7 @@ package io.devalloc.caching;
 
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.device.DeviceMemory;
-import io.devalloc.api.internal.DeviceRegistry;
+import io.devalloc.api.spi.DeviceRegistry;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.testkit.DeviceAllocatorContract;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
-import io.devalloc.api.internal.DeviceRegistry;
+import io.devalloc.api.spi.DeviceRegistry;
 import io.devalloc.api.units.ByteSize;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

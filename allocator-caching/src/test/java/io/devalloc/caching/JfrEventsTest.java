@@ -9,7 +9,6 @@ import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.jfr.JfrEvents;
-import io.devalloc.api.jfr.JfrListener;
 import io.devalloc.api.stats.PoolUsage;
 import io.devalloc.api.units.ByteSize;
 import java.time.Duration;
@@ -162,7 +161,7 @@ class JfrEventsTest {
     @Test
     void aCacheReleaseIsAnEventWithItsSizeAndDuration() {
         List<RecordedEvent> events = record(JfrEventsTest::enableCallEvents, "jfr-release",
-                () -> new JfrListener("jfr-release", "sim:0").cacheReleased(3 * SEGMENT, 12_345));
+                () -> JfrEvents.listener("jfr-release", "sim:0").cacheReleased(3 * SEGMENT, 12_345));
         List<RecordedEvent> releases = named(events, "io.devalloc.CacheRelease");
         assertEquals(1, releases.size(), events.toString());
         assertEquals(3 * SEGMENT, releases.get(0).getLong("releasedSize"));

@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.error.OutOfMemoryException;
-import io.devalloc.api.snapshot.PythonTuple;
+import io.devalloc.api.spi.PythonTuple;
 import io.devalloc.sim.DeviceOperation;
 import io.devalloc.sim.EventCompletion;
 import io.devalloc.sim.SimulatedDevice;

@@ -1,7 +1,7 @@
 package io.devalloc.testkit;
 
 import io.devalloc.api.observe.AllocatorListener;
-import io.devalloc.api.observe.RetryCause;
+import io.devalloc.api.observe.AllocatorListener.RetryCause;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

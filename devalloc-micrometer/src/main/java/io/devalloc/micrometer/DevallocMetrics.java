@@ -2,8 +2,8 @@ package io.devalloc.micrometer;
 
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.observe.AllocatorListener;
+import io.devalloc.api.observe.AllocatorListener.RetryCause;
 import io.devalloc.api.observe.DeviceCall;
-import io.devalloc.api.observe.RetryCause;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.stats.PoolUsage;
 import io.micrometer.core.instrument.FunctionCounter;

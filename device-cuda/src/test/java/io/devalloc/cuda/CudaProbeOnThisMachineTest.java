@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.devalloc.api.error.DeviceUnavailableException;
-import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.spi.Availability;
 import io.devalloc.api.spi.DeviceMemoryProvider;
+import io.devalloc.api.spi.DeviceRegistry;
 import java.util.List;
 import java.util.ServiceLoader;
 import jcuda.runtime.JCuda;

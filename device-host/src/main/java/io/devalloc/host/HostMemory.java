@@ -1,5 +1,6 @@
 package io.devalloc.host;
 
+import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceDescriptor;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceKind;
@@ -9,7 +10,6 @@ import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
-import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.units.ByteSize;
 import java.lang.foreign.MemorySegment;
 import java.util.Map;

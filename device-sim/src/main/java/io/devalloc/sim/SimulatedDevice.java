@@ -1,5 +1,7 @@
 package io.devalloc.sim;
 
+import io.devalloc.api.collect.LongLongHashMap;
+import io.devalloc.api.collect.OrderedHandleSet;
 import io.devalloc.api.device.DeviceDescriptor;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceKind;
@@ -9,8 +11,6 @@ import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
-import io.devalloc.api.internal.LongLongHashMap;
-import io.devalloc.api.internal.OrderedHandleSet;
 import io.devalloc.api.units.ByteSize;
 import java.util.ArrayDeque;
 import java.util.ArrayList;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.devalloc.api.device.DeviceKind;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.error.InvalidConfigurationException;
-import io.devalloc.api.internal.DeviceRegistry;
+import io.devalloc.api.spi.DeviceRegistry;
 import io.devalloc.api.units.ByteSize;
 import org.junit.jupiter.api.Test;
 

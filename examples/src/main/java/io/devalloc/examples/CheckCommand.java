@@ -1,7 +1,7 @@
 package io.devalloc.examples;
 
-import io.devalloc.api.internal.AllocatorRegistry;
-import io.devalloc.api.internal.DeviceRegistry;
+import io.devalloc.api.spi.AllocatorRegistry;
+import io.devalloc.api.spi.DeviceRegistry;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.cli.TextWrap;
 import java.io.PrintWriter;

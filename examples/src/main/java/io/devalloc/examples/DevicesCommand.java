@@ -2,10 +2,10 @@ package io.devalloc.examples;
 
 import io.devalloc.api.ProviderStatus;
 import io.devalloc.api.error.DeviceUnavailableException;
-import io.devalloc.api.internal.AllocatorRegistry;
-import io.devalloc.api.internal.DeviceRegistry;
-import io.devalloc.api.internal.DeviceSpec;
 import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.api.spi.AllocatorRegistry;
+import io.devalloc.api.spi.DeviceRegistry;
+import io.devalloc.api.spi.DeviceSpec;
 import io.devalloc.replay.cli.TextTable;
 import io.devalloc.replay.cli.TextWrap;
 import java.io.PrintWriter;

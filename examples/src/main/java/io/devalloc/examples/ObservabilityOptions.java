@@ -3,9 +3,7 @@ package io.devalloc.examples;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.device.DeviceDescriptor;
-import io.devalloc.api.internal.GuardedListener;
 import io.devalloc.api.jfr.JfrEvents;
-import io.devalloc.api.jfr.JfrListener;
 import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.micrometer.DevallocMetrics;
 import io.devalloc.replay.ReplayObserver;
@@ -122,7 +120,7 @@ final class ObservabilityOptions implements RunInstrumentation {
             listeners.add(meters.listener());
         }
         if (recording != null) {
-            listeners.add(new JfrListener(name, deviceId));
+            listeners.add(JfrEvents.listener(name, deviceId));
         }
         return listeners;
     }
@@ -163,7 +161,7 @@ final class ObservabilityOptions implements RunInstrumentation {
             @Override
             public AllocatorListener listener(DeviceDescriptor device) {
                 if (listener == null) {
-                    listener = GuardedListener.of(listeners(device.id()));
+                    listener = AllocatorListener.all(listeners(device.id()));
                 }
                 return listener;
             }

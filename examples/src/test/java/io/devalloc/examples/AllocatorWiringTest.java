@@ -8,7 +8,7 @@ import com.google.inject.Guice;
 import io.devalloc.api.DevallocSettings;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.DeviceAllocators;
-import io.devalloc.api.internal.AllocatorRegistry;
+import io.devalloc.api.spi.AllocatorRegistry;
 import io.devalloc.bfc.BfcAllocator;
 import io.devalloc.caching.CachingAllocator;
 import io.devalloc.guice.DevallocModule;

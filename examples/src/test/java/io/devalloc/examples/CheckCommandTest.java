@@ -7,10 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.config.ConfigSchema;
-import io.devalloc.api.internal.AllocatorRegistry;
-import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.api.spi.AllocatorRegistry;
 import io.devalloc.api.spi.AllocatorSetup;
+import io.devalloc.api.spi.DeviceRegistry;
 import io.devalloc.examples.LauncherTest.Run;
 import java.util.List;
 import org.junit.jupiter.api.Test;

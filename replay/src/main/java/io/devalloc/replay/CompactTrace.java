@@ -1,6 +1,6 @@
 package io.devalloc.replay;
 
-import io.devalloc.api.internal.LongLongHashMap;
+import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.trace.TraceEvent;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceReader;

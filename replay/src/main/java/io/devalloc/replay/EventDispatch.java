@@ -1,9 +1,9 @@
 package io.devalloc.replay;
 
 import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.OutOfMemoryException;
-import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.trace.TraceEvent;
 import java.util.ArrayList;
 import java.util.List;

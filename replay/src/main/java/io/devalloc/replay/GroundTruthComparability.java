@@ -1,7 +1,8 @@
 package io.devalloc.replay;
 
+import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.api.spi.AllocatorRegistry;
 import java.util.Objects;
-import java.util.Set;
 
 /**
  * Which replays a PyTorch trace's ground truth can judge. The ground truth ({@link ReplayResult.GroundTruth}) is
@@ -19,8 +20,13 @@ import java.util.Set;
  */
 public final class GroundTruthComparability {
 
-    /** The allocators whose replays a PyTorch trace's ground truth judges: PyTorch's caching allocators. */
-    public static final Set<String> COMPARABLE_ALLOCATORS = Set.of("caching", "caching-host");
+    /**
+     * The allocators on the class path, found once: whether one ports PyTorch's allocator is its provider's to say
+     * ({@link AllocatorProvider#portsPyTorch()}), as results name their allocator only.
+     */
+    private static final class Found {
+        static final AllocatorRegistry ALLOCATORS = AllocatorRegistry.load();
+    }
 
     /**
      * Why another allocator is not comparable: one sentence for the notes, the same for every such allocator, so
@@ -35,7 +41,8 @@ public final class GroundTruthComparability {
 
     /** Whether a replay through {@code allocator} can be compared with a PyTorch trace's ground truth. */
     public static boolean comparable(String allocator) {
-        return COMPARABLE_ALLOCATORS.contains(Objects.requireNonNull(allocator, "allocator"));
+        Objects.requireNonNull(allocator, "allocator");
+        return Found.ALLOCATORS.names().contains(allocator) && Found.ALLOCATORS.get(allocator).portsPyTorch();
     }
 
     /**

@@ -1,6 +1,6 @@
 package io.devalloc.replay;
 
-import io.devalloc.api.internal.LongLongHashMap;
+import io.devalloc.api.collect.LongLongHashMap;
 
 /**
  * Trace key → value, with no boxing: {@link LongLongHashMap} plus the one key it cannot store, 0 (valgrind traces

@@ -2,8 +2,8 @@ package io.devalloc.replay;
 
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.observe.AllocatorListener;
+import io.devalloc.api.observe.AllocatorListener.RetryCause;
 import io.devalloc.api.observe.DeviceCall;
-import io.devalloc.api.observe.RetryCause;
 import java.util.Objects;
 
 /**

@@ -1,8 +1,8 @@
 package io.devalloc.replay;
 
+import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.VirtualMemory;
-import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.spi.ForwardingDeviceMemory;
 import io.devalloc.api.spi.ForwardingVirtualMemory;
 import java.util.Objects;

@@ -6,7 +6,7 @@ import java.util.Objects;
 /**
  * How to replay a trace: through which allocator, on which device, with which configuration.
  *
- * @param allocator               the allocator's name, as {@link io.devalloc.api.internal.AllocatorRegistry} knows it
+ * @param allocator               the allocator's name, as {@link io.devalloc.api.spi.AllocatorRegistry} knows it
  *                                ({@code direct}, {@code bfc}, {@code caching}, {@code caching-host}, any SPI one)
  * @param device                  the device spec ({@code sim:80GiB}, {@code sim:SIZE}, {@code host},
  *                                {@code cuda:N}, ...); a simulated device's capacity may be given to the byte

@@ -1,17 +1,15 @@
 package io.devalloc.replay;
 
 import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.device.DeviceMemory;
-import io.devalloc.api.internal.AllocatorRegistry;
-import io.devalloc.api.internal.DeviceRegistry;
-import io.devalloc.api.internal.DeviceSpec;
-import io.devalloc.api.internal.GuardedListener;
-import io.devalloc.api.internal.ListeningDeviceMemory;
-import io.devalloc.api.internal.ObservedAllocator;
 import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.api.spi.AllocatorRegistry;
 import io.devalloc.api.spi.DeviceMemoryProvider;
+import io.devalloc.api.spi.DeviceRegistry;
+import io.devalloc.api.spi.DeviceSpec;
 import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.spi.MappedPages;
 import io.devalloc.api.spi.PyTorchMemoryHistory;
@@ -376,7 +374,7 @@ public final class Replayer {
                            boolean twoPasses, long total) {
             WarmSetup warm = setUpWarm(scan);
             if (observed) {
-                relay.to(GuardedListener.of(List.of(observer.listener(device.descriptor()))));
+                relay.to(AllocatorListener.all(List.of(observer.listener(device.descriptor()))));
                 observer.opened(allocator);
             }
             compareSegments = scan.isPyTorch();
@@ -683,7 +681,7 @@ public final class Replayer {
                 notes.add(dispatch.reallocations() + " allocations reused a key that was still live (the trace lost"
                         + " a free): the older allocation was freed");
             }
-            if (bfcRetryOff) {
+            if (retryOff) {
                 notes.add("bfc ran with retry_timeout_ms:0: a single-threaded replay never frees while an allocation"
                         + " waits, so TensorFlow's 10 s wait for frees could only stall; set retry_timeout_ms to keep"
                         + " it");
@@ -747,19 +745,13 @@ public final class Replayer {
 
         // ------------------------------------------------------------------------------------------ device
 
-        private boolean bfcRetryOff;
+        /** Whether the provider changed the configuration for a replay on one thread (BFC's retry turned off). */
+        private boolean retryOff;
 
-        /**
-         * The configuration given, except that {@code bfc} gets {@code retry_timeout_ms:0} unless the user set its
-         * retry: in a single-threaded replay no other thread frees while an allocation waits.
-         */
+        /** The configuration given, as the provider replays it on one thread (its {@code replayConfig}). */
         private String effectiveConf() {
-            String conf = options.conf();
-            if (options.allocator().equals("bfc") && !conf.contains("retry_timeout_ms")
-                    && !conf.contains("allow_retry_on_failure")) {
-                bfcRetryOff = true;
-                return conf.isBlank() ? "retry_timeout_ms:0" : conf + ",retry_timeout_ms:0";
-            }
+            String conf = provider.replayConfig(options.conf());
+            retryOff = !conf.equals(options.conf());
             return conf;
         }
 
@@ -767,15 +759,15 @@ public final class Replayer {
             device = new ObservedDevice(raw, this);
             String conf = effectiveConf();
             try {
+                DeviceAllocators.Builder builder = DeviceAllocators.builder().device(device).allocator(provider)
+                        .config(conf);
                 if (observed && !snapshotPass) {
-                    // As DeviceAllocators.builder() with a listener: the device calls seen by a wrapper, the rest
-                    // by the allocator (its setup's listener) and a decorator (out-of-memory errors). All through
-                    // the relay, which tells the observer from the first event on (not a warm start's restore).
-                    DeviceAllocator inner = provider.create(new ListeningDeviceMemory(device, relay), conf, relay);
-                    allocator = new ObservedAllocator(inner, relay, null, 0, List.of());
-                } else {
-                    allocator = provider.create(device, conf);
+                    // The device calls seen by a wrapper, the rest by the allocator and a decorator (out-of-memory
+                    // errors), as the builder does for any listener. All through the relay, which tells the observer
+                    // from the first event on (not a warm start's restore).
+                    builder.listener(relay);
                 }
+                allocator = builder.build();
             } catch (RuntimeException | Error e) {
                 device.close();
                 device = null;

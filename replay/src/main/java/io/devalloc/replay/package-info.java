@@ -68,7 +68,7 @@
  *       keeps only the device's free bytes) it is counted in a note.</li>
  *   <li>Streams: trace stream 0 is the device's default stream; any other value gets a stream created on the device
  *       the first time it appears. Threads are ignored (the replay is single-threaded).</li>
- *   <li>Device: opened from the spec through {@link io.devalloc.api.internal.DeviceRegistry} ({@code sim:80GiB} by
+ *   <li>Device: opened from the spec through {@link io.devalloc.api.spi.DeviceRegistry} ({@code sim:80GiB} by
  *       default; a simulated capacity may be given to the byte, {@code sim:1073741824B}: the simulator refuses every
  *       malloc and map beyond it, so the allocator runs out of memory as on a full GPU, its retry ladder (free cached
  *       blocks, retry) included) and wrapped in a decorator that counts device mallocs and maps, frees and unmaps, with
@@ -172,3 +172,5 @@
  * </ul>
  */
 package io.devalloc.replay;
+
+

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.device.DeviceMemory;
-import io.devalloc.api.internal.AllocatorRegistry;
+import io.devalloc.api.spi.AllocatorRegistry;
 import io.devalloc.api.spi.Availability;
 import io.devalloc.api.spi.DeviceMemoryProvider;
 import io.devalloc.sim.SimulatedDevice;

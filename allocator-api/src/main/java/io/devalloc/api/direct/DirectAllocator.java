@@ -1,12 +1,12 @@
 package io.devalloc.api.direct;
 
+import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.error.UnknownStreamException;
-import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.snapshot.BlockSnapshot;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;

@@ -2,8 +2,8 @@ package io.devalloc.api.internal;
 
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.observe.AllocatorListener;
+import io.devalloc.api.observe.AllocatorListener.RetryCause;
 import io.devalloc.api.observe.DeviceCall;
-import io.devalloc.api.observe.RetryCause;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;

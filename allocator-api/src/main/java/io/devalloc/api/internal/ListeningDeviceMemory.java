@@ -1,5 +1,6 @@
 package io.devalloc.api.internal;
 
+import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.observe.AllocatorListener;

@@ -1,6 +1,7 @@
 package io.devalloc.api.jfr;
 
 import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.observe.AllocatorListener;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -24,12 +25,24 @@ public final class JfrEvents {
     }
 
     /**
+     * A listener that writes one JFR event per device call, out-of-memory error, retry and cache release, as
+     * {@code DeviceAllocators.builder().jfrEvents(true)} adds: for a tool that builds its allocators another way.
+     *
+     * @param allocatorName the name the events carry in their {@code allocator} field (the allocator's user-given
+     *                      name: stable across runs, so recordings can be compared)
+     * @param deviceId      the device's id the events carry in their {@code device} field, e.g. {@code cuda:0}
+     */
+    public static AllocatorListener listener(String allocatorName, String deviceId) {
+        return new JfrListener(allocatorName, deviceId);
+    }
+
+    /**
      * {@code allocator}, with its gauges written as {@code io.devalloc.MemoryUsage} events every period while a
      * recording has that event enabled (one event per pool), and also once now and once when the returned allocator
      * is closed (before it gives its memory back), so that an allocator that lives less than a period is recorded
      * too. The hook is registered with {@link jdk.jfr.FlightRecorder#addPeriodicEvent} now and removed when the
      * returned allocator is closed; closing it closes {@code allocator}. The per-call events need a
-     * {@link JfrListener} as well, set on the builder.
+     * {@link #listener} as well, set on the builder.
      *
      * @param allocator     the allocator to read
      * @param allocatorName the name the events carry in their {@code allocator} field

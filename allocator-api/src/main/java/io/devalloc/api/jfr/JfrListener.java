@@ -2,8 +2,8 @@ package io.devalloc.api.jfr;
 
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.observe.AllocatorListener;
+import io.devalloc.api.observe.AllocatorListener.RetryCause;
 import io.devalloc.api.observe.DeviceCall;
-import io.devalloc.api.observe.RetryCause;
 import java.util.Objects;
 
 /**
@@ -20,7 +20,7 @@ import java.util.Objects;
  *
  * <p>Thread-safe: it holds nothing but its two names.
  */
-public final class JfrListener implements AllocatorListener {
+final class JfrListener implements AllocatorListener {
 
     private final String allocatorName;
     private final String deviceId;
@@ -30,7 +30,7 @@ public final class JfrListener implements AllocatorListener {
      *                      name: stable across runs, so recordings can be compared)
      * @param deviceId      the device's id the events carry in their {@code device} field, e.g. {@code cuda:0}
      */
-    public JfrListener(String allocatorName, String deviceId) {
+    JfrListener(String allocatorName, String deviceId) {
         this.allocatorName = Objects.requireNonNull(allocatorName, "allocatorName");
         this.deviceId = Objects.requireNonNull(deviceId, "deviceId");
     }

@@ -51,6 +51,7 @@
  *
  * <p><b>Modules.</b> The event classes are package-private in this package; JFR makes them readable to itself when it
  * registers them (it adds the exports and opens it needs to {@code jdk.jfr} at run time), so nothing but
- * {@link io.devalloc.api.jfr.JfrListener} and {@link io.devalloc.api.jfr.JfrEvents} is exported.
+ * {@link io.devalloc.api.jfr.JfrEvents} is public (its {@code listener} is the events' listener).
  */
 package io.devalloc.api.jfr;
+

@@ -1,6 +1,8 @@
 package io.devalloc.api.observe;
 
 import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.internal.GuardedListener;
+import java.util.List;
 
 /**
  * Told what an allocator does that costs or fails: device calls, out-of-memory errors, retries and releases of cached
@@ -28,6 +30,15 @@ public interface AllocatorListener {
             return "AllocatorListener.NONE";
         }
     };
+
+    /**
+     * One listener that tells each of {@code listeners} in turn, as {@link io.devalloc.api.DeviceAllocators.Builder}
+     * does for those given to it: one that throws is logged and ignored, and the others are still told.
+     * {@link #NONE} when the list is empty.
+     */
+    static AllocatorListener all(List<? extends AllocatorListener> listeners) {
+        return GuardedListener.of(listeners);
+    }
 
     /**
      * The allocator called the device.
@@ -70,5 +81,21 @@ public interface AllocatorListener {
      * @param nanos how long the release took, wall-clock
      */
     default void cacheReleased(long bytes, long nanos) {
+    }
+
+    /** Why an allocator tried an allocation again, as {@link AllocatorListener#allocationRetried} is told. */
+    enum RetryCause {
+        /**
+         * The allocator returned cached memory to the device and asked the device again: PyTorch's caching allocator
+         * after {@code release_cached_blocks} (the attempts its {@code num_alloc_retries} counts).
+         */
+        CACHE_RELEASED,
+        /**
+         * The allocator waited for other threads to free memory: TensorFlow's BFC allocator with
+         * {@code allow_retry}.
+         */
+        FREES_AWAITED,
+        /** An {@link OutOfMemoryHandler} asked for another attempt after an out-of-memory error. */
+        HANDLER
     }
 }

@@ -6,6 +6,7 @@ import io.devalloc.api.config.ConfigSchema;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.observe.AllocatorListener;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * A plug-in allocation algorithm ({@code direct}, {@code bfc}, {@code caching}). Found with
@@ -98,6 +99,43 @@ public interface AllocatorProvider {
      *                            (0 when unknown)
      */
     default List<String> defaultGrid(long largestRequestBytes) {
+        return List.of();
+    }
+
+    /**
+     * The configuration to replay a recorded trace with, on one thread, when {@code configText} is given: the text
+     * itself, unless the allocator waits for other threads to free memory before failing a request, which on one
+     * thread could only stall (TensorFlow's BFC waits 10 s: {@code bfc} adds {@code retry_timeout_ms:0} unless
+     * the text sets its retry). The default is {@code configText}.
+     */
+    default String replayConfig(String configText) {
+        return configText;
+    }
+
+    /**
+     * Whether this allocator ports PyTorch's caching allocator, so that a replay through it can be judged by what
+     * PyTorch's allocator recorded in a memory snapshot (its segment rows: the replay's ground truth). Another
+     * allocator makes different device calls by design. The default is {@code false}.
+     */
+    default boolean portsPyTorch() {
+        return false;
+    }
+
+    /**
+     * The environment variable of the framework this allocator ports that takes {@code configText} as it is
+     * ({@code PYTORCH_CUDA_ALLOC_CONF}), or empty when there is none or the text uses a key of devalloc's own,
+     * which the framework refuses: then the setting goes in devalloc's {@code DEVALLOC_CONFIG}. The default is
+     * empty.
+     */
+    default Optional<String> frameworkVariable(String configText) {
+        return Optional.empty();
+    }
+
+    /**
+     * What the framework documents against the setting {@code configText}, one sentence each, for a reader who
+     * pastes it into a job: the advisor shows them beside its recommendation. The default is none.
+     */
+    default List<String> caveats(String configText) {
         return List.of();
     }
 }

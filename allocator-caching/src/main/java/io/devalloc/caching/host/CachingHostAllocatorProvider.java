@@ -6,9 +6,12 @@ import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
 import io.devalloc.api.units.ByteSize;
+import io.devalloc.caching.SettingCaveats;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
 
 /**
  * Allocator {@code caching-host}: PyTorch's pinned-host caching allocator ({@code CachingHostAllocator}), meant for
@@ -56,6 +59,25 @@ public final class CachingHostAllocatorProvider implements AllocatorProvider {
             grid.add("pinned_max_round_threshold_mb:" + mb + ",pinned_max_cached_size_mb:" + mb);
         }
         return List.copyOf(grid);
+    }
+
+    /** The keys of devalloc's own, which PyTorch refuses. */
+    private static final Set<String> DEVALLOC_KEYS = Set.of("pinned_round_threshold_mb");
+
+    /** A port of PyTorch's allocator: its replays are judged by the snapshot PyTorch recorded. */
+    @Override
+    public boolean portsPyTorch() {
+        return true;
+    }
+
+    @Override
+    public Optional<String> frameworkVariable(String configText) {
+        return SettingCaveats.pytorchVariable(configText, DEVALLOC_KEYS);
+    }
+
+    @Override
+    public List<String> caveats(String configText) {
+        return SettingCaveats.of(configText, DEVALLOC_KEYS);
     }
 
     @Override

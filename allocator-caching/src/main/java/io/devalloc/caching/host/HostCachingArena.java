@@ -1,5 +1,6 @@
 package io.devalloc.caching.host;
 
+import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
@@ -9,9 +10,8 @@ import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.error.UnknownStreamException;
 import io.devalloc.api.internal.Failures;
-import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.observe.AllocatorListener;
-import io.devalloc.api.observe.RetryCause;
+import io.devalloc.api.observe.AllocatorListener.RetryCause;
 import io.devalloc.api.snapshot.BlockSnapshot;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;

@@ -2,8 +2,8 @@ package io.devalloc.caching.host;
 
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.device.DeviceMemory;
-import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.spi.DeviceMemoryProvider;
+import io.devalloc.api.spi.DeviceRegistry;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.testkit.DeviceAllocatorContract;

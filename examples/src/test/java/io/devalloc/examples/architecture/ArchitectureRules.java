@@ -22,8 +22,8 @@ import java.util.List;
  * adapter (grids come from the SPI, devices from the registry); {@code micrometer} (devalloc-micrometer, optional)
  * sees the API's public packages and Micrometer, and is the only module besides the launcher that sees Micrometer;
  * the API sees none of them; only the launcher
- * ({@code examples}) sees everything, and its example programs, which stand for application code, never name the
- * API's internal package. On the module path the
+ * ({@code examples}) sees everything but the API's internal package, which only the modules that implement devices
+ * and allocators use. On the module path the
  * module descriptors enforce the same fence at compile time; these rules hold it for class-path users too.
  */
 final class ArchitectureRules {
@@ -56,7 +56,7 @@ final class ArchitectureRules {
         rules.add(advisorUsesTheApiTraceIoAndTheReplayOnly(root));
         rules.add(micrometerUsesThePublicApiAndMicrometerOnly(root));
         rules.add(onlyTheMicrometerModuleAndTheLauncherUseMicrometer(root));
-        rules.add(examplesNeverNameTheInternalPackage(root));
+        rules.add(onlyImplementationsUseTheInternalPackage(root));
         rules.add(noPackageCycles(root));
         return rules;
     }
@@ -171,11 +171,24 @@ final class ArchitectureRules {
                         + " module");
     }
 
-    static ArchRule examplesNeverNameTheInternalPackage(String root) {
-        return noClasses().that().resideInAPackage(root + ".examples..").and().haveSimpleNameEndingWith("Example")
+    /**
+     * allocator-api's internal package serves the modules that implement devices and allocators (the API itself, the
+     * algorithms, the adapters); the tools, the integrations and the launcher, whose example programs stand for
+     * application code, use the public API and the SPI, as the module descriptor's qualified export says.
+     */
+    static ArchRule onlyImplementationsUseTheInternalPackage(String root) {
+        List<String> implementing = new ArrayList<>(List.of(root + ".api..", root + ".guice.."));
+        for (String module : ALGORITHMS) {
+            implementing.add(root + "." + module + "..");
+        }
+        for (String module : ADAPTERS) {
+            implementing.add(root + "." + module + "..");
+        }
+        return noClasses().that().resideInAPackage(root + "..")
+                .and().resideOutsideOfPackages(implementing.toArray(String[]::new))
                 .should().dependOnClassesThat().resideInAPackage(root + ".api.internal..")
-                .because("the example programs stand for application code, which the module descriptor keeps out of"
-                        + " allocator-api's internal package")
+                .because("allocator-api exports its internal package only to the modules that implement devices and"
+                        + " allocators: tools build allocators with DeviceAllocators.builder() and the SPI")
                 .allowEmptyShould(true);
     }
 

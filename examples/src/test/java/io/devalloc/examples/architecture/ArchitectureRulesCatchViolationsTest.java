@@ -60,8 +60,10 @@ class ArchitectureRulesCatchViolationsTest {
     }
 
     @Test
-    void anExampleNamingTheInternalPackageIsCaught() {
-        String report = violations(ArchitectureRules.examplesNeverNameTheInternalPackage(ROOT));
+    void aToolOrAnExampleNamingTheInternalPackageIsCaught() {
+        String report = violations(ArchitectureRules.onlyImplementationsUseTheInternalPackage(ROOT));
+        assertTrue(report.contains("fixtures.devalloc.examples.BadExample"), report);
+        assertTrue(report.contains("fixtures.devalloc.replay.InternalReplay"), report);
         assertTrue(report.contains("fixtures.devalloc.api.internal.Helper"), report);
     }
 

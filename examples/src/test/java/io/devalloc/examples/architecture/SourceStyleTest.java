@@ -129,6 +129,53 @@ class SourceStyleTest {
         assertEquals(List.of(), qualifiedNames("class A { com.google.inject.Module m; Map.Entry<K, V> e; }"));
     }
 
+    /**
+     * The tools ask an allocator's provider what they need to know of it (its replay configuration, whether PyTorch's
+     * ground truth judges it, its caveats, the variable its setting goes in): no allocator's name stands as a string
+     * in the code of {@code replay} and {@code advisor}, except in a constant that names a default.
+     */
+    @Test
+    void toolsAskProvidersNotAllocatorNames() throws IOException {
+        List<String> problems = new ArrayList<>();
+        for (Path file : sourceFiles()) {
+            String name = name(file);
+            boolean tool = name.startsWith("replay/src/main/") || name.startsWith("advisor/src/main/");
+            if (tool && name.endsWith(".java")) {
+                for (String line : allocatorNames(Files.readAllLines(file, StandardCharsets.UTF_8))) {
+                    problems.add(name + ":" + line);
+                }
+            }
+        }
+        assertTrue(problems.isEmpty(), problems.size() + " allocator name(s) tested as strings in the tools:\n"
+                + String.join("\n", problems));
+    }
+
+    @Test
+    void theAllocatorNameRuleAllowsOnlyDefaults() {
+        assertEquals(List.of("2: if (allocator.equals(\"bfc\")) {"), allocatorNames(List.of(
+                "static final String DEFAULT_ALLOCATOR = \"caching\";", "if (allocator.equals(\"bfc\")) {",
+                "String conf = \"caching:expandable_segments:True\";", "// \"direct\" in a comment is prose")));
+    }
+
+    private static final Pattern ALLOCATOR_NAME = Pattern.compile("\"(direct|bfc|caching|caching-host)\"");
+
+    /** {@code line: text} of each line whose code has an allocator's name as a string, outside a constant. */
+    private static List<String> allocatorNames(List<String> lines) {
+        List<String> found = new ArrayList<>();
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i);
+            String code = line.strip();
+            boolean prose = code.startsWith("//") || code.startsWith("*") || code.startsWith("/*");
+            if (prose || line.contains("static final")) {
+                continue;
+            }
+            if (ALLOCATOR_NAME.matcher(line).find()) {
+                found.add((i + 1) + ": " + code);
+            }
+        }
+        return found;
+    }
+
     private static final Pattern QUALIFIED = Pattern.compile(
             "(?<![\\w.])((?:java|javax|io|org|com|jdk|picocli|net)\\.(?:[a-z_]\\w*\\.)+[A-Z]\\w*)");
 

@@ -3,7 +3,7 @@ package io.devalloc.examples.docs;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.devalloc.api.internal.DeviceRegistry;
+import io.devalloc.api.spi.DeviceRegistry;
 import io.devalloc.examples.Launcher;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -14,7 +14,6 @@ import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
-import io.devalloc.api.direct.DirectAllocatorProvider;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.observe.MemoryGauge;
 import io.devalloc.api.observe.ThresholdListener;
@@ -117,7 +116,8 @@ class ReadmeSnippetsTest {
     @Test
     void anAllocatorOverYourOwnDevice() {
         try (DeviceMemory device = SimulatedDevice.ofCapacity(16 * ByteSize.GiB)) {
-            DeviceAllocator direct = new DirectAllocatorProvider().create(device, "memory_limit_mb:1024");
+            DeviceAllocator direct = DeviceAllocators.builder().device(device).allocator("direct")
+                    .config("memory_limit_mb:1024").build();
             // Not in the README: the limit holds, and closing the allocator leaves the caller's device open.
             assertThrows(OutOfMemoryException.class, () -> direct.malloc(2 * ByteSize.GiB));
             direct.free(direct.malloc(ByteSize.MiB));

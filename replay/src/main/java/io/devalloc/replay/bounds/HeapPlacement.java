@@ -1,6 +1,6 @@
 package io.devalloc.replay.bounds;
 
-import io.devalloc.api.internal.OrderedHandleSet;
+import io.devalloc.api.collect.OrderedHandleSet;
 import io.devalloc.api.spi.SizeRounding;
 import java.util.Objects;
 

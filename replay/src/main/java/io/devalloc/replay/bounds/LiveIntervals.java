@@ -1,6 +1,6 @@
 package io.devalloc.replay.bounds;
 
-import io.devalloc.api.internal.LongLongHashMap;
+import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.replay.CompactTrace;
 import io.devalloc.replay.TraceEventVisitor;
 import io.devalloc.trace.TraceEvent;

@@ -3,11 +3,11 @@ package io.devalloc.replay.cli;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.error.DevallocException;
-import io.devalloc.api.internal.AllocatorRegistry;
-import io.devalloc.api.internal.DeviceRegistry;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.api.spi.AllocatorRegistry;
 import io.devalloc.api.spi.DeviceMemoryProvider;
+import io.devalloc.api.spi.DeviceRegistry;
 import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.CompactTrace;
@@ -376,12 +376,13 @@ public final class TraceReplays {
     }
 
     /**
-     * Whether {@code bfc} ran without growth, from the settings in effect that its snapshot reports (the
-     * configuration given, {@code TF_FORCE_GPU_ALLOW_GROWTH} applied): {@code allow_growth} false.
+     * Whether the allocator ran without growth, from the settings in effect that its snapshot reports (for
+     * {@code bfc}, the only one with the setting: the configuration given, {@code TF_FORCE_GPU_ALLOW_GROWTH}
+     * applied): {@code allow_growth} false.
      */
     static boolean bfcWithoutGrowth(ReplayResult r) {
         MemorySnapshot s = r.peakSnapshot();
-        return r.allocator().equals("bfc") && s != null && Boolean.FALSE.equals(s.settings().get("allow_growth"));
+        return s != null && Boolean.FALSE.equals(s.settings().get("allow_growth"));
     }
 
     /**

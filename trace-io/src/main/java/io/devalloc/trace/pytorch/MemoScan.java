@@ -1,6 +1,6 @@
 package io.devalloc.trace.pytorch;
 
-import io.devalloc.api.internal.LongLongHashMap;
+import io.devalloc.api.collect.LongLongHashMap;
 import java.io.IOException;
 import java.util.BitSet;
 import net.razorvine.pickle.Opcodes;

@@ -1,6 +1,6 @@
 package io.devalloc.trace.pytorch;
 
-import io.devalloc.api.snapshot.PythonTuple;
+import io.devalloc.api.spi.PythonTuple;
 import io.devalloc.trace.text.JsonWriter;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

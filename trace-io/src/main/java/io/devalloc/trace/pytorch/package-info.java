@@ -16,7 +16,7 @@
  *
  * <p>The snapshot is first built as a tree of plain Java values ({@link java.util.Map} with {@link String} keys in
  * insertion order, {@link java.util.List}, {@link String}, {@link Long}/{@link Integer}, {@link Double},
- * {@link Boolean}, {@code null}, and {@link io.devalloc.api.snapshot.PythonTuple} where PyTorch has a tuple:
+ * {@link Boolean}, {@code null}, and {@link io.devalloc.api.spi.PythonTuple} where PyTorch has a tuple:
  * {@code segment_pool_id} and a trace entry's {@code pool_id}); two stateless serializers then write that tree:
  * <ul>
  *   <li>{@link io.devalloc.trace.pytorch.PickleWriter}: a Python pickle, protocol 2, memo-free, the format of
@@ -31,3 +31,4 @@
  * path, so a mistake in building the tree fails in Java rather than in the reader.
  */
 package io.devalloc.trace.pytorch;
+

@@ -1,10 +1,10 @@
 package io.devalloc.trace.record;
 
 import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.DevallocException;
-import io.devalloc.api.internal.LongLongHashMap;
 import io.devalloc.api.spi.ForwardingDeviceAllocator;
 import io.devalloc.trace.TraceRecorder;
 import io.devalloc.trace.pytorch.PyTorchCsvRecorder;

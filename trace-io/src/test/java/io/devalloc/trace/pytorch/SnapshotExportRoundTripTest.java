@@ -9,7 +9,7 @@ import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.DeviceAllocators;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.snapshot.MemorySnapshot;
-import io.devalloc.api.snapshot.PythonTuple;
+import io.devalloc.api.spi.PythonTuple;
 import io.devalloc.caching.CachingAllocator;
 import io.devalloc.caching.CachingAllocatorProvider;
 import io.devalloc.sim.EventCompletion;

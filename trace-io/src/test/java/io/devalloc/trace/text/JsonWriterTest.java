@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.devalloc.api.snapshot.PythonTuple;
+import io.devalloc.api.spi.PythonTuple;
 import io.devalloc.trace.pytorch.PickleWriterTest;
 import java.io.IOException;
 import java.io.StringWriter;

@@ -1,48 +1,48 @@
-package io.devalloc.advisor;
+package io.devalloc.caching;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
- * What upstream documents against a setting, for the recommendation: a reader pastes the line only knowing them.
- * Keys are matched in the configuration text as {@code key:value} entries.
+ * What PyTorch documents against a setting of its allocators, and where the setting goes: what the providers of
+ * {@code caching} and {@code caching-host} answer to {@code AllocatorProvider.caveats} and
+ * {@code frameworkVariable}. Keys are matched in the configuration text as {@code key:value} entries. Stateless
+ * and thread-safe.
  */
-final class Caveats {
+public final class SettingCaveats {
 
-    private Caveats() {
+    /** PyTorch's variable for its CUDA allocators' settings (device and pinned host alike). */
+    public static final String PYTORCH_VARIABLE = "PYTORCH_CUDA_ALLOC_CONF";
+
+    private SettingCaveats() {
     }
 
-    /** The keys of devalloc's own, which PyTorch does not have, of PyTorch's allocators. */
-    private static final Map<String, Set<String>> DEVALLOC_KEYS = Map.of(
-            "caching", Set.of("search_pool_after_release"),
-            "caching-host", Set.of("pinned_round_threshold_mb"));
-
-    /** The keys of {@code config} that are devalloc's own, not PyTorch's, for a PyTorch allocator; else none. */
-    static List<String> devallocKeys(String allocator, String config) {
-        Set<String> own = DEVALLOC_KEYS.getOrDefault(allocator, Set.of());
+    /** The keys of {@code config} among {@code devallocOwn}, the keys of devalloc's own that PyTorch refuses. */
+    public static List<String> devallocKeys(String config, Set<String> devallocOwn) {
         List<String> found = new ArrayList<>();
         for (String entry : config.split(",")) {
             int colon = entry.indexOf(':');
             String key = (colon < 0 ? entry : entry.substring(0, colon)).strip().toLowerCase(Locale.ROOT);
-            if (own.contains(key) && !found.contains(key)) {
+            if (devallocOwn.contains(key) && !found.contains(key)) {
                 found.add(key);
             }
         }
         return found;
     }
 
-    /** Whether {@code config} turns expandable segments on. */
-    static boolean expandableSegments(String config) {
-        return config.toLowerCase(Locale.ROOT).replace(" ", "").contains("expandable_segments:true");
+    /** {@link #PYTORCH_VARIABLE}, unless {@code config} uses a key of devalloc's own, which PyTorch refuses. */
+    public static Optional<String> pytorchVariable(String config, Set<String> devallocOwn) {
+        return devallocKeys(config, devallocOwn).isEmpty() ? Optional.of(PYTORCH_VARIABLE) : Optional.empty();
     }
 
-    static List<String> of(String allocator, String config) {
+    /** What upstream documents against {@code config}, one sentence each. */
+    public static List<String> of(String config, Set<String> devallocOwn) {
         List<String> out = new ArrayList<>();
         String c = config.toLowerCase(Locale.ROOT).replace(" ", "");
-        if (expandableSegments(config)) {
+        if (c.contains("expandable_segments:true")) {
             out.add("expandable segments do not work with CUDA IPC (tensors shared between processes, e.g. with"
                     + " torch.multiprocessing): PyTorch keeps them off by default for that reason (pytorch#130330)");
             out.add("expandable segments do not work with a CUDAPluggableAllocator used through a MemPool"
@@ -58,13 +58,9 @@ final class Caveats {
             out.add("garbage_collection_threshold acts only when a per_process_memory_fraction below 1 is set"
                     + " (pytorch#106660)");
         }
-        for (String key : devallocKeys(allocator, config)) {
+        for (String key : devallocKeys(config, devallocOwn)) {
             out.add(key + " is devalloc's key, not PyTorch's: PyTorch refuses it, so the line sets devalloc's"
                     + " DEVALLOC_CONFIG, not PYTORCH_CUDA_ALLOC_CONF");
-        }
-        if (allocator.equals("bfc") && !c.contains("allow_growth:true")) {
-            out.add("without allow_growth, TensorFlow's BFC takes the whole device (or memory_limit) at its first"
-                    + " allocation");
         }
         return out;
     }

@@ -1,4 +1,4 @@
-package io.devalloc.api.internal;
+package io.devalloc.api.collect;
 
 import java.util.Arrays;
 

@@ -1,4 +1,4 @@
-package io.devalloc.api.internal;
+package io.devalloc.api.collect;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,4 +1,4 @@
-package io.devalloc.api.snapshot;
+package io.devalloc.api.spi;
 
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -1,10 +1,9 @@
-package io.devalloc.api.internal;
+package io.devalloc.api.spi;
 
 import io.devalloc.api.ProviderStatus;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.error.DeviceUnavailableException;
-import io.devalloc.api.spi.Availability;
-import io.devalloc.api.spi.DeviceMemoryProvider;
+import io.devalloc.api.internal.Failures;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.devalloc.api.internal;
+package io.devalloc.api.spi;
 
 import io.devalloc.api.error.InvalidConfigurationException;
 import java.util.Objects;

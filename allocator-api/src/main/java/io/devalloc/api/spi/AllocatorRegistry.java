@@ -1,7 +1,6 @@
-package io.devalloc.api.internal;
+package io.devalloc.api.spi;
 
 import io.devalloc.api.error.InvalidConfigurationException;
-import io.devalloc.api.spi.AllocatorProvider;
 import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
