@@ -22,7 +22,7 @@ public interface SnapshotTreeVisitor {
 
     void bool(boolean value) throws IOException;
 
-    /** A {@link Byte}, {@link Short}, {@link Integer} or {@link Long}, or an element of a {@code long[]}/{@code int[]}. */
+    /** A {@link Byte}, {@link Short}, {@link Integer} or {@link Long}, or an element of a {@code long[]}/int[]. */
     void integer(long value) throws IOException;
 
     /** A {@link BigInteger} of any size. */
