@@ -68,7 +68,7 @@ public final class AndroidMemoryReplayReader implements TraceReader {
                 throw e;
             }
         } else {
-            this.lines = new TextLines(Files.newInputStream(file), file.toString());
+            this.lines = TextLines.open(file);
             this.row = new FusedRow(lines);
             this.zip = null;
         }

@@ -9,7 +9,6 @@ import io.devalloc.trace.text.SwarDigits;
 import io.devalloc.trace.text.TextLines;
 import java.io.IOException;
 import java.io.Reader;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -51,7 +50,7 @@ public final class PyTorchCsvReader implements TraceReader {
 
     /** Opens a file. */
     public PyTorchCsvReader(Path file) throws IOException {
-        this(new TextLines(Files.newInputStream(file), file.toString()));
+        this(TextLines.open(file));
     }
 
     /**

@@ -11,7 +11,6 @@ import io.devalloc.trace.text.SwarDigits;
 import io.devalloc.trace.text.TextLines;
 import java.io.IOException;
 import java.io.Reader;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -48,7 +47,7 @@ public final class RmmCsvReader implements TraceReader {
 
     /** Opens a file. */
     public RmmCsvReader(Path file) throws IOException {
-        this(new TextLines(Files.newInputStream(file), file.toString()));
+        this(TextLines.open(file));
     }
 
     /**

@@ -10,7 +10,6 @@ import io.devalloc.trace.text.SwarDigits;
 import io.devalloc.trace.text.TextLines;
 import java.io.IOException;
 import java.io.Reader;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -37,7 +36,7 @@ public final class ValgrindReader implements TraceReader {
 
     /** Opens a file. */
     public ValgrindReader(Path file) throws IOException {
-        this.lines = new TextLines(Files.newInputStream(file), file.toString());
+        this.lines = TextLines.open(file);
         this.row = new FusedRow(lines);
     }
 
