@@ -5,6 +5,7 @@ import io.devalloc.trace.TraceEvent.Kind;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.TraceReader;
+import io.devalloc.trace.text.FusedRow;
 import io.devalloc.trace.text.SwarDigits;
 import io.devalloc.trace.text.TextLines;
 import java.io.IOException;
@@ -12,7 +13,6 @@ import java.io.InputStream;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.Enumeration;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipException;
@@ -61,13 +61,15 @@ public final class AndroidMemoryReplayReader implements TraceReader {
                 ZipEntry only = onlyEntry(zip, file);
                 InputStream in = zip.getInputStream(only);
                 this.lines = new TextLines(in, file + "!" + only.getName());
+                this.row = new FusedRow(lines);
                 this.zip = zip;
             } catch (IOException | RuntimeException e) {
                 zip.close();
                 throw e;
             }
         } else {
-            this.lines = new TextLines(Files.newInputStream(file), file.toString());
+            this.lines = TextLines.open(file);
+            this.row = new FusedRow(lines);
             this.zip = null;
         }
     }
@@ -80,6 +82,7 @@ public final class AndroidMemoryReplayReader implements TraceReader {
      */
     public AndroidMemoryReplayReader(Reader in, String file) {
         this.lines = new TextLines(in, file);
+        this.row = new FusedRow(lines);
         this.zip = null;
     }
 
@@ -236,9 +239,7 @@ public final class AndroidMemoryReplayReader implements TraceReader {
     private static final long LOW7 = 0xFFFFFFFFFFFFFFL;
     private static final long LOW5 = 0xFFFFFFFFFFL;
 
-    private final SwarDigits digits = new SwarDigits();
-    /** The number {@link #hex(byte[], int)} read last. */
-    private long hexValue;
+    private final FusedRow row;
 
     /**
      * Parses the next line if it has the common shape, moves past it and says what it gave (the event* fields);
@@ -246,18 +247,18 @@ public final class AndroidMemoryReplayReader implements TraceReader {
      * messages. Where both accept a line, both give the same events.
      */
     private int fusedLine() throws IOException {
-        int p = lines.peek(TextLines.FUSED_SLACK);
+        FusedRow row = this.row;
+        int p = row.start();
         if (p < 0) {
             return NONE;
         }
         byte[] b = lines.buffer();
-        SwarDigits digits = this.digits;
-        int i = digits.read(b, p);
-        if (i < 0 || b[i] != ':' || b[i + 1] != ' ') {
+        int i = row.decimal(b, p, ':');
+        if (i < 0 || b[i] != ' ') {
             return NONE;
         }
-        long tid = digits.value();
-        i += 2;
+        long tid = row.value();
+        i++;
         long word = SwarDigits.word(b, i);
         int verb;
         if ((word & LOW7) == MALLOC_SPACE) {
@@ -282,31 +283,31 @@ public final class AndroidMemoryReplayReader implements TraceReader {
         if (i < 0) {
             return NONE;
         }
-        long ptr = hexValue;
+        long ptr = row.value();
         long oldPtr = 0;
         long size = 0;
         switch (verb) {
             case 0 -> { // malloc ptr size
                 i = number(b, i);
-                size = digits.value();
+                size = row.value();
             }
             case 2 -> { // realloc new_ptr old_ptr size
                 if (b[i] != ' ') {
                     return NONE;
                 }
                 i = hex(b, i + 1);
-                oldPtr = hexValue;
+                oldPtr = row.value();
                 if (i >= 0) {
                     i = number(b, i);
-                    size = digits.value();
+                    size = row.value();
                 }
             }
             case 3 -> { // calloc ptr nmemb size
                 i = number(b, i);
-                long nmemb = digits.value();
+                long nmemb = row.value();
                 if (i >= 0) {
                     i = number(b, i);
-                    size = digits.value();
+                    size = row.value();
                     // An overflow is the general path's error.
                     if (Math.multiplyHigh(nmemb, size) != 0 || nmemb * size < 0) {
                         return NONE;
@@ -318,7 +319,7 @@ public final class AndroidMemoryReplayReader implements TraceReader {
                 i = number(b, i);
                 if (i >= 0) {
                     i = number(b, i);
-                    size = digits.value();
+                    size = row.value();
                 }
             }
             default -> { // free ptr
@@ -338,7 +339,7 @@ public final class AndroidMemoryReplayReader implements TraceReader {
                 return NONE;
             }
         }
-        if (!lines.endLineAt(i)) {
+        if (!row.end(i)) {
             return NONE;
         }
         return switch (verb) {
@@ -348,49 +349,20 @@ public final class AndroidMemoryReplayReader implements TraceReader {
         };
     }
 
-    /** A space and 1 to 18 decimal digits at {@code i} into {@code digits}: where they end, or -1. */
+    /** A space and 1 to 18 decimal digits at {@code i} into {@link #row}: where they end, or -1. */
     private int number(byte[] b, int i) {
         if (i < 0 || b[i] != ' ') {
             return -1;
         }
-        return digits.read(b, i + 1);
+        return row.decimal(b, i + 1);
     }
 
-    /** {@code 0x} and 1 to 16 hexadecimal digits at {@code from} into {@link #hexValue}: where they end, or -1. */
+    /** {@code 0x} and 1 to 16 hexadecimal digits at {@code from} into {@link #row}: where they end, or -1. */
     private int hex(byte[] b, int from) {
         if (b[from] != '0' || b[from + 1] != 'x') {
             return -1;
         }
-        from += 2;
-        long v = 0;
-        int i = from;
-        while (i - from < 17) {
-            int d = HEX_DIGITS[b[i] & 0xff];
-            if (d < 0) {
-                break;
-            }
-            v = v << 4 | d;
-            i++;
-        }
-        if (i == from || i - from > 16) {
-            return -1;
-        }
-        hexValue = v;
-        return i;
-    }
-
-    /** Byte → its value as a hexadecimal digit, or -1. */
-    private static final byte[] HEX_DIGITS = new byte[256];
-
-    static {
-        Arrays.fill(HEX_DIGITS, (byte) -1);
-        for (int c = '0'; c <= '9'; c++) {
-            HEX_DIGITS[c] = (byte) (c - '0');
-        }
-        for (int c = 'a'; c <= 'f'; c++) {
-            HEX_DIGITS[c] = (byte) (c - 'a' + 10);
-            HEX_DIGITS[c - 'a' + 'A'] = (byte) (c - 'a' + 10);
-        }
+        return row.hex(b, from + 2);
     }
 
     // ---------------------------------------------------------------------------------------------- general path

@@ -44,43 +44,15 @@ record EntryRow(PyTorchAction action, long addr, long size, long stream, long de
         if (action == null) {
             return null;
         }
-        // Four look-ups written out: this runs once per trace entry, without an array or a box.
-        int present = 0;
+        // Four look-ups, each in a local: this runs once per trace entry, without an array or a box.
         Object a = entry.get("addr");
-        long addr = 0;
-        if (a != null || entry.containsKey("addr")) {
-            if (!isUnsigned(a)) {
-                return null;
-            }
-            addr = ((Number) a).longValue();
-            present |= ADDR;
-        }
         Object s = entry.get("size");
-        long size = 0;
-        if (s != null || entry.containsKey("size")) {
-            size = isUnsigned(s) ? ((Number) s).longValue() : -1;
-            if (size < 0) { // not an int in range, or not below 2^63 (read as a size)
-                return null;
-            }
-            present |= SIZE;
-        }
         Object t = entry.get("stream");
-        long stream = 0;
-        if (t != null || entry.containsKey("stream")) {
-            if (!isUnsigned(t)) {
-                return null;
-            }
-            stream = ((Number) t).longValue();
-            present |= STREAM;
-        }
         Object d = entry.get("device_free");
-        long deviceFree = 0;
-        if (d != null || entry.containsKey("device_free")) {
-            deviceFree = isUnsigned(d) ? ((Number) d).longValue() : -1;
-            if (deviceFree < 0) { // not an int in range, or not below 2^63 (read as a size)
-                return null;
-            }
-            present |= DEVICE_FREE;
+        int present = presence(entry, "addr", a, ADDR, false) | presence(entry, "size", s, SIZE, true)
+                | presence(entry, "stream", t, STREAM, false) | presence(entry, "device_free", d, DEVICE_FREE, true);
+        if (present < 0) {
+            return null;
         }
         long frames = SkippedValue.NO_IDENTITY;
         Object f = entry.get("frames");
@@ -89,7 +61,26 @@ record EntryRow(PyTorchAction action, long addr, long size, long stream, long de
         } else if (f != null || entry.containsKey("frames")) {
             return null;
         }
-        return new EntryRow(action, addr, size, stream, deviceFree, frames, (byte) present);
+        return new EntryRow(action, number(a), number(s), number(t), number(d), frames, (byte) present);
+    }
+
+    /**
+     * What the entry's {@code key}, whose value is {@code v}, adds to {@link #present()}: 0 when there is no such key,
+     * {@code bit} for an int in range (below 2^63 for a {@code size}), else -1 (the entry stays a dict).
+     */
+    private static int presence(Map<?, ?> entry, String key, Object v, int bit, boolean size) {
+        if (v == null && !entry.containsKey(key)) {
+            return 0;
+        }
+        if (!isUnsigned(v) || (size && ((Number) v).longValue() < 0)) {
+            return -1;
+        }
+        return bit;
+    }
+
+    /** A present field's value as an unsigned long; 0 for an absent one. */
+    private static long number(Object v) {
+        return v instanceof Number n ? n.longValue() : 0;
     }
 
     /** A Python int in [0, 2^64): a non-negative {@code int} or {@code long}, or a {@link BigInteger} in range. */

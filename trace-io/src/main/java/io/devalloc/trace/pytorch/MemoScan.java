@@ -91,10 +91,6 @@ final class MemoScan {
                 case Opcodes.STOP -> {
                     return new MemoScan(used, last, limit);
                 }
-                case Opcodes.PROTO, Opcodes.BININT1, Opcodes.BINPUT -> key = skip(in, 1);
-                case Opcodes.BININT2 -> key = skip(in, 2);
-                case Opcodes.BININT, Opcodes.LONG_BINPUT -> key = skip(in, 4);
-                case Opcodes.BINFLOAT, Opcodes.FRAME -> key = skip(in, 8);
                 case Opcodes.BINGET -> {
                     int b = in.read();
                     key = b < 0 ? STOPPED : b;
@@ -104,26 +100,7 @@ final class MemoScan {
                     key = v < 0 ? STOPPED : (int) v;
                 }
                 case Opcodes.GET -> key = textKey(in);
-                case Opcodes.INT, Opcodes.LONG, Opcodes.FLOAT, Opcodes.STRING, Opcodes.UNICODE, Opcodes.PUT ->
-                        key = skipLine(in);
-                case Opcodes.SHORT_BINSTRING, Opcodes.SHORT_BINUNICODE, Opcodes.LONG1 -> {
-                    long length = in.read();
-                    key = length < 0 ? STOPPED : skip(in, length);
-                }
-                case Opcodes.BINSTRING, Opcodes.BINUNICODE, Opcodes.LONG4 -> {
-                    long length = unsigned(in, 4);
-                    key = length < 0 ? STOPPED : skip(in, length);
-                }
-                case Opcodes.BINUNICODE8 -> {
-                    long length = unsigned(in, 8);
-                    key = length < 0 || length > in.remaining() ? STOPPED : skip(in, length);
-                }
-                case Opcodes.MARK, Opcodes.POP, Opcodes.POP_MARK, Opcodes.DUP, Opcodes.NONE, Opcodes.NEWTRUE,
-                     Opcodes.NEWFALSE, Opcodes.EMPTY_LIST, Opcodes.APPEND, Opcodes.APPENDS, Opcodes.LIST,
-                     Opcodes.EMPTY_TUPLE, Opcodes.TUPLE, Opcodes.TUPLE1, Opcodes.TUPLE2, Opcodes.TUPLE3,
-                     Opcodes.EMPTY_DICT, Opcodes.DICT, Opcodes.SETITEM, Opcodes.SETITEMS, Opcodes.MEMOIZE ->
-                        key = 0; // no argument
-                default -> key = STOPPED; // refused by the load, which stops there
+                default -> key = skipArgument(in, op);
             }
             if (key == STOPPED) {
                 break;
@@ -151,6 +128,24 @@ final class MemoScan {
         last.set((int) read);
     }
 
+    /**
+     * Skips the argument of {@code op}, as {@link PickleOpcodes} describes it: 0, or {@link #STOPPED} when the pickle
+     * ends first or the load refuses {@code op}.
+     */
+    private static long skipArgument(PickleInput in, int op) throws IOException {
+        int width = PickleOpcodes.width(op);
+        return switch (PickleOpcodes.argument(op)) {
+            case PickleOpcodes.NO_ARGUMENT -> 0;
+            case PickleOpcodes.FIXED -> skip(in, width);
+            case PickleOpcodes.LINE -> skipLine(in);
+            case PickleOpcodes.LENGTH_PREFIXED -> {
+                long length = unsigned(in, width);
+                yield length < 0 || length > in.remaining() ? STOPPED : skip(in, length);
+            }
+            default -> STOPPED; // refused by the load, which stops there
+        };
+    }
+
     /** Skips {@code n} bytes: 0, or {@link #STOPPED} when the pickle ends first. */
     private static long skip(PickleInput in, long n) throws IOException {
         return in.skip(n) == n ? 0 : STOPPED;
@@ -166,7 +161,7 @@ final class MemoScan {
         return STOPPED;
     }
 
-    /** {@code width} (4 or 8) bytes, little-endian; -1 when the pickle ends first or the value is below 0. */
+    /** {@code width} (1, 4 or 8) bytes, little-endian; -1 when the pickle ends first or the value is below 0. */
     private static long unsigned(PickleInput in, int width) throws IOException {
         long v = 0;
         for (int i = 0; i < width; i++) {

@@ -2,6 +2,9 @@ package io.devalloc.trace.pytorch;
 
 import io.devalloc.api.spi.PythonTuple;
 import io.devalloc.trace.text.JsonWriter;
+import io.devalloc.trace.text.SnapshotTreeVisitor;
+import io.devalloc.trace.text.SnapshotTreeWalker;
+import io.devalloc.trace.text.UnwritableValueException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -9,14 +12,12 @@ import java.io.UncheckedIOException;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Deque;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.RandomAccess;
 
 /**
  * Writes a tree of plain Java values as a Python pickle, protocol 2, that {@code pickle.load} in CPython 3 reads
@@ -106,7 +107,7 @@ import java.util.RandomAccess;
 public final class PickleWriter {
 
     /** Containers nested deeper than this are rejected (the writer recurses once per level). */
-    public static final int MAX_DEPTH = JsonWriter.MAX_DEPTH;
+    public static final int MAX_DEPTH = SnapshotTreeWalker.MAX_DEPTH;
 
     /** Items per {@code APPENDS}/{@code SETITEMS} batch, as CPython's {@code _BATCHSIZE}. */
     static final int BATCH_SIZE = 1000;
@@ -156,11 +157,8 @@ public final class PickleWriter {
         Encoder encoder = new Encoder(out, Sharing.of(value));
         encoder.op(PROTO);
         encoder.op(2);
-        try {
-            encoder.value(value, 0);
-        } catch (BadValue e) {
-            throw e.toIllegalArgument(); // what is still in the buffer is dropped
-        }
+        // A rejected tree's exception leaves what is still in the buffer unwritten.
+        SnapshotTreeWalker.walk(value, encoder, "cannot pickle");
         encoder.op(STOP);
         encoder.flush();
         out.flush();
@@ -259,7 +257,7 @@ public final class PickleWriter {
     }
 
     /** One write: a buffer in front of the caller's stream. */
-    private static final class Encoder {
+    private static final class Encoder implements SnapshotTreeVisitor {
         private final OutputStream out;
         private final Sharing sharing;
         private final byte[] buf = new byte[8192];
@@ -271,73 +269,42 @@ public final class PickleWriter {
             this.sharing = sharing;
         }
 
-        void value(Object value, int depth) throws IOException {
-            switch (value) {
-                case null -> op(NONE);
-                case String s -> string(s);
-                case Boolean b -> op(b ? NEWTRUE : NEWFALSE);
-                case Integer i -> integer(i);
-                case Long l -> integer(l);
-                case Short s -> integer(s);
-                case Byte b -> integer(b);
-                case BigInteger big -> bigInteger(big);
-                case Double d -> binfloat(d);
-                case Float f -> binfloat(Double.parseDouble(Float.toString(f)));
-                case Map<?, ?> map -> map(map, depth + 1);
-                case List<?> list -> list(list, list, depth + 1);
-                case PythonTuple tuple -> tuple(tuple.items(), depth + 1);
-                case Object[] array -> list(array, Arrays.asList(array), depth + 1);
-                case long[] array -> array(array, array.length, i -> integer(array[i]), depth + 1);
-                case int[] array -> array(array, array.length, i -> integer(array[i]), depth + 1);
-                case double[] array -> array(array, array.length, i -> binfloat(array[i]), depth + 1);
-                default -> throw new BadValue("unsupported type " + value.getClass().getName());
-            }
+        @Override
+        public void nullValue() throws IOException {
+            op(NONE);
         }
 
-        private static void enter(int depth) {
-            if (depth > MAX_DEPTH) {
-                throw new BadValue("containers nested deeper than " + MAX_DEPTH + " levels (a cycle?)");
-            }
+        @Override
+        public void bool(boolean value) throws IOException {
+            op(value ? NEWTRUE : NEWFALSE);
         }
 
-        /** A list, or an {@code Object[]} as {@code container} seen through {@code list}. */
-        private void list(Object container, List<?> list, int depth) throws IOException {
-            Memo memo = sharing.memo(container);
-            if (fetched(memo)) {
-                return;
-            }
-            enter(depth);
-            List<?> indexed = list instanceof RandomAccess ? list : new ArrayList<>(list);
-            sequence(memo, indexed.size(), i -> value(indexed.get(i), depth));
-        }
-
-        private void array(Object array, int size, Element element, int depth) throws IOException {
-            Memo memo = sharing.memo(array);
-            if (fetched(memo)) {
-                return;
-            }
-            enter(depth);
-            sequence(memo, size, element);
+        @Override
+        public void float32(float value) throws IOException {
+            float64(Double.parseDouble(Float.toString(value)));
         }
 
         /**
          * For a shared container written before, its {@code BINGET} or {@code LONG_BINGET}; true if written. One
          * still being written contains itself: rejected, as {@link JsonWriter} rejects it.
          */
-        private boolean fetched(Memo memo) throws IOException {
+        @Override
+        public boolean reference(Object container) throws IOException {
+            Memo memo = sharing.memo(container);
             if (memo == null || memo.key < 0) {
                 return false;
             }
             if (memo.open) {
-                throw new BadValue("a container that contains itself (a cycle: nested deeper than " + MAX_DEPTH
-                        + " levels, without end)");
+                throw new UnwritableValueException("a container that contains itself (a cycle: nested deeper than "
+                        + MAX_DEPTH + " levels, without end)");
             }
             memoOp(BINGET, LONG_BINGET, memo.key);
             return true;
         }
 
         /** Right after a shared container's opening opcode, at its first write: its {@code PUT}, the next key. */
-        private void put(Memo memo) throws IOException {
+        private void put(Object container) throws IOException {
+            Memo memo = sharing.memo(container);
             if (memo != null) {
                 memo.key = nextMemoKey++;
                 memo.open = true;
@@ -345,7 +312,8 @@ public final class PickleWriter {
             }
         }
 
-        private static void close(Memo memo) {
+        private void close(Object container) {
+            Memo memo = sharing.memo(container);
             if (memo != null) {
                 memo.open = false;
             }
@@ -362,103 +330,92 @@ public final class PickleWriter {
             }
         }
 
-        /**
-         * A tuple as CPython's {@code save_tuple} writes it with protocol 2 and no memo (a tuple is never shared,
-         * see the class documentation): {@code EMPTY_TUPLE}; up to three items followed by {@code TUPLE1}..
-         * {@code TUPLE3}; else {@code MARK}, the items, {@code TUPLE}.
-         */
-        private void tuple(List<Object> items, int depth) throws IOException {
-            enter(depth);
-            int size = items.size();
-            boolean small = size < TUPLE_OF_SIZE.length;
-            if (!small) {
+        // A tuple as CPython's save_tuple writes it with protocol 2 and no memo (a tuple is never shared, see the
+        // class documentation): EMPTY_TUPLE; up to three items followed by TUPLE1..TUPLE3; else MARK, the items,
+        // TUPLE.
+
+        @Override
+        public void startTuple(int size) throws IOException {
+            if (size >= TUPLE_OF_SIZE.length) {
                 op(MARK);
             }
-            for (int i = 0; i < size; i++) {
-                element(j -> value(items.get(j), depth), i);
-            }
-            op(small ? TUPLE_OF_SIZE[size] : TUPLE);
         }
 
-        /**
-         * {@code EMPTY_LIST}, its {@code PUT} if shared, and the elements, batched as CPython's
-         * {@code batch_list_exact}.
-         */
-        private void sequence(Memo memo, int size, Element element) throws IOException {
+        @Override
+        public void tupleItem(int index, int size) {
+        }
+
+        @Override
+        public void endTuple(int size) throws IOException {
+            op(size < TUPLE_OF_SIZE.length ? TUPLE_OF_SIZE[size] : TUPLE);
+        }
+
+        // A list: EMPTY_LIST, its PUT if shared, and the elements, batched as CPython's batch_list_exact (one
+        // element: APPEND; more: MARK ... APPENDS per batch).
+
+        @Override
+        public void startList(Object container, int size) throws IOException {
             op(EMPTY_LIST);
-            put(memo);
-            if (size == 1) {
-                element(element, 0);
-                op(APPEND);
-            } else {
-                for (int start = 0; start < size; start += BATCH_SIZE) {
-                    op(MARK);
-                    int end = Math.min(size, start + BATCH_SIZE);
-                    for (int i = start; i < end; i++) {
-                        element(element, i);
-                    }
-                    op(APPENDS);
-                }
-            }
-            close(memo);
+            put(container);
         }
 
-        private static void element(Element element, int index) throws IOException {
-            try {
-                element.write(index);
-            } catch (BadValue e) {
-                throw e.at("[" + index + "]");
-            }
+        @Override
+        public void listItem(int index, int size) throws IOException {
+            batch(index, size, APPENDS);
         }
 
-        /**
-         * {@code EMPTY_DICT}, its {@code PUT} if shared, and the entries in iteration order, batched as CPython's
-         * {@code batch_dict_exact}.
-         */
-        private void map(Map<?, ?> map, int depth) throws IOException {
-            Memo memo = sharing.memo(map);
-            if (fetched(memo)) {
-                return;
-            }
-            enter(depth);
+        @Override
+        public void endList(Object container, int size) throws IOException {
+            end(size, APPEND, APPENDS);
+            close(container);
+        }
+
+        // A map: EMPTY_DICT, its PUT if shared, and the entries in iteration order, batched as CPython's
+        // batch_dict_exact (one entry: SETITEM; more: MARK ... SETITEMS per batch).
+
+        @Override
+        public void startMap(Object map, int size) throws IOException {
             op(EMPTY_DICT);
-            put(memo);
-            int size = map.size();
-            if (size == 1) {
-                entry(map.entrySet().iterator().next(), depth);
-                op(SETITEM);
-            } else if (size > 1) {
-                op(MARK);
-                int inBatch = 0;
-                for (Map.Entry<?, ?> e : map.entrySet()) {
-                    if (inBatch == BATCH_SIZE) {
-                        op(SETITEMS);
-                        op(MARK);
-                        inBatch = 0;
-                    }
-                    entry(e, depth);
-                    inBatch++;
-                }
-                op(SETITEMS);
-            }
-            close(memo);
+            put(map);
         }
 
-        private void entry(Map.Entry<?, ?> entry, int depth) throws IOException {
-            if (!(entry.getKey() instanceof String key)) {
-                Object k = entry.getKey();
-                throw new BadValue("map key " + (k == null ? "null" : "of type " + k.getClass().getName()
-                        + " (" + k + ")") + "; only String keys are supported");
-            }
+        @Override
+        public void mapEntry(int index, int size) throws IOException {
+            batch(index, size, SETITEMS);
+        }
+
+        @Override
+        public void mapKey(int index, String key) throws IOException {
             string(key);
-            try {
-                value(entry.getValue(), depth);
-            } catch (BadValue e) {
-                throw e.at(BadValue.keySegment(key));
+        }
+
+        @Override
+        public void endMap(Object map, int size) throws IOException {
+            end(size, SETITEM, SETITEMS);
+            close(map);
+        }
+
+        /** Before item {@code index} of {@code size} batched ones: the {@code MARK} that opens each batch. */
+        private void batch(int index, int size, int closeBatch) throws IOException {
+            if (size > 1 && index % BATCH_SIZE == 0) {
+                if (index > 0) {
+                    op(closeBatch);
+                }
+                op(MARK);
             }
         }
 
-        private void integer(long v) throws IOException {
+        /** After the items: the one opcode of a single item, or the close of the last batch. */
+        private void end(int size, int single, int closeBatch) throws IOException {
+            if (size == 1) {
+                op(single);
+            } else if (size > 1) {
+                op(closeBatch);
+            }
+        }
+
+        @Override
+        public void integer(long v) throws IOException {
             if (v >= 0 && v <= 0xff) {
                 op(BININT1);
                 op((int) v);
@@ -482,14 +439,15 @@ public final class PickleWriter {
             }
         }
 
-        private void bigInteger(BigInteger v) throws IOException {
+        @Override
+        public void bigInteger(BigInteger v) throws IOException {
             if (v.bitLength() < 64) {
                 integer(v.longValue());
                 return;
             }
             byte[] bigEndian = v.toByteArray(); // minimal two's complement, as CPython's encode_long
             if (bigEndian.length > 255) {
-                throw new BadValue("integer of " + bigEndian.length + " bytes; LONG1 holds at most 255"
+                throw new UnwritableValueException("integer of " + bigEndian.length + " bytes; LONG1 holds at most 255"
                         + " (memory_viz cannot read LONG4)");
             }
             op(LONG1);
@@ -499,7 +457,8 @@ public final class PickleWriter {
             }
         }
 
-        private void binfloat(double d) throws IOException {
+        @Override
+        public void float64(double d) throws IOException {
             long bits = Double.doubleToLongBits(d); // NaN canonicalised to 0x7ff8000000000000, as CPython's nan
             op(BINFLOAT);
             for (int shift = 56; shift >= 0; shift -= 8) {
@@ -507,7 +466,8 @@ public final class PickleWriter {
             }
         }
 
-        private void string(String s) throws IOException {
+        @Override
+        public void string(String s) throws IOException {
             byte[] utf8 = utf8SurrogatePass(s);
             op(BINUNICODE);
             int32(utf8.length);
@@ -568,7 +528,7 @@ public final class PickleWriter {
             }
         }
         if (length > Integer.MAX_VALUE - 16) {
-            throw new BadValue("string of " + length + " UTF-8 bytes is too long");
+            throw new UnwritableValueException("string of " + length + " UTF-8 bytes is too long");
         }
         if (!loneSurrogate) {
             return s.getBytes(StandardCharsets.UTF_8);
@@ -595,41 +555,5 @@ public final class PickleWriter {
             }
         }
         return out;
-    }
-
-    @FunctionalInterface
-    private interface Element {
-        void write(int index) throws IOException;
-    }
-
-    /**
-     * An unsupported value, thrown from where it is found; each enclosing container adds its path segment on the way
-     * out, so the happy path builds no path strings.
-     */
-    private static final class BadValue extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-        private final ArrayDeque<String> path = new ArrayDeque<>();
-
-        BadValue(String problem) {
-            super(problem, null, false, false);
-        }
-
-        BadValue at(String segment) {
-            path.addFirst(segment);
-            return this;
-        }
-
-        static String keySegment(String key) {
-            if (!key.isEmpty() && Character.isJavaIdentifierStart(key.charAt(0))
-                    && key.chars().allMatch(Character::isJavaIdentifierPart)) {
-                return "." + key;
-            }
-            return "[\"" + key.replace("\\", "\\\\").replace("\"", "\\\"") + "\"]";
-        }
-
-        IllegalArgumentException toIllegalArgument() {
-            return new IllegalArgumentException(
-                    "cannot pickle: " + getMessage() + " at $" + String.join("", path));
-        }
     }
 }

@@ -4,11 +4,11 @@ import io.devalloc.trace.TraceEvent;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceReader;
 import io.devalloc.trace.text.CsvColumns;
+import io.devalloc.trace.text.FusedRow;
 import io.devalloc.trace.text.SwarDigits;
 import io.devalloc.trace.text.TextLines;
 import java.io.IOException;
 import java.io.Reader;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -50,7 +50,7 @@ public final class PyTorchCsvReader implements TraceReader {
 
     /** Opens a file. */
     public PyTorchCsvReader(Path file) throws IOException {
-        this(new TextLines(Files.newInputStream(file), file.toString()));
+        this(TextLines.open(file));
     }
 
     /**
@@ -65,6 +65,7 @@ public final class PyTorchCsvReader implements TraceReader {
 
     private PyTorchCsvReader(TextLines lines) throws IOException {
         this.lines = lines;
+        this.row = new FusedRow(lines);
         lines.expectHeader(HEADER);
     }
 
@@ -99,10 +100,7 @@ public final class PyTorchCsvReader implements TraceReader {
                 continue;
             }
             byte[] line = lines.buffer();
-            int count = columns.split(line, lines.start(), lines.end());
-            if (count != COLUMNS) {
-                throw lines.error("expected " + COLUMNS + " columns (" + HEADER + "), got " + count);
-            }
+            columns.splitExactly(lines, HEADER);
             lines.unsignedDecimal(columns.start(0), columns.end(0), "seq");
             PyTorchAction action = PyTorchAction.of(line, columns.start(1), columns.end(1));
             if (action == null) {
@@ -146,7 +144,7 @@ public final class PyTorchCsvReader implements TraceReader {
     private static final long FREE_COM = 0x6D6F635F65657266L;
     private static final long PLETED_COMMA = 0x2C646574656C70L;
 
-    private final SwarDigits digits = new SwarDigits();
+    private final FusedRow row;
     private PyTorchAction fastAction;
     private long fastAddr;
     private long fastSize;
@@ -158,12 +156,12 @@ public final class PyTorchCsvReader implements TraceReader {
      * both accept a row, both give the same values.
      */
     private boolean fusedRow() throws IOException {
-        int p = lines.peek(TextLines.FUSED_SLACK);
+        FusedRow row = this.row;
+        int p = row.start();
         if (p < 0) {
             return false;
         }
         byte[] b = lines.buffer();
-        SwarDigits digits = this.digits;
         int i = SwarDigits.skip(b, p);
         if (i < 0 || b[i] != ',') {
             return false;
@@ -188,26 +186,23 @@ public final class PyTorchCsvReader implements TraceReader {
             }
             i = comma + 1;
         }
-        i = digits.read(b, i);
-        if (i < 0 || b[i] != ',') {
-            return false;
-        }
-        long addr = digits.value();
-        i = digits.read(b, i + 1);
-        if (i < 0 || b[i] != ',') {
-            return false;
-        }
-        long size = digits.value();
-        i = digits.read(b, i + 1);
-        if (i < 0 || b[i] != ',') {
-            return false;
-        }
-        long stream = digits.value();
-        i = SwarDigits.skip(b, i + 1);
+        i = row.decimal(b, i, ',');
         if (i < 0) {
             return false;
         }
-        if (!lines.endLineAt(i)) {
+        long addr = row.value();
+        i = row.decimal(b, i, ',');
+        if (i < 0) {
+            return false;
+        }
+        long size = row.value();
+        i = row.decimal(b, i, ',');
+        if (i < 0) {
+            return false;
+        }
+        long stream = row.value();
+        i = SwarDigits.skip(b, i);
+        if (i < 0 || !row.end(i)) {
             return false;
         }
         fastAction = action;

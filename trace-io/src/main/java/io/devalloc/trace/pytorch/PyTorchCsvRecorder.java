@@ -3,13 +3,10 @@ package io.devalloc.trace.pytorch;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.trace.TraceRecorder;
 import io.devalloc.trace.text.CsvLine;
-import java.io.BufferedOutputStream;
-import java.io.Closeable;
-import java.io.Flushable;
+import io.devalloc.trace.text.CsvRecorderOutput;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.Writer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -51,32 +48,27 @@ public final class PyTorchCsvRecorder implements TraceRecorder {
     /** The header line. */
     public static final String HEADER = "seq,action,addr,size,stream,time_us";
 
-    private final Flushable flushTarget;
-    private final Closeable closeTarget;
-    private final CsvLine line;
+    private final CsvRecorderOutput output;
     private long seq;
-    private boolean closed;
 
     /** Creates (or truncates) {@code file} and writes the header. */
     public PyTorchCsvRecorder(Path file) throws IOException {
-        this(new BufferedOutputStream(Files.newOutputStream(file), 1 << 16));
+        this(CsvRecorderOutput.create(file));
     }
 
     /** Writes ASCII to {@code out} (which this recorder then owns and closes; buffer it) and writes the header now. */
     public PyTorchCsvRecorder(OutputStream out) throws IOException {
-        this(new CsvLine(out), out, out);
+        this(new CsvRecorderOutput(out));
     }
 
     /** Writes to {@code out} (which this recorder then owns and closes) and writes the header now. */
     public PyTorchCsvRecorder(Writer out) throws IOException {
-        this(new CsvLine(out), out, out);
+        this(new CsvRecorderOutput(out));
     }
 
-    private PyTorchCsvRecorder(CsvLine line, Flushable flushTarget, Closeable closeTarget) throws IOException {
-        this.line = line;
-        this.flushTarget = flushTarget;
-        this.closeTarget = closeTarget;
-        line.text(HEADER).end();
+    private PyTorchCsvRecorder(CsvRecorderOutput output) throws IOException {
+        this.output = output;
+        output.row().text(HEADER).end();
     }
 
     @Override
@@ -87,7 +79,7 @@ public final class PyTorchCsvRecorder implements TraceRecorder {
     @Override
     public void allocateFailure(long threadId, long epochMicros, long size, long stream, RuntimeException cause)
             throws IOException {
-        ensureOpen();
+        CsvLine line = output.row();
         if (cause instanceof OutOfMemoryException oom) {
             line.decimal(seq++).comma().text("oom").comma().comma().decimal(oom.deviceFreeBytes()).comma()
                     .unsignedDecimal(stream).comma().decimal(epochMicros).end();
@@ -101,30 +93,18 @@ public final class PyTorchCsvRecorder implements TraceRecorder {
     }
 
     private void row(String action, long address, long size, long stream, long epochMicros) throws IOException {
-        ensureOpen();
-        line.decimal(seq++).comma().text(action).comma().unsignedDecimal(address).comma().decimal(size).comma()
-                .unsignedDecimal(stream).comma().decimal(epochMicros).end();
-    }
-
-    private void ensureOpen() throws IOException {
-        if (closed) {
-            throw new IOException("recorder is closed");
-        }
+        output.row().decimal(seq++).comma().text(action).comma().unsignedDecimal(address).comma().decimal(size)
+                .comma().unsignedDecimal(stream).comma().decimal(epochMicros).end();
     }
 
     @Override
     public void flush() throws IOException {
-        if (!closed) {
-            flushTarget.flush();
-        }
+        output.flush();
     }
 
     @Override
     public void close() throws IOException {
-        if (!closed) {
-            closed = true;
-            closeTarget.close();
-        }
+        output.close();
     }
 
     @Override

@@ -284,32 +284,15 @@ public record RecordedAllocatorSettings(Map<String, Object> values, String confi
         return true;
     }
 
+    /**
+     * The note for a setting of another type. A value here is {@link #plain}: a list and a tuple are not told apart
+     * (either is "a list or tuple"), and every int is a {@link Long} or {@link BigInteger}.
+     */
     private static String wrongType(String key, Object value, String expected) {
-        return "allocator_settings['" + key + "'] is " + pythonType(value) + (value == null ? "" : " (" + value + ")")
+        String type = value instanceof List<?> || value instanceof Object[] ? "a list or tuple"
+                : SnapshotValues.pythonType(value);
+        return "allocator_settings['" + key + "'] is " + type + (value == null ? "" : " (" + value + ")")
                 + ", not " + expected + "; left out";
-    }
-
-    /** What Python calls the type of an unpickled value. */
-    private static String pythonType(Object v) {
-        if (v == null) {
-            return "None";
-        }
-        if (v instanceof Boolean) {
-            return "a bool";
-        }
-        if (v instanceof Long || v instanceof BigInteger) {
-            return "an int";
-        }
-        if (v instanceof Double) {
-            return "a float";
-        }
-        if (v instanceof String) {
-            return "a str";
-        }
-        if (v instanceof Map) {
-            return "a dict";
-        }
-        return v instanceof List || v instanceof Object[] ? "a list or tuple" : "a value of another type";
     }
 
     /** The unpickler's values as plain ones: ints as {@link Long} (or {@link BigInteger} beyond), maps copied. */

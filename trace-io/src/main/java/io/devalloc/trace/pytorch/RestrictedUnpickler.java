@@ -3,8 +3,6 @@ package io.devalloc.trace.pytorch;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
 import java.nio.file.Path;
 import java.util.BitSet;
 import java.util.HashMap;
@@ -66,37 +64,6 @@ final class RestrictedUnpickler extends Unpickler {
     interface EntryCompactor {
         /** What to store in place of {@code entry}, or null to store the dict itself. */
         Object compact(PickleDict entry);
-    }
-
-    private static final boolean[] ALLOWED = new boolean[256];
-    private static final Map<Integer, String> NAMES = new HashMap<>();
-
-    static {
-        short[] allowed = {
-            Opcodes.PROTO, Opcodes.FRAME, Opcodes.STOP, Opcodes.MARK, Opcodes.POP, Opcodes.POP_MARK, Opcodes.DUP,
-            Opcodes.NONE, Opcodes.NEWTRUE, Opcodes.NEWFALSE,
-            Opcodes.INT, Opcodes.BININT, Opcodes.BININT1, Opcodes.BININT2, Opcodes.LONG, Opcodes.LONG1, Opcodes.LONG4,
-            Opcodes.FLOAT, Opcodes.BINFLOAT,
-            Opcodes.STRING, Opcodes.BINSTRING, Opcodes.SHORT_BINSTRING,
-            Opcodes.UNICODE, Opcodes.BINUNICODE, Opcodes.SHORT_BINUNICODE, Opcodes.BINUNICODE8,
-            Opcodes.EMPTY_LIST, Opcodes.APPEND, Opcodes.APPENDS, Opcodes.LIST,
-            Opcodes.EMPTY_TUPLE, Opcodes.TUPLE, Opcodes.TUPLE1, Opcodes.TUPLE2, Opcodes.TUPLE3,
-            Opcodes.EMPTY_DICT, Opcodes.DICT, Opcodes.SETITEM, Opcodes.SETITEMS,
-            Opcodes.GET, Opcodes.BINGET, Opcodes.LONG_BINGET, Opcodes.PUT, Opcodes.BINPUT, Opcodes.LONG_BINPUT,
-            Opcodes.MEMOIZE,
-        };
-        for (short op : allowed) {
-            ALLOWED[op] = true;
-        }
-        for (Field f : Opcodes.class.getFields()) {
-            if (f.getType() == short.class && Modifier.isStatic(f.getModifiers())) {
-                try {
-                    NAMES.put((int) f.getShort(null), f.getName());
-                } catch (IllegalAccessException e) {
-                    throw new ExceptionInInitializerError(e);
-                }
-            }
-        }
     }
 
     /** Distinct short strings kept for sharing; beyond this many, new ones are not kept. */
@@ -234,8 +201,9 @@ final class RestrictedUnpickler extends Unpickler {
     @Override
     protected Object dispatch(short key) throws PickleException, IOException {
         long at = in.position() - 1;
-        if (key < 0 || key > 255 || !ALLOWED[key]) {
-            String name = NAMES.get((int) key);
+        byte argument = key < 0 || key > 255 ? PickleOpcodes.REFUSED : PickleOpcodes.argument(key);
+        if (argument == PickleOpcodes.REFUSED) {
+            String name = PickleOpcodes.name(key);
             if (name == null) {
                 throw new Refused("byte " + at + ": unknown pickle opcode 0x" + Integer.toHexString(key));
             }
@@ -243,9 +211,9 @@ final class RestrictedUnpickler extends Unpickler {
                     + ": a PyTorch snapshot holds only dicts, lists, tuples, strings, numbers, booleans and None,"
                     + " and this reader constructs no class and calls no function");
         }
-        long declared = declaredLength(key);
+        long declared = declaredLength(key, argument);
         if (declared > in.remaining()) {
-            throw new Refused("byte " + at + ": " + NAMES.get((int) key) + " declares " + declared
+            throw new Refused("byte " + at + ": " + PickleOpcodes.name(key) + " declares " + declared
                     + " bytes but only " + in.remaining() + " are left");
         }
         switch (key) {
@@ -523,16 +491,16 @@ final class RestrictedUnpickler extends Unpickler {
         }
     }
 
-    /** The bytes that a length-prefixed opcode reads after itself (its prefix included), or 0 for the others. */
-    private long declaredLength(short key) throws IOException {
-        return switch (key) {
-            case Opcodes.BINSTRING, Opcodes.BINUNICODE, Opcodes.LONG4 -> prefixed(4);
-            case Opcodes.BINUNICODE8 -> prefixed(8);
-            case Opcodes.SHORT_BINSTRING, Opcodes.SHORT_BINUNICODE, Opcodes.LONG1 -> prefixed(1);
-            // FRAME's length only announces what follows; it reads its 8-byte prefix and nothing more.
-            case Opcodes.FRAME -> 8;
-            default -> 0;
-        };
+    /**
+     * The bytes that a length-prefixed opcode reads after itself (its prefix included), FRAME's 8, or 0 for the
+     * others: Pyrolite reads a fixed argument itself and fails on a short one.
+     */
+    private long declaredLength(short key, byte argument) throws IOException {
+        if (argument == PickleOpcodes.LENGTH_PREFIXED) {
+            return prefixed(PickleOpcodes.width(key));
+        }
+        // FRAME's length only announces what follows; it reads its 8-byte prefix and nothing more.
+        return key == Opcodes.FRAME ? PickleOpcodes.width(key) : 0;
     }
 
     /** The little-endian length after the opcode plus the prefix's own width; beyond any data when impossible. */

@@ -84,34 +84,18 @@ final class SnapshotValues {
         return text.length() > 60 ? text.substring(0, 60) + "..." : text;
     }
 
+    /** What Python calls the type of an unpickled value, for messages. */
     static String pythonType(Object o) {
-        if (o == null) {
-            return "None";
-        }
-        if (o instanceof Map) {
-            return "a dict";
-        }
-        if (o instanceof EntryRow) {
-            return "a trace entry (a dict kept as one as it loaded)";
-        }
-        if (o instanceof List) {
-            return "a list";
-        }
-        if (o instanceof Object[]) {
-            return "a tuple";
-        }
-        if (o instanceof String) {
-            return "a str";
-        }
-        if (o instanceof Boolean) {
-            return "a bool";
-        }
-        if (o instanceof Double) {
-            return "a float";
-        }
-        if (isInteger(o)) {
-            return "an int";
-        }
-        return "a value of another type";
+        return switch (o) {
+            case null -> "None";
+            case Map<?, ?> _ -> "a dict";
+            case EntryRow _ -> "a trace entry (a dict kept as one as it loaded)";
+            case List<?> _ -> "a list";
+            case Object[] _ -> "a tuple";
+            case String _ -> "a str";
+            case Boolean _ -> "a bool";
+            case Double _ -> "a float";
+            default -> isInteger(o) ? "an int" : "a value of another type";
+        };
     }
 }

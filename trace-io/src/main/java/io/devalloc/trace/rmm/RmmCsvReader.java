@@ -6,11 +6,11 @@ import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.TraceReader;
 import io.devalloc.trace.text.CsvColumns;
+import io.devalloc.trace.text.FusedRow;
 import io.devalloc.trace.text.SwarDigits;
 import io.devalloc.trace.text.TextLines;
 import java.io.IOException;
 import java.io.Reader;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -47,7 +47,7 @@ public final class RmmCsvReader implements TraceReader {
 
     /** Opens a file. */
     public RmmCsvReader(Path file) throws IOException {
-        this(new TextLines(Files.newInputStream(file), file.toString()));
+        this(TextLines.open(file));
     }
 
     /**
@@ -62,6 +62,7 @@ public final class RmmCsvReader implements TraceReader {
 
     private RmmCsvReader(TextLines lines) throws IOException {
         this.lines = lines;
+        this.row = new FusedRow(lines);
         lines.expectHeader(HEADER);
     }
 
@@ -82,10 +83,7 @@ public final class RmmCsvReader implements TraceReader {
             if (line.isBlank()) {
                 continue;
             }
-            int count = columns.split(line);
-            if (count != COLUMNS) {
-                throw lines.error("expected " + COLUMNS + " columns (" + HEADER + "), got " + count);
-            }
+            columns.splitExactly(line, lines, HEADER);
             long thread = lines.unsignedDecimal(line, columns.start(0), columns.end(0), "Thread");
             checkTime(line, columns.start(1), columns.end(1));
             String action = line.substring(columns.start(2), columns.end(2));
@@ -113,32 +111,30 @@ public final class RmmCsvReader implements TraceReader {
     private static final long ALLOCATE = 0x657461636F6C6C61L;
     private static final long FREE_COMMA = 0x2C65657266L;
 
-    private final SwarDigits digits = new SwarDigits();
+    private final FusedRow row;
     private Kind fastKind;
     private long fastThread;
     private long fastPointer;
     private long fastSize;
     private long fastStream;
-    /** The hexadecimal number {@link #hex} read last. */
-    private long hexValue;
 
     /**
      * Parses the next line into the {@code fast*} fields if it has the common shape, and moves past it; false
      * (nothing read, nothing moved) for any other line. Where both accept a row, both give the same event.
      */
     private boolean fusedRow() throws IOException {
-        int p = lines.peek(TextLines.FUSED_SLACK);
+        FusedRow row = this.row;
+        int p = row.start();
         if (p < 0) {
             return false;
         }
         byte[] b = lines.buffer();
-        SwarDigits digits = this.digits;
-        int i = digits.read(b, p);
-        if (i < 0 || b[i] != ',') {
+        int i = row.decimal(b, p, ',');
+        if (i < 0) {
             return false;
         }
-        long thread = digits.value();
-        i = time(b, i + 1);
+        long thread = row.value();
+        i = time(b, i);
         if (i < 0 || b[i] != ',') {
             return false;
         }
@@ -156,31 +152,30 @@ public final class RmmCsvReader implements TraceReader {
         if (b[i] != '0' || b[i + 1] != 'x') {
             return false;
         }
-        i = hex(b, i + 2);
+        i = row.hex(b, i + 2);
         if (i < 0 || b[i] != ',') {
             return false;
         }
-        long pointer = hexValue;
-        i = digits.read(b, i + 1);
-        if (i < 0 || b[i] != ',') {
+        long pointer = row.value();
+        i = row.decimal(b, i + 1, ',');
+        if (i < 0) {
             return false;
         }
-        long size = digits.value();
-        i++;
+        long size = row.value();
         long stream;
         if (b[i] == '0' && b[i + 1] == 'x') {
-            i = hex(b, i + 2);
+            i = row.hex(b, i + 2);
             if (i < 0) {
                 return false;
             }
-            stream = hexValue;
+            stream = row.value();
         } else if (b[i] == '0') {
             stream = 0;
             i++;
         } else {
             return false;
         }
-        if (!lines.endLineAt(i)) {
+        if (!row.end(i)) {
             return false;
         }
         fastKind = kind;
@@ -210,32 +205,6 @@ public final class RmmCsvReader implements TraceReader {
         int hi = b[i] - '0';
         int lo = b[i + 1] - '0';
         return hi < 0 || hi > 9 || lo < 0 || lo > 9 ? -1 : hi * 10 + lo;
-    }
-
-    /** 1 to 16 hexadecimal digits at {@code from} into {@link #hexValue}: where they end, or -1. */
-    private int hex(byte[] b, int from) {
-        long v = 0;
-        int i = from;
-        while (i - from < 17) {
-            int c = b[i];
-            int d;
-            if (c >= '0' && c <= '9') {
-                d = c - '0';
-            } else if (c >= 'a' && c <= 'f') {
-                d = c - 'a' + 10;
-            } else if (c >= 'A' && c <= 'F') {
-                d = c - 'A' + 10;
-            } else {
-                break;
-            }
-            v = v << 4 | d;
-            i++;
-        }
-        if (i == from || i - from > 16) {
-            return -1;
-        }
-        hexValue = v;
-        return i;
     }
 
     private long pointer(String line, int from, int to, String what) throws TraceFormatException {

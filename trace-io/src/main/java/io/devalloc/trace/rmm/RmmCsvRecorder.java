@@ -2,13 +2,10 @@ package io.devalloc.trace.rmm;
 
 import io.devalloc.trace.TraceRecorder;
 import io.devalloc.trace.text.CsvLine;
-import java.io.BufferedOutputStream;
-import java.io.Closeable;
-import java.io.Flushable;
+import io.devalloc.trace.text.CsvRecorderOutput;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.Writer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.time.ZoneId;
@@ -55,19 +52,16 @@ public final class RmmCsvRecorder implements TraceRecorder {
     /** A null pointer as glibc's {@code printf("%p")}, and so RMM's log, writes it. */
     public static final String NULL_POINTER = "(nil)";
 
-    private final Flushable flushTarget;
-    private final Closeable closeTarget;
-    private final CsvLine line;
+    private final CsvRecorderOutput output;
     private final ZoneRules zone;
     /** Cached UTC offset, valid for epoch seconds in [offsetFrom, offsetUntil). */
     private long offsetFrom = Long.MAX_VALUE;
     private long offsetUntil = Long.MIN_VALUE;
     private int offsetSeconds;
-    private boolean closed;
 
     /** Creates (or truncates) {@code file} and writes the header; times in the system default time zone. */
     public RmmCsvRecorder(Path file) throws IOException {
-        this(new BufferedOutputStream(Files.newOutputStream(file), 1 << 16), ZoneId.systemDefault());
+        this(CsvRecorderOutput.create(file), ZoneId.systemDefault());
     }
 
     /**
@@ -76,7 +70,7 @@ public final class RmmCsvRecorder implements TraceRecorder {
      * @param zone the time zone of the {@code Time} column
      */
     public RmmCsvRecorder(OutputStream out, ZoneId zone) throws IOException {
-        this(new CsvLine(out), out, out, zone);
+        this(new CsvRecorderOutput(out), zone);
     }
 
     /**
@@ -85,16 +79,13 @@ public final class RmmCsvRecorder implements TraceRecorder {
      * @param zone the time zone of the {@code Time} column
      */
     public RmmCsvRecorder(Writer out, ZoneId zone) throws IOException {
-        this(new CsvLine(out), out, out, zone);
+        this(new CsvRecorderOutput(out), zone);
     }
 
-    private RmmCsvRecorder(CsvLine line, Flushable flushTarget, Closeable closeTarget, ZoneId zone)
-            throws IOException {
-        this.line = line;
-        this.flushTarget = flushTarget;
-        this.closeTarget = closeTarget;
+    private RmmCsvRecorder(CsvRecorderOutput output, ZoneId zone) throws IOException {
+        this.output = output;
         this.zone = Objects.requireNonNull(zone, "zone").getRules();
-        line.text(HEADER).end();
+        output.row().text(HEADER).end();
     }
 
     @Override
@@ -115,9 +106,9 @@ public final class RmmCsvRecorder implements TraceRecorder {
 
     private void row(long threadId, long epochMicros, String action, long address, long size, long stream)
             throws IOException {
-        ensureOpen();
+        CsvLine line = output.row();
         line.unsignedDecimal(threadId).comma();
-        time(epochMicros);
+        time(line, epochMicros);
         line.comma().text(action).comma();
         if (address == 0) {
             line.text(NULL_POINTER);
@@ -134,7 +125,7 @@ public final class RmmCsvRecorder implements TraceRecorder {
     }
 
     /** {@code HH:MM:SS.ffffff} in the recorder's zone. */
-    private void time(long epochMicros) {
+    private void time(CsvLine line, long epochMicros) {
         long seconds = Math.floorDiv(epochMicros, 1_000_000L);
         long micros = Math.floorMod(epochMicros, 1_000_000L);
         long local = seconds + offsetAt(seconds);
@@ -159,25 +150,14 @@ public final class RmmCsvRecorder implements TraceRecorder {
         return offsetSeconds;
     }
 
-    private void ensureOpen() throws IOException {
-        if (closed) {
-            throw new IOException("recorder is closed");
-        }
-    }
-
     @Override
     public void flush() throws IOException {
-        if (!closed) {
-            flushTarget.flush();
-        }
+        output.flush();
     }
 
     @Override
     public void close() throws IOException {
-        if (!closed) {
-            closed = true;
-            closeTarget.close();
-        }
+        output.close();
     }
 
     @Override

@@ -1,5 +1,7 @@
 package io.devalloc.trace.text;
 
+import io.devalloc.trace.TraceFormatException;
+
 /** Splits a CSV line without quoting into a fixed number of columns, with no copy of the line. */
 public final class CsvColumns {
 
@@ -46,6 +48,27 @@ public final class CsvColumns {
             bounds[columns] = to;
         }
         return columns;
+    }
+
+    /**
+     * Splits the current line of {@code lines}, which must have exactly the expected columns.
+     *
+     * @param header the columns' names, for the message
+     * @throws TraceFormatException naming the file and the line, for any other count
+     */
+    public void splitExactly(TextLines lines, String header) throws TraceFormatException {
+        expect(split(lines.buffer(), lines.start(), lines.end()), lines, header);
+    }
+
+    /** As {@link #splitExactly(TextLines, String)}, for {@code line}, the text of the current line of {@code lines}. */
+    public void splitExactly(String line, TextLines lines, String header) throws TraceFormatException {
+        expect(split(line), lines, header);
+    }
+
+    private void expect(int count, TextLines lines, String header) throws TraceFormatException {
+        if (count != expected) {
+            throw lines.error("expected " + expected + " columns (" + header + "), got " + count);
+        }
     }
 
     /** Where column {@code i} (0-based) starts. */

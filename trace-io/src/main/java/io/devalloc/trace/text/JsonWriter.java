@@ -4,13 +4,9 @@ import io.devalloc.api.spi.PythonTuple;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigInteger;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.RandomAccess;
 
 /**
  * Writes the same value trees as {@link io.devalloc.trace.pytorch.PickleWriter} as JSON text (RFC 8259), for tools and
@@ -50,7 +46,7 @@ import java.util.RandomAccess;
 public final class JsonWriter {
 
     /** The deepest nesting of containers written (a cycle in the tree would be infinite), as the pickle writer's. */
-    public static final int MAX_DEPTH = 500;
+    public static final int MAX_DEPTH = SnapshotTreeWalker.MAX_DEPTH;
 
     private static final String INDENT = "  ";
     private static final char[] HEX = "0123456789abcdef".toCharArray();
@@ -69,11 +65,7 @@ public final class JsonWriter {
      */
     public static void write(Object value, Appendable out, boolean pretty) throws IOException {
         Objects.requireNonNull(out, "out");
-        try {
-            new Encoder(out, pretty).value(value, 0);
-        } catch (BadValue e) {
-            throw e.toIllegalArgument();
-        }
+        SnapshotTreeWalker.walk(value, new Encoder(out, pretty), "cannot write JSON");
     }
 
     /** Returns {@code value} as compact JSON. */
@@ -92,112 +84,123 @@ public final class JsonWriter {
         return sb.toString();
     }
 
-    private static final class Encoder {
+    /** One write: JSON text for the nodes the walker meets. */
+    private static final class Encoder implements SnapshotTreeVisitor {
         private final Appendable out;
         private final boolean pretty;
+        /** The containers open around the current node: the indentation of its line when pretty. */
+        private int depth;
 
         Encoder(Appendable out, boolean pretty) {
             this.out = out;
             this.pretty = pretty;
         }
 
-        void value(Object value, int depth) throws IOException {
-            switch (value) {
-                case null -> out.append("null");
-                case String s -> string(s);
-                case Boolean b -> out.append(b ? "true" : "false");
-                case Integer i -> out.append(Integer.toString(i));
-                case Long l -> out.append(Long.toString(l));
-                case Short s -> out.append(Short.toString(s));
-                case Byte b -> out.append(Byte.toString(b));
-                case BigInteger big -> out.append(big.toString());
-                case Double d -> number(d);
-                case Float f -> out.append(Float.isFinite(f) ? Float.toString(f) : "null");
-                case Map<?, ?> map -> map(map, depth + 1);
-                case List<?> list -> list(list, depth + 1);
-                case PythonTuple tuple -> list(tuple.items(), depth + 1);
-                case Object[] array -> list(Arrays.asList(array), depth + 1);
-                case long[] array -> {
-                    enter(depth + 1);
-                    array(array.length, depth + 1, i -> out.append(Long.toString(array[i])));
-                }
-                case int[] array -> {
-                    enter(depth + 1);
-                    array(array.length, depth + 1, i -> out.append(Integer.toString(array[i])));
-                }
-                case double[] array -> {
-                    enter(depth + 1);
-                    array(array.length, depth + 1, i -> number(array[i]));
-                }
-                default -> throw new BadValue("unsupported type " + value.getClass().getName());
+        @Override
+        public void nullValue() throws IOException {
+            out.append("null");
+        }
+
+        @Override
+        public void bool(boolean value) throws IOException {
+            out.append(value ? "true" : "false");
+        }
+
+        @Override
+        public void integer(long value) throws IOException {
+            out.append(Long.toString(value));
+        }
+
+        @Override
+        public void bigInteger(BigInteger value) throws IOException {
+            out.append(value.toString());
+        }
+
+        @Override
+        public void float64(double value) throws IOException {
+            out.append(Double.isFinite(value) ? Double.toString(value) : "null");
+        }
+
+        @Override
+        public void float32(float value) throws IOException {
+            out.append(Float.isFinite(value) ? Float.toString(value) : "null");
+        }
+
+        @Override
+        public void startList(Object container, int size) throws IOException {
+            open('[');
+        }
+
+        @Override
+        public void listItem(int index, int size) throws IOException {
+            item(index);
+        }
+
+        @Override
+        public void endList(Object container, int size) throws IOException {
+            close(size, ']');
+        }
+
+        /** A tuple is an array: JSON has no tuples. */
+        @Override
+        public void startTuple(int size) throws IOException {
+            open('[');
+        }
+
+        @Override
+        public void tupleItem(int index, int size) throws IOException {
+            item(index);
+        }
+
+        @Override
+        public void endTuple(int size) throws IOException {
+            close(size, ']');
+        }
+
+        @Override
+        public void startMap(Object map, int size) throws IOException {
+            open('{');
+        }
+
+        /** Nothing yet: the separator follows the key's check, so a rejected key leaves none behind. */
+        @Override
+        public void mapEntry(int index, int size) {
+        }
+
+        @Override
+        public void mapKey(int index, String key) throws IOException {
+            item(index);
+            string(key);
+            out.append(pretty ? ": " : ":");
+        }
+
+        @Override
+        public void endMap(Object map, int size) throws IOException {
+            close(size, '}');
+        }
+
+        private void open(char bracket) throws IOException {
+            out.append(bracket);
+            depth++;
+        }
+
+        /** The separator before item {@code index}, and in pretty output its own line. */
+        private void item(int index) throws IOException {
+            if (index > 0) {
+                out.append(',');
             }
+            newline();
         }
 
-        private static void enter(int depth) {
-            if (depth > MAX_DEPTH) {
-                throw new BadValue("containers nested deeper than " + MAX_DEPTH + " levels (a cycle?)");
-            }
-        }
-
-        private void number(double d) throws IOException {
-            out.append(Double.isFinite(d) ? Double.toString(d) : "null");
-        }
-
-        private void list(List<?> list, int depth) throws IOException {
-            enter(depth);
-            List<?> indexed = list instanceof RandomAccess ? list : new ArrayList<>(list);
-            array(indexed.size(), depth, i -> value(indexed.get(i), depth));
-        }
-
-        private void array(int size, int depth, Element element) throws IOException {
-            out.append('[');
-            for (int i = 0; i < size; i++) {
-                if (i > 0) {
-                    out.append(',');
-                }
-                newline(depth);
-                try {
-                    element.write(i);
-                } catch (BadValue e) {
-                    throw e.at("[" + i + "]");
-                }
-            }
+        private void close(int size, char bracket) throws IOException {
+            depth--;
             if (size > 0) {
-                newline(depth - 1);
+                newline();
             }
-            out.append(']');
+            out.append(bracket);
         }
 
-        private void map(Map<?, ?> map, int depth) throws IOException {
-            enter(depth);
-            out.append('{');
-            boolean first = true;
-            for (Map.Entry<?, ?> e : map.entrySet()) {
-                if (!(e.getKey() instanceof String key)) {
-                    Object k = e.getKey();
-                    throw new BadValue("map key " + (k == null ? "null" : "of type " + k.getClass().getName()
-                            + " (" + k + ")") + "; only String keys are supported");
-                }
-                if (!first) {
-                    out.append(',');
-                }
-                first = false;
-                newline(depth);
-                string(key);
-                out.append(pretty ? ": " : ":");
-                try {
-                    value(e.getValue(), depth);
-                } catch (BadValue bad) {
-                    throw bad.at(BadValue.keySegment(key));
-                }
-            }
-            if (!first) {
-                newline(depth - 1);
-            }
-            out.append('}');
-        }
-
-        private void newline(int depth) throws IOException {
+        private void newline() throws IOException {
             if (pretty) {
                 out.append('\n');
                 for (int i = 0; i < depth; i++) {
@@ -206,7 +209,8 @@ public final class JsonWriter {
             }
         }
 
-        private void string(String s) throws IOException {
+        @Override
+        public void string(String s) throws IOException {
             out.append('"');
             int n = s.length();
             int run = 0; // start of the pending run of characters that need no escape
@@ -235,39 +239,6 @@ public final class JsonWriter {
         private static String unicodeEscape(char c) {
             return new String(new char[] {
                 '\\', 'u', HEX[c >> 12], HEX[(c >> 8) & 0xf], HEX[(c >> 4) & 0xf], HEX[c & 0xf]});
-        }
-    }
-
-    @FunctionalInterface
-    private interface Element {
-        void write(int index) throws IOException;
-    }
-
-    /** An unsupported value; each enclosing container adds its path segment on the way out. */
-    private static final class BadValue extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-        private final ArrayDeque<String> path = new ArrayDeque<>();
-
-        BadValue(String problem) {
-            super(problem, null, false, false);
-        }
-
-        BadValue at(String segment) {
-            path.addFirst(segment);
-            return this;
-        }
-
-        static String keySegment(String key) {
-            if (!key.isEmpty() && Character.isJavaIdentifierStart(key.charAt(0))
-                    && key.chars().allMatch(Character::isJavaIdentifierPart)) {
-                return "." + key;
-            }
-            return "[\"" + key.replace("\\", "\\\\").replace("\"", "\\\"") + "\"]";
-        }
-
-        IllegalArgumentException toIllegalArgument() {
-            return new IllegalArgumentException(
-                    "cannot write JSON: " + getMessage() + " at $" + String.join("", path));
         }
     }
 }

@@ -13,6 +13,8 @@ import java.nio.charset.CharsetEncoder;
 import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
 
 /**
@@ -50,6 +52,11 @@ public final class TextLines implements AutoCloseable {
     public TextLines(InputStream in, String file) {
         this.in = in;
         this.file = file;
+    }
+
+    /** The lines of {@code file}, which messages name by its path. */
+    public static TextLines open(Path file) throws IOException {
+        return new TextLines(Files.newInputStream(file), file.toString());
     }
 
     /** The bytes of the stream read so far, and those of them not yet consumed: for {@link #position()}. */

@@ -5,11 +5,11 @@ import io.devalloc.trace.TraceEvent.Kind;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.TraceReader;
+import io.devalloc.trace.text.FusedRow;
 import io.devalloc.trace.text.SwarDigits;
 import io.devalloc.trace.text.TextLines;
 import java.io.IOException;
 import java.io.Reader;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -36,7 +36,8 @@ public final class ValgrindReader implements TraceReader {
 
     /** Opens a file. */
     public ValgrindReader(Path file) throws IOException {
-        this.lines = new TextLines(Files.newInputStream(file), file.toString());
+        this.lines = TextLines.open(file);
+        this.row = new FusedRow(lines);
     }
 
     /**
@@ -47,6 +48,7 @@ public final class ValgrindReader implements TraceReader {
      */
     public ValgrindReader(Reader in, String file) {
         this.lines = new TextLines(in, file);
+        this.row = new FusedRow(lines);
     }
 
     @Override
@@ -97,14 +99,15 @@ public final class ValgrindReader implements TraceReader {
     private static final long ALLOC_OPEN = 0x28636F6C6C41L;
     private static final long FREE_OPEN = 0x2865657246L;
 
-    private final SwarDigits digits = new SwarDigits();
+    private final FusedRow row;
 
     /**
      * Parses the next line if it has the common shape and moves past it; {@link #NONE} (nothing read, nothing moved)
      * for any other line, which {@link #parse()} then reads. Where both accept a line, both give the same event.
      */
     private int fusedLine() throws IOException {
-        int p = lines.peek(TextLines.FUSED_SLACK);
+        FusedRow row = this.row;
+        int p = row.start();
         if (p < 0) {
             return NONE;
         }
@@ -121,18 +124,17 @@ public final class ValgrindReader implements TraceReader {
         } else {
             return NONE;
         }
-        i = digits.read(b, i);
-        if (i < 0 || b[i] != ')') {
+        i = row.decimal(b, i, ')');
+        if (i < 0) {
             return NONE;
         }
-        i++;
         if (b[i] == ',') {
             i++;
         }
-        if (!lines.endLineAt(i)) {
+        if (!row.end(i)) {
             return NONE;
         }
-        number = digits.value();
+        number = row.value();
         return kind;
     }
 
