@@ -1,6 +1,6 @@
 package io.devalloc.trace.text;
 
-import io.devalloc.api.snapshot.PythonTuple;
+import io.devalloc.api.spi.PythonTuple;
 import java.io.IOException;
 import java.math.BigInteger;
 
