@@ -19,6 +19,7 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.direct.DirectAllocatorProvider;
 import io.devalloc.api.error.DeviceUnavailableException;
 import io.devalloc.api.error.InvalidConfigurationException;
+import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorRegistry;
 import io.devalloc.api.spi.Availability;
@@ -176,6 +177,56 @@ class RegistryTest {
         assertEquals("direct", a.name());
         a.close();
         verify(d).close();
+    }
+
+    @Test
+    void anAllocatorOverAnOpenedDeviceLeavesItOpenAndUsesTheProviderGiven() {
+        DeviceMemory d = device("sim");
+        AllocatorProvider direct = new DirectAllocatorProvider();
+        DeviceAllocator a = DeviceAllocators.builder().allocatorProviders(List.of()).device(d).allocator(direct)
+                .config("memory_limit_mb:1").build();
+        assertEquals("direct", a.name());
+        assertSame(d, a.device(), "no listener: the device itself");
+        a.close();
+        verify(d, never()).close();
+        // A listener sees the device calls through a wrapper, still over the caller's device.
+        DeviceAllocator listened = DeviceAllocators.builder().device(d).allocator(direct)
+                .listener(new AllocatorListener() { }).build();
+        assertFalse(listened.device() == d, "a listener wraps the device");
+        listened.close();
+        verify(d, never()).close();
+    }
+
+    @Test
+    void aFailedBuildOverAnOpenedDeviceLeavesItOpen() {
+        DeviceMemory d = device("sim");
+        AllocatorProvider failing = mock(AllocatorProvider.class);
+        when(failing.name()).thenReturn("failing");
+        when(failing.configSchema()).thenReturn(ConfigSchema.empty("allocator 'failing'"));
+        when(failing.create(any(DeviceMemory.class), any(String.class), any(AllocatorListener.class)))
+                .thenThrow(new IllegalStateException("boom"));
+        assertThrows(IllegalStateException.class, () -> DeviceAllocators.builder().device(d).allocator(failing)
+                .build());
+        verify(d, never()).close();
+        // A spec given after the device replaces it, and a name after the provider replaces it.
+        DeviceMemoryProvider sim = provider("sim", 1, Availability.available("a"));
+        DeviceMemory opened = device("sim");
+        when(sim.open("")).thenReturn(opened);
+        DeviceAllocator a = DeviceAllocators.builder().deviceProviders(List.of(sim))
+                .allocatorProviders(List.of(new DirectAllocatorProvider())).device(d).device("sim")
+                .allocator(failing).allocator("direct").build();
+        assertSame(opened, a.device());
+        a.close();
+        verify(opened).close();
+    }
+
+    @Test
+    void theDefaultHooksChangeNothing() {
+        AllocatorProvider direct = new DirectAllocatorProvider();
+        assertEquals("memory_limit_mb:1", direct.replayConfig("memory_limit_mb:1"));
+        assertFalse(direct.portsPyTorch());
+        assertEquals(Optional.empty(), direct.frameworkVariable(""));
+        assertEquals(List.of(), direct.caveats("memory_limit_mb:1"));
     }
 
     @Test

@@ -11,9 +11,25 @@ import io.devalloc.api.units.ByteSize;
 import io.devalloc.sim.SimulatedDevice;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class CachingAllocatorProviderTest {
+
+    /** What the tools ask: a PyTorch port, its variable unless a key of devalloc's own is set, PyTorch's caveats. */
+    @Test
+    void itTellsTheToolsItPortsPyTorchAndWhereItsSettingGoes() {
+        CachingAllocatorProvider p = new CachingAllocatorProvider(Map.of());
+        assertTrue(p.portsPyTorch());
+        assertEquals("", p.replayConfig(""));
+        assertEquals(Optional.of("PYTORCH_CUDA_ALLOC_CONF"), p.frameworkVariable("expandable_segments:True"));
+        assertEquals(Optional.empty(), p.frameworkVariable("max_split_size_mb:64,search_pool_after_release:True"));
+        assertEquals(List.of(), p.caveats("max_split_size_mb:64"));
+        assertEquals(3, p.caveats("expandable_segments:True").size());
+        assertTrue(p.caveats("garbage_collection_threshold:0.6").getFirst().contains("pytorch#106660"));
+        // With a fraction set the threshold acts, so only the fraction's caveat stands.
+        assertEquals(1, p.caveats("per_process_memory_fraction:0.5,garbage_collection_threshold:0.6").size());
+    }
 
     @Test
     void anEmptyConfigurationFallsBackToPytorchsEnvironmentVariable() {
