@@ -134,11 +134,6 @@ final class CachingArena extends AbstractDeviceAllocator
     private long peakRequestedAllocated;
     private long largestRequest;
 
-    /** Told of the retries PyTorch counts and of every release of cached memory (see the class documentation). */
-    private final AllocatorListener listener;
-    /** Whether a listener was set: computed once, so that no release path times itself for nobody. */
-    private final boolean listening;
-
     private record PendingEvent(DeviceEvent event, int block) {
     }
 
@@ -150,9 +145,8 @@ final class CachingArena extends AbstractDeviceAllocator
     }
 
     CachingArena(DeviceMemory device, boolean ownsDevice, CachingOptions options, AllocatorListener listener) {
-        super(device, ownsDevice);
-        this.listener = Objects.requireNonNull(listener, "listener");
-        this.listening = !AllocatorListener.NONE.equals(listener);
+        // Told of the retries PyTorch counts and of every release of cached memory (see the class documentation).
+        super(device, ownsDevice, listener);
         this.options = CachingConfig.forDevice(Objects.requireNonNull(options, "options"), device);
         this.sizes = new SizeRules(this.options);
         this.maxSplitSize = this.options.maxSplitSize();
@@ -264,10 +258,8 @@ final class CachingArena extends AbstractDeviceAllocator
                         block = getFreeBlock(params);
                     }
                     if (block == NONE) {
-                        if (listening) {
-                            // Once per request at most, as num_alloc_retries counts: after release_cached_blocks.
-                            listener.allocationRetried(size, 1, RetryCause.CACHE_RELEASED);
-                        }
+                        // Once per request at most, as num_alloc_retries counts: after release_cached_blocks.
+                        tellRetried(size, RetryCause.CACHE_RELEASED);
                         block = allocBlock(params, true);
                     }
                 }
@@ -413,19 +405,16 @@ final class CachingArena extends AbstractDeviceAllocator
         if (maxSplitSize == Long.MAX_VALUE) {
             return false;
         }
-        if (!listening) {
-            return releaseAvailableCachedBlocksUntold(params.pool, params.stream, params.size);
-        }
         long reservedBefore = totalAllocatedMemory;
-        long start = System.nanoTime();
+        long start = startRelease();
         try {
-            return releaseAvailableCachedBlocksUntold(params.pool, params.stream, params.size);
+            return releaseOversizeBlocks(params.pool, params.stream, params.size);
         } finally {
-            tellReleased(reservedBefore, start, false);
+            endRelease(start, reservedBefore - totalAllocatedMemory, false);
         }
     }
 
-    private boolean releaseAvailableCachedBlocksUntold(BlockPool pool, long stream, long s) {
+    private boolean releaseOversizeBlocks(BlockPool pool, long stream, long s) {
         long key = Math.max(s, maxSplitSize);
         int i = pool.lowerBound(stream, key, 0);
         if (i == BlockPool.NO_NODE || blocks.stream[pool.blockAt(i)] != stream
@@ -457,34 +446,15 @@ final class CachingArena extends AbstractDeviceAllocator
      * told to the listener, a release of nothing too (it waited for every pending event, which is what it costs).
      */
     private void releaseCachedBlocks() {
-        if (!listening) {
-            releaseCachedBlocksUntold();
-            return;
-        }
+        // What the listener is told is what the device got back (whole segments freed, pages unmapped).
         long reservedBefore = totalAllocatedMemory;
-        long start = System.nanoTime();
+        long start = startRelease();
         try {
-            releaseCachedBlocksUntold();
+            synchronizeAndFreeEvents();
+            releaseBlocks(largePool);
+            releaseBlocks(smallPool);
         } finally {
-            tellReleased(reservedBefore, start, true);
-        }
-    }
-
-    private void releaseCachedBlocksUntold() {
-        synchronizeAndFreeEvents();
-        releaseBlocks(largePool);
-        releaseBlocks(smallPool);
-    }
-
-    /**
-     * Tells the listener of a release that started at {@code start} with {@code reservedBefore} bytes held: the
-     * bytes given back are what the device was returned (whole segments freed, pages unmapped), also when the
-     * release failed part way. With {@code evenNothing} false, a release that gave nothing back is not told.
-     */
-    private void tellReleased(long reservedBefore, long start, boolean evenNothing) {
-        long released = reservedBefore - totalAllocatedMemory;
-        if (released > 0 || evenNothing) {
-            listener.cacheReleased(released, System.nanoTime() - start);
+            endRelease(start, reservedBefore - totalAllocatedMemory, true);
         }
     }
 
@@ -538,20 +508,16 @@ final class CachingArena extends AbstractDeviceAllocator
      * the listener when it gave something back (it runs on every cache miss with a threshold set).
      */
     private void garbageCollectCachedBlocks() {
-        if (!listening) {
-            garbageCollectCachedBlocksUntold();
-            return;
-        }
         long reservedBefore = totalAllocatedMemory;
-        long start = System.nanoTime();
+        long start = startRelease();
         try {
-            garbageCollectCachedBlocksUntold();
+            releaseOldBlocks();
         } finally {
-            tellReleased(reservedBefore, start, false);
+            endRelease(start, reservedBefore - totalAllocatedMemory, false);
         }
     }
 
-    private void garbageCollectCachedBlocksUntold() {
+    private void releaseOldBlocks() {
         long threshold = (long) (options.garbageCollectionThreshold() * allowedMemoryMaximum);
         if (totalAllocatedMemory <= threshold) {
             return;
@@ -655,66 +621,41 @@ final class CachingArena extends AbstractDeviceAllocator
 
     // ================================================================================================ free
 
+    /** Every free is a call of the history, begun before the open check. */
     @Override
-    public void free(long address) {
-        if (address == 0) {
-            return;
-        }
-        lock.lock();
-        try {
-            trace.beginCall();
-            ensureOpen();
-            int h = (int) allocatedBlocks.get(address, -1);
-            if (h < 0) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
-            }
-            freeAllocated(h);
-        } finally {
-            lock.unlock();
-        }
+    protected void beginFreeLocked() {
+        trace.beginCall();
     }
 
+    /** The allocated block's handle (PyTorch's active block map). */
     @Override
-    public void free(long address, long allocationId) {
-        lock.lock();
-        try {
-            trace.beginCall();
-            ensureOpen();
-            int h = (int) allocatedBlocks.get(address, -1);
-            if (h < 0 || allocationIdOf(h) != allocationId) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.DOUBLE_FREE, address, toString());
-            }
-            freeAllocated(h);
-        } finally {
-            lock.unlock();
-        }
+    protected long liveAllocation(long address) {
+        return allocatedBlocks.get(address, NOT_LIVE);
     }
 
     /** Allocation ids are the handle and a per-handle generation, packed: unique while the block lives. */
     private final LongLongHashMap allocationIds = new LongLongHashMap(1024);
     private long nextAllocationId = 1;
 
-    private long allocationIdOf(int h) {
-        return allocationIds.get(h + 1L, -1);
+    /** The id issued for the block, or -1 when none was asked for (ids are issued on first request). */
+    @Override
+    protected long allocationIdOf(long allocation) {
+        return allocationIds.get(allocation + 1, -1);
     }
 
     @Override
-    public long allocationId(long address) {
-        lock.lock();
-        try {
-            int h = (int) allocatedBlocks.get(address, -1);
-            if (h < 0) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
-            }
-            long id = allocationIdOf(h);
-            if (id < 0) {
-                id = nextAllocationId++;
-                allocationIds.put(h + 1L, id, -1);
-            }
-            return id;
-        } finally {
-            lock.unlock();
+    protected long issueAllocationId(long allocation) {
+        long id = allocationIdOf(allocation);
+        if (id < 0) {
+            id = nextAllocationId++;
+            allocationIds.put(allocation + 1, id, -1);
         }
+        return id;
+    }
+
+    @Override
+    protected void releaseAllocation(long address, long allocation) {
+        freeAllocated((int) allocation);
     }
 
     /** PyTorch's {@code free}: account, then free now or after the recorded streams' events. */
@@ -1271,12 +1212,7 @@ final class CachingArena extends AbstractDeviceAllocator
 
     @Override
     public String expandableSegmentReserveClass(DeviceStream stream) {
-        lock.lock();
-        try {
-            return reserveClasses.getOrDefault(stream.handle(), "");
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(() -> reserveClasses.getOrDefault(stream.handle(), ""));
     }
 
     @Override
@@ -1291,32 +1227,17 @@ final class CachingArena extends AbstractDeviceAllocator
 
     @Override
     public List<TraceEntry> history() {
-        lock.lock();
-        try {
-            return trace.entries();
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(trace::entries);
     }
 
     // ================================================================================================ stats
 
     private long lockedAllocatedBytes() {
-        lock.lock();
-        try {
-            return stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
-        } finally {
-            lock.unlock();
-        }
+        return readLocked(() -> stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT));
     }
 
     private long lockedReservedBytes() {
-        lock.lock();
-        try {
-            return stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
-        } finally {
-            lock.unlock();
-        }
+        return readLocked(() -> stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT));
     }
 
     /** {@code reserved_bytes.all.current}, read without the lock (see the class documentation). */
@@ -1365,12 +1286,7 @@ final class CachingArena extends AbstractDeviceAllocator
 
     @Override
     public Map<String, Long> memoryStats() {
-        lock.lock();
-        try {
-            return stats.memoryStats(maxSplitSize);
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(() -> stats.memoryStats(maxSplitSize));
     }
 
     @Override
@@ -1416,19 +1332,22 @@ final class CachingArena extends AbstractDeviceAllocator
         lock.lock();
         try {
             int all = DeviceStats.ALL;
-            return new AllocatorStats(
-                    stats.get(Metric.ALLOCATION, all, DeviceStats.ALLOCATED),
-                    stats.get(Metric.ALLOCATION, all, DeviceStats.FREED),
-                    stats.get(Metric.ALLOCATION, all, DeviceStats.CURRENT),
-                    stats.get(Metric.ALLOCATION, all, DeviceStats.PEAK),
-                    stats.get(Metric.ALLOCATED_BYTES, all, DeviceStats.CURRENT),
-                    stats.get(Metric.ALLOCATED_BYTES, all, DeviceStats.PEAK),
-                    requestedAllocated, peakRequestedAllocated,
-                    stats.get(Metric.RESERVED_BYTES, all, DeviceStats.CURRENT),
-                    stats.get(Metric.RESERVED_BYTES, all, DeviceStats.PEAK),
-                    largestRequest, largestFreeLocked(),
-                    deviceCalls, deviceReleases, stats.numAllocRetries, stats.numOoms + stats.numOomRejections,
-                    limit());
+            return AllocatorStats.builder()
+                    .allocationCount(stats.get(Metric.ALLOCATION, all, DeviceStats.ALLOCATED))
+                    .freeCount(stats.get(Metric.ALLOCATION, all, DeviceStats.FREED))
+                    .activeAllocations(stats.get(Metric.ALLOCATION, all, DeviceStats.CURRENT))
+                    .peakActiveAllocations(stats.get(Metric.ALLOCATION, all, DeviceStats.PEAK))
+                    .allocatedBytes(stats.get(Metric.ALLOCATED_BYTES, all, DeviceStats.CURRENT))
+                    .peakAllocatedBytes(stats.get(Metric.ALLOCATED_BYTES, all, DeviceStats.PEAK))
+                    .requestedBytes(requestedAllocated).peakRequestedBytes(peakRequestedAllocated)
+                    .reservedBytes(stats.get(Metric.RESERVED_BYTES, all, DeviceStats.CURRENT))
+                    .peakReservedBytes(stats.get(Metric.RESERVED_BYTES, all, DeviceStats.PEAK))
+                    .largestAllocation(largestRequest).largestFreeBlock(largestFreeLocked())
+                    .deviceMallocs(deviceCalls).deviceFrees(deviceReleases)
+                    .allocationRetries(stats.numAllocRetries)
+                    .outOfMemoryErrors(stats.numOoms + stats.numOomRejections)
+                    .limitBytes(limit())
+                    .build();
         } finally {
             lock.unlock();
         }
@@ -1443,13 +1362,8 @@ final class CachingArena extends AbstractDeviceAllocator
      */
     @Override
     public List<PoolUsage> memoryUsage() {
-        lock.lock();
-        try {
-            return List.of(poolUsage(PoolUsage.ALL, DeviceStats.ALL), poolUsage("small", DeviceStats.SMALL),
-                    poolUsage("large", DeviceStats.LARGE));
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(() -> List.of(poolUsage(PoolUsage.ALL, DeviceStats.ALL),
+                poolUsage("small", DeviceStats.SMALL), poolUsage("large", DeviceStats.LARGE)));
     }
 
     private PoolUsage poolUsage(String name, int type) {
@@ -1504,13 +1418,8 @@ final class CachingArena extends AbstractDeviceAllocator
 
     @Override
     public MemorySnapshot snapshot() {
-        lock.lock();
-        try {
-            return new MemorySnapshot(name(), device().descriptor(), SnapshotBuilder.segments(blocks, segmentHeads()),
-                    stats(), options.allocatorSettings());
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(() -> new MemorySnapshot(name(), device().descriptor(),
+                SnapshotBuilder.segments(blocks, segmentHeads()), stats(), options.allocatorSettings()));
     }
 
     @Override

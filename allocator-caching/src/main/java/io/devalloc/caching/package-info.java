@@ -6,10 +6,12 @@
  * <ul>
  *   <li>{@code CachingArena}: the allocator of one device, PyTorch's {@code DeviceCachingAllocator} (below), and
  *       nothing else. What every allocator repeats (argument checks, the null allocation, the lock,
- *       {@code ensureOpen}, closing once with the first failure thrown and the rest suppressed) comes from
- *       allocator-api's {@code AbstractDeviceAllocator}; the arena's {@code releaseAll} returns the segments. {@code AllocParams} is upstream's {@code AllocParams}: the
- *       search key and {@code alloc_block}'s verdict that a malloc carries through the search (one per arena,
- *       reused).</li>
+ *       {@code ensureOpen}, the free path's lookup and checks, the listener and the timing of cache releases,
+ *       closing once with the first failure thrown and the rest suppressed) comes from allocator-api's
+ *       {@code AbstractDeviceAllocator}; the arena answers its hooks ({@code liveAllocation},
+ *       {@code releaseAllocation}: PyTorch's {@code free}) and its {@code releaseAll} returns the segments.
+ *       {@code AllocParams} is upstream's {@code AllocParams}: the search key and {@code alloc_block}'s verdict
+ *       that a malloc carries through the search (one per arena, reused).</li>
  *   <li>{@code CachingArenaRestore}: the warm-start restore of replays (PyTorch has no such calls), the arena's
  *       {@link io.devalloc.api.spi.TraceStateRestore}, handed out by its {@code unwrap}; it runs under the arena's
  *       lock with the malloc path's bookkeeping. {@code CachingArenaReports}: what the arena says when an
