@@ -35,13 +35,11 @@ import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -363,7 +361,7 @@ final class CachingArena extends AbstractDeviceAllocator
             if (totalAllocatedMemory + a > maxAllowed) {
                 stats.numOomRejections++;
                 params.reject(totalAllocatedMemory);
-                warnRejection(a, maxAllowed);
+                CachingArenaReports.warnRejection(this, a, maxAllowed);
                 return NONE;
             }
         }
@@ -1099,38 +1097,6 @@ final class CachingArena extends AbstractDeviceAllocator
         poolOf(h).removeUnmapped(h);
         expandableSegments.remove(es);
         blocks.delete(h);
-    }
-
-    // ================================================================================================ OOM
-
-    /** When a refusal was last logged, for the whole process, as upstream's {@code C10_LOG_EVERY_MS}. */
-    private static final AtomicLong LAST_REJECTION_WARNING =
-            new AtomicLong(Long.MIN_VALUE);
-
-    /** Upstream logs a refusal at most once a minute per process ({@code C10_LOG_EVERY_MS(WARNING, 60000)}). */
-    private void warnRejection(long size, long maxAllowed) {
-        long now = System.nanoTime();
-        long last = LAST_REJECTION_WARNING.get();
-        if ((last != Long.MIN_VALUE && now - last < 60_000_000_000L)
-                || !LAST_REJECTION_WARNING.compareAndSet(last, now)) {
-            return;
-        }
-        LOG.warn("Preemptively rejecting allocation: requested {} but total_allocated_memory ({}) + requested size"
-                        + " would exceed memory limit ({} = {}% of {}). Set throw_on_cudamalloc_oom:false to disable.",
-                CachingArenaReports.formatSize(size), CachingArenaReports.formatSize(totalAllocatedMemory),
-                CachingArenaReports.formatSize(maxAllowed), ostreamDouble(options.perProcessMemoryFraction() * 100),
-                CachingArenaReports.formatSize(deviceTotal));
-    }
-
-    /** A double as C++'s {@code ostream <<} prints it by default ({@code %g}, six significant digits): 100, 12.5. */
-    static String ostreamDouble(double v) {
-        String g = String.format(Locale.ROOT, "%.6g", v);
-        int e = g.indexOf('e');
-        String mantissa = e < 0 ? g : g.substring(0, e);
-        if (mantissa.contains(".")) {
-            mantissa = mantissa.replaceAll("0+$", "").replaceAll("\\.$", "");
-        }
-        return e < 0 ? mantissa : mantissa + g.substring(e);
     }
 
     // ================================================================================================ controls
