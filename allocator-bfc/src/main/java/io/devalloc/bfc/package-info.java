@@ -40,8 +40,8 @@
  *       the listener and the timing of cache releases, and a close that returns every region past device
  *       failures, closes an owned device last and throws the first failure with the others suppressed) is
  *       {@link io.devalloc.api.spi.AbstractDeviceAllocator}'s; the arena answers its hooks (the chunk at an
- *       address, {@code DeallocateRawInternal}, waking the allocations that wait for frees). {@code BfcArenaDumps} writes the
- *       arena's state out: the memory log ({@code DumpMemoryLog}), the memory dump ({@code RecordMemoryMap}), the
+ *       address, {@code DeallocateRawInternal}, waking the allocations that wait for frees).
+ *       {@code BfcArenaDumps} writes the arena's state out: the memory log ({@code DumpMemoryLog}), the memory dump ({@code RecordMemoryMap}), the
  *       occupancy map ({@code RenderOccupancy}), the snapshot, the out-of-memory log and the out-of-memory error;
  *       TensorFlow keeps these in {@code BFCAllocator} itself, devalloc keeps them apart from the algorithm, and
  *       {@code MemoryLogFormat} holds their text formats. The structural invariant checks live with the tests
