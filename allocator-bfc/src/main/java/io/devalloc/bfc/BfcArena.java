@@ -127,11 +127,6 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
     private final AtomicInteger waiters = new AtomicInteger();
     private final AtomicLong freeGeneration = new AtomicLong();
 
-    /** Told of retries after waiting for frees and of regions given back (see the class documentation). */
-    private final AllocatorListener listener;
-    /** Whether a listener was set: computed once, so that no release is timed for nobody. */
-    private final boolean listening;
-
     private record PendingFree(long count, DeviceEvent event) {
     }
 
@@ -140,9 +135,8 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
     }
 
     BfcArena(DeviceMemory device, boolean ownsDevice, BfcOptions options, AllocatorListener listener) {
-        super(device, ownsDevice);
-        this.listener = Objects.requireNonNull(listener, "listener");
-        this.listening = !AllocatorListener.NONE.equals(listener);
+        // Told of retries after waiting for frees and of regions given back (see the class documentation).
+        super(device, ownsDevice, listener);
         this.options = Objects.requireNonNull(options, "options");
         this.name = "bfc";
         long total = device.descriptor().totalBytes();
@@ -278,10 +272,8 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
         } finally {
             lock.unlock();
         }
-        if (listening) {
-            // Once per request, as allocationRetries counts it: the request now waits for frees and tries again.
-            listener.allocationRetried(bytes, 1, RetryCause.FREES_AWAITED);
-        }
+        // Once per request, as allocationRetries counts it: the request now waits for frees and tries again.
+        tellRetried(bytes, RetryCause.FREES_AWAITED);
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeout);
         waiters.incrementAndGet();
         try {
@@ -549,39 +541,26 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
 
     // ------------------------------------------------------------------------------------------------ free
 
+    /** The chunk handed out at {@code address}, as {@code DeallocateRawInternal} looks it up. */
     @Override
-    public void free(long address) {
-        if (address == 0) {
-            notifyFreed();
-            return;
-        }
-        lock.lock();
-        try {
-            ensureOpen();
-            int h = (int) handles.get(address, -1);
-            if (h < 0 || !chunks.inUse(h)) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
-            }
-            freeLocked(h);
-        } finally {
-            lock.unlock();
-        }
-        notifyFreed();
+    protected long liveAllocation(long address) {
+        int h = (int) handles.get(address, -1);
+        return h < 0 || !chunks.inUse(h) ? NOT_LIVE : h;
     }
 
     @Override
-    public void free(long address, long allocationId) {
-        lock.lock();
-        try {
-            ensureOpen();
-            int h = (int) handles.get(address, -1);
-            if (h < 0 || !chunks.inUse(h) || chunks.allocationId[h] != allocationId) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.DOUBLE_FREE, address, toString());
-            }
-            freeLocked(h);
-        } finally {
-            lock.unlock();
-        }
+    protected long allocationIdOf(long allocation) {
+        return chunks.allocationId[(int) allocation];
+    }
+
+    @Override
+    protected void releaseAllocation(long address, long allocation) {
+        freeLocked((int) allocation);
+    }
+
+    /** Wakes the allocations that wait for frees: after every free, the null one too. */
+    @Override
+    protected void afterFree() {
         notifyFreed();
     }
 
@@ -863,19 +842,13 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
      * out-of-memory path logs TensorFlow's warning; an explicit release is what the caller asked for.
      */
     private boolean deallocateFreeRegionsLocked(long rounded, boolean onOutOfMemory) {
-        if (!listening) {
-            return deallocateFreeRegionsUntold(rounded, onOutOfMemory);
-        }
         long poolBefore = poolBytes;
-        long start = System.nanoTime();
+        long start = startRelease();
         try {
             return deallocateFreeRegionsUntold(rounded, onOutOfMemory);
         } finally {
-            long released = poolBefore - poolBytes;
             // An explicit release is told even when it found nothing; the out-of-memory path only when it freed.
-            if (released > 0 || !onOutOfMemory) {
-                listener.cacheReleased(released, System.nanoTime() - start);
-            }
+            endRelease(start, poolBefore - poolBytes, !onOutOfMemory);
         }
     }
 
@@ -946,22 +919,12 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
 
     @Override
     public long currentRegionAllocationBytes() {
-        lock.lock();
-        try {
-            return currRegionAllocationBytes;
-        } finally {
-            lock.unlock();
-        }
+        return readLocked(() -> currRegionAllocationBytes);
     }
 
     @Override
     public int regionCount() {
-        lock.lock();
-        try {
-            return regionCount;
-        } finally {
-            lock.unlock();
-        }
+        return (int) readLocked(() -> regionCount);
     }
 
     // ------------------------------------------------------------------------------------------------ queries
@@ -976,32 +939,12 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
 
     @Override
     public long requestedSize(long address) {
-        lock.lock();
-        try {
-            return chunks.requested[liveHandle(address)];
-        } finally {
-            lock.unlock();
-        }
+        return readLocked(() -> chunks.requested[liveHandle(address)]);
     }
 
     @Override
     public long allocatedSize(long address) {
-        lock.lock();
-        try {
-            return chunks.size[liveHandle(address)];
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public long allocationId(long address) {
-        lock.lock();
-        try {
-            return chunks.allocationId[liveHandle(address)];
-        } finally {
-            lock.unlock();
-        }
+        return readLocked(() -> chunks.size[liveHandle(address)]);
     }
 
     long largestFreeLocked() {
@@ -1039,25 +982,22 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
 
     @Override
     public BfcStats bfcStats() {
-        lock.lock();
-        try {
-            return new BfcStats(numAllocs, bytesInUse, peakBytesInUse, largestAllocSize, memoryLimit, poolBytes,
-                    peakPoolBytes, largestFreeLocked(), fragmentationLocked());
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(() -> new BfcStats(numAllocs, bytesInUse, peakBytesInUse, largestAllocSize, memoryLimit,
+                poolBytes, peakPoolBytes, largestFreeLocked(), fragmentationLocked()));
     }
 
     @Override
     public AllocatorStats stats() {
-        lock.lock();
-        try {
-            return new AllocatorStats(numAllocs, frees, active, peakActive, bytesInUse, peakBytesInUse,
-                    requestedInUse, peakRequested, poolBytes, peakPoolBytes, largestRequest, largestReusableLocked(),
-                    deviceMallocs, deviceFrees, retries, ooms, memoryLimit);
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(() -> AllocatorStats.builder()
+                .allocationCount(numAllocs).freeCount(frees)
+                .activeAllocations(active).peakActiveAllocations(peakActive)
+                .allocatedBytes(bytesInUse).peakAllocatedBytes(peakBytesInUse)
+                .requestedBytes(requestedInUse).peakRequestedBytes(peakRequested)
+                .reservedBytes(poolBytes).peakReservedBytes(peakPoolBytes)
+                .largestAllocation(largestRequest).largestFreeBlock(largestReusableLocked())
+                .deviceMallocs(deviceMallocs).deviceFrees(deviceFrees)
+                .allocationRetries(retries).outOfMemoryErrors(ooms).limitBytes(memoryLimit)
+                .build());
     }
 
     /**
@@ -1071,13 +1011,8 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
      */
     @Override
     public List<PoolUsage> memoryUsage() {
-        lock.lock();
-        try {
-            return List.of(new PoolUsage(PoolUsage.ALL, poolBytes, bytesInUse, bytesInUse, requestedInUse,
-                    inactiveSplitBytesLocked()));
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(() -> List.of(new PoolUsage(PoolUsage.ALL, poolBytes, bytesInUse, bytesInUse,
+                requestedInUse, inactiveSplitBytesLocked())));
     }
 
     /** Free chunks' bytes in regions of more than one chunk; 0 once closed. */
@@ -1166,42 +1101,22 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
      */
     @Override
     public MemorySnapshot snapshot() {
-        lock.lock();
-        try {
-            return BfcArenaDumps.snapshot(this);
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(() -> BfcArenaDumps.snapshot(this));
     }
 
     @Override
     public BfcMemoryDump memoryDump() {
-        lock.lock();
-        try {
-            return BfcArenaDumps.memoryDump(this);
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(() -> BfcArenaDumps.memoryDump(this));
     }
 
     @Override
     public List<String> memoryLog(long forRequest) {
-        lock.lock();
-        try {
-            return BfcArenaDumps.memoryLog(this, forRequest);
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(() -> BfcArenaDumps.memoryLog(this, forRequest));
     }
 
     @Override
     public String renderOccupancy() {
-        lock.lock();
-        try {
-            return BfcArenaDumps.renderOccupancy(this);
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(() -> BfcArenaDumps.renderOccupancy(this));
     }
 
     /** Counts and builds the out-of-memory error (the lock is held). */

@@ -12,7 +12,6 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
-import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
 import io.devalloc.api.error.UnknownStreamException;
@@ -26,7 +25,6 @@ import io.devalloc.api.spi.SizeRounding;
 import io.devalloc.api.spi.TraceStateRestore;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.stats.PoolUsage;
-import io.devalloc.api.units.ByteSize;
 import io.devalloc.caching.DeviceStats.Metric;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -37,12 +35,11 @@ import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,19 +55,10 @@ import org.slf4j.LoggerFactory;
  * {@link AbstractDeviceAllocator}'s ({@link #releaseAll} gives everything back). The invariant checks of the tests
  * read the state through the package-private accessors at the end.
  *
- * <p><b>Restoring a recorded state</b> (warm trace replays; PyTorch has no such calls). {@code restoreSegment} is a
- * device malloc kept as one free block. With expandable segments, {@code restoreExpandableSegment} reserves a
- * segment as {@code findExpandableBlock} would (whole pages of the stream's reserve, at most the cap given, so that
- * segments recorded side by side fit where they were) with nothing mapped, and {@code restoreExpandableRange} maps
- * whole pages of it in one device call with {@code map_block}'s bookkeeping (reserved bytes, one
- * {@code num_device_alloc}, one {@code segment_map} entry), merged with free mapped neighbours, so the free mapped
- * memory is one block per run as PyTorch keeps it. {@code restoreAllocation} then carves a live block out of a free
- * block of either kind; in an expandable segment the pieces stay mapped blocks of that segment and no inactive
- * split is counted (PyTorch counts none for expandable segments). What PyTorch had but a restore cannot know is the
- * caller's: a segment's base below its lowest mapped range, its true reserve, the order in which its blocks were
- * made (the warm start of the {@code replay} module works these out). A restore does its bookkeeping with the
- * methods the malloc path uses ({@code mallocSegment}, {@code addExpandableSegment}, {@code addMapped},
- * {@code countAllocation}), so that the two cannot count differently.
+ * <p><b>Restoring a recorded state</b> (warm trace replays; PyTorch has no such calls) is
+ * {@link CachingArenaRestore}'s, which the arena hands out as its {@link TraceStateRestore}; it works under the
+ * arena's lock with the bookkeeping of the malloc path ({@code mallocSegment}, {@code addExpandableSegment},
+ * {@code addMapped}, {@code countAllocation}), which is package-private for it.
  *
  * <p><b>Capabilities for replays</b> (reached with {@code unwrap}): {@link LiveBytes} reads the reserved, allocated
  * and requested counters without the lock (plain reads of fields that only the lock holder writes: exact on the
@@ -94,20 +82,20 @@ import org.slf4j.LoggerFactory;
  * touch it.
  */
 final class CachingArena extends AbstractDeviceAllocator
-        implements CachingAllocator, TraceStateRestore, LiveBytes, SizeRounding, MappedPages {
+        implements CachingAllocator, LiveBytes, SizeRounding, MappedPages {
 
     private static final Logger LOG = LoggerFactory.getLogger(CachingArena.class);
 
     final CachingOptions options;
     private final SizeRules sizes;
-    private final long maxSplitSize;
+    final long maxSplitSize;
     final long deviceTotal;
 
-    private final BlockTable blocks = new BlockTable(1024);
+    final BlockTable blocks = new BlockTable(1024);
     private final BlockPool smallPool = new BlockPool(true, blocks);
     private final BlockPool largePool = new BlockPool(false, blocks);
     /** Allocated block address → handle (PyTorch's active block map). */
-    private final LongLongHashMap allocatedBlocks = new LongLongHashMap(1024);
+    final LongLongHashMap allocatedBlocks = new LongLongHashMap(1024);
     final DeviceStats stats = new DeviceStats();
     final TraceRing trace = new TraceRing();
 
@@ -116,7 +104,7 @@ final class CachingArena extends AbstractDeviceAllocator
     /** Per stream, the (event, block) pairs of deferred frees, oldest first (PyTorch's {@code cuda_events}). */
     private final Map<Long, ArrayDeque<PendingEvent>> pendingEvents = new LinkedHashMap<>();
     private final ArrayDeque<DeviceEvent> eventPool = new ArrayDeque<>();
-    private final List<ExpandableSegment> expandableSegments = new ArrayList<>();
+    final List<ExpandableSegment> expandableSegments = new ArrayList<>();
     private final List<BooleanSupplier> freeMemoryCallbacks = new CopyOnWriteArrayList<>();
     private final List<OutOfMemoryObserver> oomObservers = new CopyOnWriteArrayList<>();
     final List<OomRejectionObserver> oomRejectionObservers = new CopyOnWriteArrayList<>();
@@ -124,10 +112,8 @@ final class CachingArena extends AbstractDeviceAllocator
     final Map<Long, String> reserveClasses = new HashMap<>();
     /** Reserve classes already warned about (no entry of their own in the by-class list), as upstream warns once. */
     private final Set<String> warnedReserveClasses = new HashSet<>();
-    /** Set by allocBlock when throw_on_cudamalloc_oom refused this malloc: the ladder is skipped. */
-    private boolean rejected;
-    private long rejectedSize;
-    private long rejectedTotal;
+    /** The request a malloc carries through the search and alloc_block, reused (PyTorch's AllocParams). */
+    private final AllocParams allocParams = new AllocParams();
 
     long totalAllocatedMemory;
     /**
@@ -135,7 +121,7 @@ final class CachingArena extends AbstractDeviceAllocator
      * as PyTorch's {@code num_device_alloc}/{@code num_device_free} count them (a map of several pages is one call),
      * plus the frees and unmaps made by {@code close()}, which PyTorch never makes.
      */
-    private long deviceCalls;
+    long deviceCalls;
     private long deviceReleases;
     boolean setFraction;
     long allowedMemoryMaximum;
@@ -146,55 +132,62 @@ final class CachingArena extends AbstractDeviceAllocator
     private long peakRequestedAllocated;
     private long largestRequest;
 
-    /** Told of the retries PyTorch counts and of every release of cached memory (see the class documentation). */
-    private final AllocatorListener listener;
-    /** Whether a listener was set: computed once, so that no release path times itself for nobody. */
-    private final boolean listening;
-
     private record PendingEvent(DeviceEvent event, int block) {
     }
+
+    /** The warm-start restore of replays, handed out by {@link #unwrap}. */
+    private final CachingArenaRestore restore = new CachingArenaRestore(this);
 
     CachingArena(DeviceMemory device, boolean ownsDevice, CachingOptions options) {
         this(device, ownsDevice, options, AllocatorListener.NONE);
     }
 
     CachingArena(DeviceMemory device, boolean ownsDevice, CachingOptions options, AllocatorListener listener) {
-        super(device, ownsDevice);
-        this.listener = Objects.requireNonNull(listener, "listener");
-        this.listening = !AllocatorListener.NONE.equals(listener);
-        Objects.requireNonNull(options, "options");
-        if (options.expandableSegments() && device.virtualMemory().isEmpty()) {
-            // PyTorch without the driver's virtual memory API warns and carries on without expandable segments.
-            LOG.warn("expandable_segments not supported on this platform ({} has no virtual memory); continuing"
-                    + " without expandable segments", device.descriptor().id());
-            options = options.withExpandableSegments(false);
-        }
-        if (options.expandableSegments()) {
-            long granule = device.virtualMemory().orElseThrow().granularity();
-            if (options.largeSegmentSize() % granule != 0) {
-                // PyTorch's cuMemCreate of such a page fails at the first large allocation; say so up front.
-                String mb = Long.toString(options.largeSegmentSize() / (1024 * 1024));
-                throw new InvalidConfigurationException("large_segment_size_mb", mb,
-                        "large_segment_size_mb:" + mb + " with expandable_segments:True: an expandable segment's large"
-                        + " page must be a multiple of the mapping granule of " + device.descriptor().id() + " ("
-                        + ByteSize.format(granule) + "); choose a large_segment_size_mb that is a"
-                        + " multiple of it, or expandable_segments:False");
-            }
-        }
-        this.options = options;
-        this.sizes = new SizeRules(options);
-        if (options.backend() != CachingOptions.Backend.NATIVE) {
-            throw new InvalidConfigurationException("backend", options.backend().configName(),
-                    "backend:" + options.backend().configName()
-                    + " is not offered by devalloc; use backend:native (the caching allocator) or the 'direct'"
-                    + " allocator");
-        }
-        this.maxSplitSize = options.maxSplitSize();
+        // Told of the retries PyTorch counts and of every release of cached memory (see the class documentation).
+        super(device, ownsDevice, listener);
+        this.options = CachingConfig.forDevice(Objects.requireNonNull(options, "options"), device);
+        this.sizes = new SizeRules(this.options);
+        this.maxSplitSize = this.options.maxSplitSize();
         this.deviceTotal = device.descriptor().totalBytes();
-        if (options.perProcessMemoryFraction() < 1.0) {
+        if (this.options.perProcessMemoryFraction() < 1.0) {
             setFraction = true;
-            allowedMemoryMaximum = Math.round(options.perProcessMemoryFraction() * deviceTotal);
+            allowedMemoryMaximum = Math.round(this.options.perProcessMemoryFraction() * deviceTotal);
         }
+    }
+
+    /**
+     * This allocator as {@code type}; as a {@link TraceStateRestore}, its {@link CachingArenaRestore}, so that a
+     * replay reaches it through any decorator as before.
+     */
+    @Override
+    public <T> Optional<T> unwrap(Class<T> type) {
+        if (type == TraceStateRestore.class) {
+            return Optional.of(type.cast(restore));
+        }
+        return super.unwrap(type);
+    }
+
+    /**
+     * Takes the lock for a call of {@link CachingArenaRestore}, which works under it as the arena's own calls do: a
+     * new call in the history when {@code beginsCall}, then the closed check. If the check throws, the lock is
+     * released again; otherwise the caller releases it with {@link #unlockCall()}.
+     */
+    void lockCall(boolean beginsCall) {
+        lock.lock();
+        try {
+            if (beginsCall) {
+                trace.beginCall();
+            }
+            ensureOpen();
+        } catch (RuntimeException e) {
+            lock.unlock();
+            throw e;
+        }
+    }
+
+    /** Releases the lock {@link #lockCall} took. */
+    void unlockCall() {
+        lock.unlock();
     }
 
     BlockPool poolOf(int h) {
@@ -237,45 +230,44 @@ final class CachingArena extends AbstractDeviceAllocator
             BlockPool pool = SizeRules.isSmall(s) ? smallPool : largePool;
             long a = sizes.allocationSize(s);
             long st = stream.handle();
+            AllocParams params = allocParams.reset(pool, st, s, a);
 
-            int block = getFreeBlock(pool, st, s);
+            int block = getFreeBlock(params);
             if (block == NONE && triggerFreeMemoryCallbacks()) {
-                // A callback runs with the lock held and may have closed the allocator.
+                // A callback runs with the lock held and may have closed the allocator, or allocated with the params.
                 ensureOpen();
-                block = getFreeBlock(pool, st, s);
+                params.reset(pool, st, s, a);
+                block = getFreeBlock(params);
             }
             ensureOpen();
-            rejected = false;
             if (block == NONE) {
                 if (setFraction && options.garbageCollectionThreshold() > 0.0) {
                     garbageCollectCachedBlocks();
                 }
-                block = allocBlock(pool, st, s, a, false);
+                block = allocBlock(params, false);
                 // A refusal by throw_on_cudamalloc_oom skips the rest of the ladder, as upstream.
-                if (block == NONE && !rejected && releaseAvailableCachedBlocks(pool, st, s)) {
-                    block = allocBlock(pool, st, s, a, false);
+                if (block == NONE && !params.rejected && releaseAvailableCachedBlocks(params)) {
+                    block = allocBlock(params, false);
                 }
-                if (block == NONE && !rejected) {
+                if (block == NONE && !params.rejected) {
                     releaseCachedBlocks();
                     if (options.searchPoolAfterRelease()) {
                         // pytorch#191302: blocks whose frees waited on events are back in the pool now.
-                        block = getFreeBlock(pool, st, s);
+                        block = getFreeBlock(params);
                     }
                     if (block == NONE) {
-                        if (listening) {
-                            // Once per request at most, as num_alloc_retries counts: after release_cached_blocks.
-                            listener.allocationRetried(size, 1, RetryCause.CACHE_RELEASED);
-                        }
-                        block = allocBlock(pool, st, s, a, true);
+                        // Once per request at most, as num_alloc_retries counts: after release_cached_blocks.
+                        tellRetried(size, RetryCause.CACHE_RELEASED);
+                        block = allocBlock(params, true);
                     }
                 }
             }
             if (block != NONE) {
                 return allocFoundBlock(block, pool, st, s, size);
             }
-            if (rejected) {
+            if (params.rejected) {
                 oom = CachingArenaReports.rejection(this, size);
-                rejection = new long[] {rejectedSize, rejectedTotal};
+                rejection = new long[] {a, params.totalAtRejection};
             } else {
                 oom = CachingArenaReports.outOfMemory(this, size, s, a, st);
                 oomSegmentSize = a;
@@ -297,7 +289,10 @@ final class CachingArena extends AbstractDeviceAllocator
 
 
     /** PyTorch's {@code get_free_block}: best fit on the same stream, with the oversize rules. */
-    private int getFreeBlock(BlockPool pool, long stream, long size) {
+    private int getFreeBlock(AllocParams params) {
+        BlockPool pool = params.pool;
+        long stream = params.stream;
+        long size = params.size;
         if (setFraction && options.garbageCollectionThreshold() > 0.0) {
             pool.freeBlocksCallCount++;
         }
@@ -351,7 +346,8 @@ final class CachingArena extends AbstractDeviceAllocator
     }
 
     /** PyTorch's {@code alloc_block}: a new segment (or expandable mapping) of {@code a} bytes. */
-    private int allocBlock(BlockPool pool, long stream, long s, long a, boolean isRetry) {
+    private int allocBlock(AllocParams params, boolean isRetry) {
+        long a = params.allocSize;
         if (isRetry) {
             stats.numAllocRetries++;
         }
@@ -364,17 +360,15 @@ final class CachingArena extends AbstractDeviceAllocator
             long maxAllowed = (long) (options.perProcessMemoryFraction() * (double) deviceTotal);
             if (totalAllocatedMemory + a > maxAllowed) {
                 stats.numOomRejections++;
-                rejected = true;
-                rejectedSize = a;
-                rejectedTotal = totalAllocatedMemory;
-                warnRejection(a, maxAllowed);
+                params.reject(totalAllocatedMemory);
+                CachingArenaReports.warnRejection(this, a, maxAllowed);
                 return NONE;
             }
         }
         if (options.expandableSegments()) {
-            return tryAllocateExpandableBlock(pool, stream, s);
+            return tryAllocateExpandableBlock(params.pool, params.stream, params.size);
         }
-        return mallocSegment(pool, stream, a);
+        return mallocSegment(params.pool, params.stream, a);
     }
 
     /**
@@ -383,7 +377,7 @@ final class CachingArena extends AbstractDeviceAllocator
      *
      * @return the block, or {@link BlockTable#NONE} when the device has no memory
      */
-    private int mallocSegment(BlockPool pool, long stream, long bytes) {
+    int mallocSegment(BlockPool pool, long stream, long bytes) {
         long ptr = device().malloc(bytes);
         if (ptr == DeviceMemory.NULL) {
             return NONE;
@@ -405,23 +399,20 @@ final class CachingArena extends AbstractDeviceAllocator
      * PyTorch's {@code release_available_cached_blocks}: free oversize cached blocks on this stream. The listener is
      * told when it gave something back (it runs on cache misses: a release of nothing would be noise).
      */
-    private boolean releaseAvailableCachedBlocks(BlockPool pool, long stream, long s) {
+    private boolean releaseAvailableCachedBlocks(AllocParams params) {
         if (maxSplitSize == Long.MAX_VALUE) {
             return false;
         }
-        if (!listening) {
-            return releaseAvailableCachedBlocksUntold(pool, stream, s);
-        }
         long reservedBefore = totalAllocatedMemory;
-        long start = System.nanoTime();
+        long start = startRelease();
         try {
-            return releaseAvailableCachedBlocksUntold(pool, stream, s);
+            return releaseOversizeBlocks(params.pool, params.stream, params.size);
         } finally {
-            tellReleased(reservedBefore, start, false);
+            endRelease(start, reservedBefore - totalAllocatedMemory, false);
         }
     }
 
-    private boolean releaseAvailableCachedBlocksUntold(BlockPool pool, long stream, long s) {
+    private boolean releaseOversizeBlocks(BlockPool pool, long stream, long s) {
         long key = Math.max(s, maxSplitSize);
         int i = pool.lowerBound(stream, key, 0);
         if (i == BlockPool.NO_NODE || blocks.stream[pool.blockAt(i)] != stream
@@ -453,34 +444,15 @@ final class CachingArena extends AbstractDeviceAllocator
      * told to the listener, a release of nothing too (it waited for every pending event, which is what it costs).
      */
     private void releaseCachedBlocks() {
-        if (!listening) {
-            releaseCachedBlocksUntold();
-            return;
-        }
+        // What the listener is told is what the device got back (whole segments freed, pages unmapped).
         long reservedBefore = totalAllocatedMemory;
-        long start = System.nanoTime();
+        long start = startRelease();
         try {
-            releaseCachedBlocksUntold();
+            synchronizeAndFreeEvents();
+            releaseBlocks(largePool);
+            releaseBlocks(smallPool);
         } finally {
-            tellReleased(reservedBefore, start, true);
-        }
-    }
-
-    private void releaseCachedBlocksUntold() {
-        synchronizeAndFreeEvents();
-        releaseBlocks(largePool);
-        releaseBlocks(smallPool);
-    }
-
-    /**
-     * Tells the listener of a release that started at {@code start} with {@code reservedBefore} bytes held: the
-     * bytes given back are what the device was returned (whole segments freed, pages unmapped), also when the
-     * release failed part way. With {@code evenNothing} false, a release that gave nothing back is not told.
-     */
-    private void tellReleased(long reservedBefore, long start, boolean evenNothing) {
-        long released = reservedBefore - totalAllocatedMemory;
-        if (released > 0 || evenNothing) {
-            listener.cacheReleased(released, System.nanoTime() - start);
+            endRelease(start, reservedBefore - totalAllocatedMemory, true);
         }
     }
 
@@ -534,20 +506,16 @@ final class CachingArena extends AbstractDeviceAllocator
      * the listener when it gave something back (it runs on every cache miss with a threshold set).
      */
     private void garbageCollectCachedBlocks() {
-        if (!listening) {
-            garbageCollectCachedBlocksUntold();
-            return;
-        }
         long reservedBefore = totalAllocatedMemory;
-        long start = System.nanoTime();
+        long start = startRelease();
         try {
-            garbageCollectCachedBlocksUntold();
+            releaseOldBlocks();
         } finally {
-            tellReleased(reservedBefore, start, false);
+            endRelease(start, reservedBefore - totalAllocatedMemory, false);
         }
     }
 
-    private void garbageCollectCachedBlocksUntold() {
+    private void releaseOldBlocks() {
         long threshold = (long) (options.garbageCollectionThreshold() * allowedMemoryMaximum);
         if (totalAllocatedMemory <= threshold) {
             return;
@@ -635,7 +603,7 @@ final class CachingArena extends AbstractDeviceAllocator
     }
 
     /** The stats of a block handed out (or restored as allocated): PyTorch's and the common ones. */
-    private void countAllocation(boolean small, long blockSize, long requested) {
+    void countAllocation(boolean small, long blockSize, long requested) {
         stats.increase(Metric.ALLOCATION, small, 1);
         stats.increase(Metric.ALLOCATED_BYTES, small, blockSize);
         stats.increase(Metric.ACTIVE, small, 1);
@@ -651,66 +619,41 @@ final class CachingArena extends AbstractDeviceAllocator
 
     // ================================================================================================ free
 
+    /** Every free is a call of the history, begun before the open check. */
     @Override
-    public void free(long address) {
-        if (address == 0) {
-            return;
-        }
-        lock.lock();
-        try {
-            trace.beginCall();
-            ensureOpen();
-            int h = (int) allocatedBlocks.get(address, -1);
-            if (h < 0) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
-            }
-            freeAllocated(h);
-        } finally {
-            lock.unlock();
-        }
+    protected void beginFreeLocked() {
+        trace.beginCall();
     }
 
+    /** The allocated block's handle (PyTorch's active block map). */
     @Override
-    public void free(long address, long allocationId) {
-        lock.lock();
-        try {
-            trace.beginCall();
-            ensureOpen();
-            int h = (int) allocatedBlocks.get(address, -1);
-            if (h < 0 || allocationIdOf(h) != allocationId) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.DOUBLE_FREE, address, toString());
-            }
-            freeAllocated(h);
-        } finally {
-            lock.unlock();
-        }
+    protected long liveAllocation(long address) {
+        return allocatedBlocks.get(address, NOT_LIVE);
     }
 
     /** Allocation ids are the handle and a per-handle generation, packed: unique while the block lives. */
     private final LongLongHashMap allocationIds = new LongLongHashMap(1024);
     private long nextAllocationId = 1;
 
-    private long allocationIdOf(int h) {
-        return allocationIds.get(h + 1L, -1);
+    /** The id issued for the block, or -1 when none was asked for (ids are issued on first request). */
+    @Override
+    protected long allocationIdOf(long allocation) {
+        return allocationIds.get(allocation + 1, -1);
     }
 
     @Override
-    public long allocationId(long address) {
-        lock.lock();
-        try {
-            int h = (int) allocatedBlocks.get(address, -1);
-            if (h < 0) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
-            }
-            long id = allocationIdOf(h);
-            if (id < 0) {
-                id = nextAllocationId++;
-                allocationIds.put(h + 1L, id, -1);
-            }
-            return id;
-        } finally {
-            lock.unlock();
+    protected long issueAllocationId(long allocation) {
+        long id = allocationIdOf(allocation);
+        if (id < 0) {
+            id = nextAllocationId++;
+            allocationIds.put(allocation + 1, id, -1);
         }
+        return id;
+    }
+
+    @Override
+    protected void releaseAllocation(long address, long allocation) {
+        freeAllocated((int) allocation);
     }
 
     /** PyTorch's {@code free}: account, then free now or after the recorded streams' events. */
@@ -992,7 +935,7 @@ final class CachingArena extends AbstractDeviceAllocator
      * A segment over the address range reserved at {@code base}, nothing mapped yet: one unmapped block of
      * {@code size} bytes in {@code pool}'s unmapped ranges. Also how a restored expandable segment is made.
      */
-    private int addExpandableSegment(BlockPool pool, long stream, long base, long pageSize, long size) {
+    int addExpandableSegment(BlockPool pool, long stream, long base, long pageSize, long size) {
         ExpandableSegment es = new ExpandableSegment(nextExpandableId++, device(), stream, pool.small, base, pageSize,
                 size);
         expandableSegments.add(es);
@@ -1008,7 +951,7 @@ final class CachingArena extends AbstractDeviceAllocator
      * configured reserve of the stream's class, clamped to that (upstream's {@code ExpandableSegment} constructor).
      * At least one byte, so that a reserve that resolves to 0 still gives one page.
      */
-    private long segmentReserve(long stream) {
+    long segmentReserve(long stream) {
         long full = deviceTotal + deviceTotal / 8;
         String reserveClass = reserveClasses.getOrDefault(stream, "");
         ExpandableSegmentReserve.Decision d = options.expandableSegmentsReserve().decision(reserveClass, deviceTotal);
@@ -1070,7 +1013,7 @@ final class CachingArena extends AbstractDeviceAllocator
      * {@code start}: merged with free mapped neighbours, back in the pool, and counted (reserved bytes, one
      * {@code num_device_alloc}, one history entry). Also how a restored mapped range is counted.
      */
-    private void addMapped(int h, BlockPool pool, long start, long mapped) {
+    void addMapped(int h, BlockPool pool, long start, long mapped) {
         tryMergeBlocks(h, blocks.prev[h], pool);
         tryMergeBlocks(h, blocks.next[h], pool);
         pool.insert(h);
@@ -1081,7 +1024,7 @@ final class CachingArena extends AbstractDeviceAllocator
     }
 
     /** Links {@code h} between {@code before} and {@code after}. */
-    private void splice(int h, int before, int after) {
+    void splice(int h, int before, int after) {
         blocks.prev[h] = before;
         blocks.next[h] = after;
         if (before != NONE) {
@@ -1154,38 +1097,6 @@ final class CachingArena extends AbstractDeviceAllocator
         poolOf(h).removeUnmapped(h);
         expandableSegments.remove(es);
         blocks.delete(h);
-    }
-
-    // ================================================================================================ OOM
-
-    /** When a refusal was last logged, for the whole process, as upstream's {@code C10_LOG_EVERY_MS}. */
-    private static final AtomicLong LAST_REJECTION_WARNING =
-            new AtomicLong(Long.MIN_VALUE);
-
-    /** Upstream logs a refusal at most once a minute per process ({@code C10_LOG_EVERY_MS(WARNING, 60000)}). */
-    private void warnRejection(long size, long maxAllowed) {
-        long now = System.nanoTime();
-        long last = LAST_REJECTION_WARNING.get();
-        if ((last != Long.MIN_VALUE && now - last < 60_000_000_000L)
-                || !LAST_REJECTION_WARNING.compareAndSet(last, now)) {
-            return;
-        }
-        LOG.warn("Preemptively rejecting allocation: requested {} but total_allocated_memory ({}) + requested size"
-                        + " would exceed memory limit ({} = {}% of {}). Set throw_on_cudamalloc_oom:false to disable.",
-                CachingArenaReports.formatSize(size), CachingArenaReports.formatSize(totalAllocatedMemory),
-                CachingArenaReports.formatSize(maxAllowed), ostreamDouble(options.perProcessMemoryFraction() * 100),
-                CachingArenaReports.formatSize(deviceTotal));
-    }
-
-    /** A double as C++'s {@code ostream <<} prints it by default ({@code %g}, six significant digits): 100, 12.5. */
-    static String ostreamDouble(double v) {
-        String g = String.format(Locale.ROOT, "%.6g", v);
-        int e = g.indexOf('e');
-        String mantissa = e < 0 ? g : g.substring(0, e);
-        if (mantissa.contains(".")) {
-            mantissa = mantissa.replaceAll("0+$", "").replaceAll("\\.$", "");
-        }
-        return e < 0 ? mantissa : mantissa + g.substring(e);
     }
 
     // ================================================================================================ controls
@@ -1267,12 +1178,7 @@ final class CachingArena extends AbstractDeviceAllocator
 
     @Override
     public String expandableSegmentReserveClass(DeviceStream stream) {
-        lock.lock();
-        try {
-            return reserveClasses.getOrDefault(stream.handle(), "");
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(() -> reserveClasses.getOrDefault(stream.handle(), ""));
     }
 
     @Override
@@ -1287,314 +1193,17 @@ final class CachingArena extends AbstractDeviceAllocator
 
     @Override
     public List<TraceEntry> history() {
-        lock.lock();
-        try {
-            return trace.entries();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    // ================================================================================================ restore
-
-    @Override
-    public long roundSize(long requested) {
-        return sizes.roundSize(requested);
-    }
-
-    @Override
-    public boolean isSmallRequest(long rounded) {
-        return SizeRules.isSmall(rounded);
-    }
-
-    @Override
-    public long smallSegmentSize() {
-        return SMALL_BUFFER;
-    }
-
-    @Override
-    public long largeSegmentSize() {
-        return options.largeSegmentSize();
-    }
-
-    @Override
-    public boolean expandableSegments() {
-        return options.expandableSegments();
-    }
-
-    @Override
-    public boolean shouldSplit(long rounded, long remainder, boolean smallPool, boolean expandable) {
-        // PyTorch's should_split, as shouldSplit(int, long) applies it to a block.
-        if (smallPool || expandable) {
-            return remainder >= MIN_BLOCK_SIZE;
-        }
-        return rounded < maxSplitSize && remainder > SMALL_SIZE;
-    }
-
-    @Override
-    public boolean mayKeepTail(long rounded, long tail) {
-        return tail > 0 && tail <= SMALL_SIZE && rounded < maxSplitSize;
-    }
-
-    @Override
-    public long restoreSegment(long bytes, DeviceStream stream) {
-        if (bytes <= 0 || bytes % MIN_BLOCK_SIZE != 0) {
-            throw new IllegalArgumentException("a segment size must be a positive multiple of 512, got " + bytes);
-        }
-        lock.lock();
-        try {
-            trace.beginCall();
-            ensureOpen();
-            // PyTorch's small pool only ever holds 2 MiB segments.
-            BlockPool pool = bytes == SMALL_BUFFER ? smallPool : largePool;
-            int h = mallocSegment(pool, stream.handle(), bytes);
-            if (h == NONE) {
-                throw new IllegalStateException("the device refused a restored segment of " + bytes + " bytes");
-            }
-            pool.insert(h);
-            return blocks.ptr[h];
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public long expandableSegmentSize(DeviceStream stream, boolean small) {
-        Objects.requireNonNull(stream, "stream");
-        lock.lock();
-        try {
-            ensureOpen();
-            if (!options.expandableSegments()) {
-                return 0;
-            }
-            long pageSize = small ? SMALL_BUFFER : options.largeSegmentSize();
-            return (segmentReserve(stream.handle()) + pageSize - 1) / pageSize * pageSize;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public long restoreExpandableSegment(DeviceStream stream, boolean small, long maxReserveBytes) {
-        Objects.requireNonNull(stream, "stream");
-        lock.lock();
-        try {
-            trace.beginCall();
-            ensureOpen();
-            if (!options.expandableSegments()) {
-                throw new IllegalStateException(this + " runs without expandable segments; restore the segment with"
-                        + " restoreSegment");
-            }
-            long st = stream.handle();
-            long pageSize = small ? SMALL_BUFFER : options.largeSegmentSize();
-            VirtualMemory vm = device().virtualMemory().orElseThrow();
-            long granule = vm.granularity();
-            // As findExpandableBlock sizes a new segment: whole pages of the stream's reserve, reserved in granules.
-            long pages = (segmentReserve(st) + pageSize - 1) / pageSize;
-            if (maxReserveBytes > 0) {
-                long cap = Math.min(pages, maxReserveBytes / pageSize);
-                while (cap > 0 && roundUp(cap * pageSize, granule) > maxReserveBytes) {
-                    cap--;
-                }
-                if (cap == 0) {
-                    throw new IllegalArgumentException("maxReserveBytes " + maxReserveBytes + " holds no whole page"
-                            + " of " + pageSize + " B (reserved in granules of " + granule + " B); pass at least one"
-                            + " page, or 0 for the full reserve");
-                }
-                pages = cap;
-            }
-            long base = vm.reserve(roundUp(pages * pageSize, granule));
-            if (base == DeviceMemory.NULL) {
-                throw new IllegalStateException("the device refused to reserve a restored expandable segment of "
-                        + pages * pageSize + " bytes");
-            }
-            addExpandableSegment(small ? smallPool : largePool, st, base, pageSize, pages * pageSize);
-            return base;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public void restoreExpandableRange(long address, long bytes) {
-        if (bytes <= 0) {
-            throw new IllegalArgumentException("a restored mapped range must have a positive size, got " + bytes);
-        }
-        lock.lock();
-        try {
-            trace.beginCall();
-            ensureOpen();
-            ExpandableSegment es = null;
-            for (ExpandableSegment candidate : expandableSegments) {
-                if (candidate.holds(address)) {
-                    es = candidate;
-                }
-            }
-            if (es == null) {
-                throw new IllegalArgumentException("no expandable segment of " + this + " holds 0x"
-                        + Long.toHexString(address) + "; restore its segment first with restoreExpandableSegment");
-            }
-            if ((address - es.base) % es.pageSize != 0 || bytes % es.pageSize != 0
-                    || bytes > es.base + es.size - address) {
-                throw new IllegalArgumentException("[0x" + Long.toHexString(address) + ", +" + bytes + ") is not whole"
-                        + " pages of " + es.pageSize + " B inside the expandable segment at 0x"
-                        + Long.toHexString(es.base) + " (" + es.size + " B)");
-            }
-            BlockPool pool = es.small ? smallPool : largePool;
-            int h = NONE;
-            for (int i = pool.firstUnmapped(es.stream, Long.MIN_VALUE); i != BlockPool.NO_NODE
-                    && blocks.stream[pool.unmappedAt(i)] == es.stream; i = pool.nextUnmapped(i)) {
-                int u = pool.unmappedAt(i);
-                if (blocks.expandable[u] == es.id && blocks.ptr[u] <= address
-                        && address + bytes <= blocks.ptr[u] + blocks.size[u]) {
-                    h = u;
-                    break;
-                }
-            }
-            if (h == NONE) {
-                throw new IllegalArgumentException("[0x" + Long.toHexString(address) + ", +" + bytes + ") is not"
-                        + " inside one unmapped range of the expandable segment at 0x" + Long.toHexString(es.base)
-                        + ": part of it is mapped already");
-            }
-            // The device call first: a refusal leaves everything as it was.
-            long mapped = es.map(address, bytes);
-            if (mapped == 0) {
-                throw new IllegalStateException("the device refused to map a restored range of " + bytes + " bytes at"
-                        + " 0x" + Long.toHexString(address));
-            }
-            deviceCalls++;
-            pool.removeUnmapped(h);
-            if (blocks.ptr[h] < address) {
-                int front = blocks.create(blocks.ptr[h], address - blocks.ptr[h], es.stream, es.small);
-                blocks.mapped[front] = false;
-                blocks.expandable[front] = es.id;
-                splice(front, blocks.prev[h], h);
-                pool.insertUnmapped(front);
-            }
-            if (blocks.ptr[h] + blocks.size[h] > address + bytes) {
-                int back = blocks.create(address + bytes, blocks.ptr[h] + blocks.size[h] - (address + bytes),
-                        es.stream, es.small);
-                blocks.mapped[back] = false;
-                blocks.expandable[back] = es.id;
-                splice(back, h, blocks.next[h]);
-                pool.insertUnmapped(back);
-            }
-            blocks.ptr[h] = address;
-            blocks.size[h] = bytes;
-            blocks.mapped[h] = true;
-            // As map_block: merged with free mapped neighbours, counted as one map.
-            addMapped(h, pool, address, mapped);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public void restoreAllocation(long address, long blockSize, long requested, DeviceStream stream) {
-        if (blockSize <= 0 || blockSize % MIN_BLOCK_SIZE != 0 || requested <= 0 || requested > blockSize) {
-            throw new IllegalArgumentException("bad restored block: size " + blockSize + ", requested " + requested);
-        }
-        lock.lock();
-        try {
-            trace.beginCall();
-            ensureOpen();
-            int h = findFreeBlockContaining(address, blockSize, stream.handle());
-            BlockPool pool = poolOf(h);
-            long[] before = inactiveSplitOfSegment(h);
-            pool.remove(h);
-            if (blocks.ptr[h] < address) {
-                // The part before stays a free block of its own (of the same expandable segment, if any: mapped).
-                int front = blocks.create(blocks.ptr[h], address - blocks.ptr[h], blocks.stream[h], blocks.small[h]);
-                blocks.expandable[front] = blocks.expandable[h];
-                splice(front, blocks.prev[h], h);
-                blocks.size[h] -= address - blocks.ptr[h];
-                blocks.ptr[h] = address;
-                pool.insert(front);
-            }
-            if (blocks.size[h] > blockSize) {
-                int back = blocks.create(address + blockSize, blocks.size[h] - blockSize, blocks.stream[h],
-                        blocks.small[h]);
-                blocks.expandable[back] = blocks.expandable[h];
-                splice(back, h, blocks.next[h]);
-                blocks.size[h] = blockSize;
-                pool.insert(back);
-            }
-            blocks.allocated[h] = true;
-            blocks.requested[h] = requested;
-            allocatedBlocks.put(address, h, -1);
-            // Inactive splits are the free blocks of split segments: account the difference the carve made.
-            long[] after = inactiveSplitOfSegment(h);
-            adjust(Metric.INACTIVE_SPLIT, pool.small, after[0] - before[0]);
-            adjust(Metric.INACTIVE_SPLIT_BYTES, pool.small, after[1] - before[1]);
-            countAllocation(pool.small, blockSize, requested);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private static long roundUp(long bytes, long alignment) {
-        return (bytes + alignment - 1) / alignment * alignment;
-    }
-
-    private void adjust(Metric metric, boolean small, long delta) {
-        if (delta > 0) {
-            stats.increase(metric, small, delta);
-        } else if (delta < 0) {
-            stats.decrease(metric, small, -delta);
-        }
-    }
-
-    /** {count, bytes} of the inactive (free, unpended) blocks of {@code h}'s segment if it is split. */
-    private long[] inactiveSplitOfSegment(int h) {
-        int head = h;
-        while (blocks.prev[head] != NONE) {
-            head = blocks.prev[head];
-        }
-        long[] out = new long[2];
-        if (blocks.expandable[head] != NONE) {
-            return out;
-        }
-        for (int b = head; b != NONE; b = blocks.next[b]) {
-            if (!blocks.allocated[b] && blocks.eventCount[b] == 0 && !blocks.hasStreamUses[b] && blocks.isSplit(b)) {
-                out[0]++;
-                out[1] += blocks.size[b];
-            }
-        }
-        return out;
-    }
-
-    private int findFreeBlockContaining(long address, long size, long stream) {
-        for (BlockPool pool : new BlockPool[] {largePool, smallPool}) {
-            for (int i = pool.firstFree(); i != BlockPool.NO_NODE; i = pool.nextFree(i)) {
-                int h = pool.blockAt(i);
-                if (blocks.stream[h] == stream && blocks.ptr[h] <= address
-                        && address + size <= blocks.ptr[h] + blocks.size[h]) {
-                    return h;
-                }
-            }
-        }
-        throw new IllegalArgumentException("no free block of stream " + stream + " contains [0x"
-                + Long.toHexString(address) + ", +" + size + "); restore its segment first");
+        return copyLocked(trace::entries);
     }
 
     // ================================================================================================ stats
 
     private long lockedAllocatedBytes() {
-        lock.lock();
-        try {
-            return stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
-        } finally {
-            lock.unlock();
-        }
+        return readLocked(() -> stats.get(Metric.ALLOCATED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT));
     }
 
     private long lockedReservedBytes() {
-        lock.lock();
-        try {
-            return stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT);
-        } finally {
-            lock.unlock();
-        }
+        return readLocked(() -> stats.get(Metric.RESERVED_BYTES, DeviceStats.ALL, DeviceStats.CURRENT));
     }
 
     /** {@code reserved_bytes.all.current}, read without the lock (see the class documentation). */
@@ -1615,7 +1224,7 @@ final class CachingArena extends AbstractDeviceAllocator
         return requestedAllocated;
     }
 
-    /** {@code round_size}, as {@link #roundSize}. */
+    /** {@code round_size}. */
     @Override
     public long roundedSize(long requested) {
         return sizes.roundSize(requested);
@@ -1643,12 +1252,7 @@ final class CachingArena extends AbstractDeviceAllocator
 
     @Override
     public Map<String, Long> memoryStats() {
-        lock.lock();
-        try {
-            return stats.memoryStats(maxSplitSize);
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(() -> stats.memoryStats(maxSplitSize));
     }
 
     @Override
@@ -1694,19 +1298,22 @@ final class CachingArena extends AbstractDeviceAllocator
         lock.lock();
         try {
             int all = DeviceStats.ALL;
-            return new AllocatorStats(
-                    stats.get(Metric.ALLOCATION, all, DeviceStats.ALLOCATED),
-                    stats.get(Metric.ALLOCATION, all, DeviceStats.FREED),
-                    stats.get(Metric.ALLOCATION, all, DeviceStats.CURRENT),
-                    stats.get(Metric.ALLOCATION, all, DeviceStats.PEAK),
-                    stats.get(Metric.ALLOCATED_BYTES, all, DeviceStats.CURRENT),
-                    stats.get(Metric.ALLOCATED_BYTES, all, DeviceStats.PEAK),
-                    requestedAllocated, peakRequestedAllocated,
-                    stats.get(Metric.RESERVED_BYTES, all, DeviceStats.CURRENT),
-                    stats.get(Metric.RESERVED_BYTES, all, DeviceStats.PEAK),
-                    largestRequest, largestFreeLocked(),
-                    deviceCalls, deviceReleases, stats.numAllocRetries, stats.numOoms + stats.numOomRejections,
-                    limit());
+            return AllocatorStats.builder()
+                    .allocationCount(stats.get(Metric.ALLOCATION, all, DeviceStats.ALLOCATED))
+                    .freeCount(stats.get(Metric.ALLOCATION, all, DeviceStats.FREED))
+                    .activeAllocations(stats.get(Metric.ALLOCATION, all, DeviceStats.CURRENT))
+                    .peakActiveAllocations(stats.get(Metric.ALLOCATION, all, DeviceStats.PEAK))
+                    .allocatedBytes(stats.get(Metric.ALLOCATED_BYTES, all, DeviceStats.CURRENT))
+                    .peakAllocatedBytes(stats.get(Metric.ALLOCATED_BYTES, all, DeviceStats.PEAK))
+                    .requestedBytes(requestedAllocated).peakRequestedBytes(peakRequestedAllocated)
+                    .reservedBytes(stats.get(Metric.RESERVED_BYTES, all, DeviceStats.CURRENT))
+                    .peakReservedBytes(stats.get(Metric.RESERVED_BYTES, all, DeviceStats.PEAK))
+                    .largestAllocation(largestRequest).largestFreeBlock(largestFreeLocked())
+                    .deviceMallocs(deviceCalls).deviceFrees(deviceReleases)
+                    .allocationRetries(stats.numAllocRetries)
+                    .outOfMemoryErrors(stats.numOoms + stats.numOomRejections)
+                    .limitBytes(limit())
+                    .build();
         } finally {
             lock.unlock();
         }
@@ -1721,13 +1328,8 @@ final class CachingArena extends AbstractDeviceAllocator
      */
     @Override
     public List<PoolUsage> memoryUsage() {
-        lock.lock();
-        try {
-            return List.of(poolUsage(PoolUsage.ALL, DeviceStats.ALL), poolUsage("small", DeviceStats.SMALL),
-                    poolUsage("large", DeviceStats.LARGE));
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(() -> List.of(poolUsage(PoolUsage.ALL, DeviceStats.ALL),
+                poolUsage("small", DeviceStats.SMALL), poolUsage("large", DeviceStats.LARGE)));
     }
 
     private PoolUsage poolUsage(String name, int type) {
@@ -1782,13 +1384,8 @@ final class CachingArena extends AbstractDeviceAllocator
 
     @Override
     public MemorySnapshot snapshot() {
-        lock.lock();
-        try {
-            return new MemorySnapshot(name(), device().descriptor(), SnapshotBuilder.segments(blocks, segmentHeads()),
-                    stats(), options.allocatorSettings());
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(() -> new MemorySnapshot(name(), device().descriptor(),
+                SnapshotBuilder.segments(blocks, segmentHeads()), stats(), options.allocatorSettings()));
     }
 
     @Override

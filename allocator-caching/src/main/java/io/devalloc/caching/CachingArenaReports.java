@@ -6,15 +6,17 @@ import io.devalloc.caching.CachingAllocator.OomRejectionObserver;
 import io.devalloc.caching.DeviceStats.Metric;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * What {@link CachingArena} says when an allocation fails, apart from the port of {@code DeviceCachingAllocator}
  * itself (as {@code BfcArenaDumps} is for BFC): upstream's out-of-memory error with its message and hints, the
- * rejection of {@code throw_on_cudamalloc_oom} and the dispatch of its observers, and PyTorch's {@code format_size}.
- * Every method runs under the arena's lock, as the arena calls it, except {@link #dispatchRejection} (on a thread of
- * its own, as upstream's).
+ * rejection of {@code throw_on_cudamalloc_oom} with its once-a-minute warning and the dispatch of its observers, and
+ * PyTorch's {@code format_size}. Every method runs under the arena's lock, as the arena calls it, except
+ * {@link #notifyRejection} (after the lock is released) and {@link #dispatchRejection} (on a thread of its own, as
+ * upstream's).
  */
 final class CachingArenaReports {
 
@@ -141,5 +143,36 @@ final class CachingArenaReports {
             return String.format(Locale.ROOT, "%.2f MiB", size / 1048576.0);
         }
         return String.format(Locale.ROOT, "%.2f GiB", size / 1073741824.0);
+    }
+
+    /** When a refusal was last logged, for the whole process, as upstream's {@code C10_LOG_EVERY_MS}. */
+    private static final AtomicLong LAST_REJECTION_WARNING = new AtomicLong(Long.MIN_VALUE);
+
+    /**
+     * Logs the refusal of {@code throw_on_cudamalloc_oom} of a segment of {@code size} bytes, at most once a minute
+     * per process, as upstream ({@code C10_LOG_EVERY_MS(WARNING, 60000)}).
+     */
+    static void warnRejection(CachingArena arena, long size, long maxAllowed) {
+        long now = System.nanoTime();
+        long last = LAST_REJECTION_WARNING.get();
+        if ((last != Long.MIN_VALUE && now - last < 60_000_000_000L)
+                || !LAST_REJECTION_WARNING.compareAndSet(last, now)) {
+            return;
+        }
+        LOG.warn("Preemptively rejecting allocation: requested {} but total_allocated_memory ({}) + requested size"
+                        + " would exceed memory limit ({} = {}% of {}). Set throw_on_cudamalloc_oom:false to disable.",
+                formatSize(size), formatSize(arena.totalAllocatedMemory), formatSize(maxAllowed),
+                ostreamDouble(arena.options.perProcessMemoryFraction() * 100), formatSize(arena.deviceTotal));
+    }
+
+    /** A double as C++'s {@code ostream <<} prints it by default ({@code %g}, six significant digits): 100, 12.5. */
+    static String ostreamDouble(double v) {
+        String g = String.format(Locale.ROOT, "%.6g", v);
+        int e = g.indexOf('e');
+        String mantissa = e < 0 ? g : g.substring(0, e);
+        if (mantissa.contains(".")) {
+            mantissa = mantissa.replaceAll("0+$", "").replaceAll("\\.$", "");
+        }
+        return e < 0 ? mantissa : mantissa + g.substring(e);
     }
 }

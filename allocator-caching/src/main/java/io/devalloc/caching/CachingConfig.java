@@ -7,6 +7,7 @@ import static io.devalloc.caching.SizeRules.ROUNDUP_INTERVALS;
 import io.devalloc.api.config.AllocatorConfig;
 import io.devalloc.api.config.ConfigOption;
 import io.devalloc.api.config.ConfigSchema;
+import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.units.ByteSize;
 import java.util.ArrayList;
@@ -641,5 +642,43 @@ public final class CachingConfig {
             sb.append(e.getKey()).append(':').append(value);
         }
         return sb.toString();
+    }
+
+    /**
+     * The options an arena on {@code device} runs with: {@code options}, checked where only the allocator's creation
+     * can check them, since they depend on the device or name a backend devalloc does not offer. Without the
+     * device's virtual memory, expandable segments are turned off with a warning, as PyTorch carries on without the
+     * driver's API; with them, the large page must be a multiple of the device's mapping granule; and only
+     * {@code backend:native} is offered ({@code cudaMallocAsync} is parsed, then refused here).
+     *
+     * @throws InvalidConfigurationException for a large page off the granule, or a backend other than native
+     */
+    static CachingOptions forDevice(CachingOptions options, DeviceMemory device) {
+        CachingOptions checked = options;
+        if (checked.expandableSegments() && device.virtualMemory().isEmpty()) {
+            // The arena's logger: the warning is the allocator's, as upstream logs it.
+            LoggerFactory.getLogger(CachingArena.class).warn("expandable_segments not supported on this platform ({}"
+                    + " has no virtual memory); continuing without expandable segments", device.descriptor().id());
+            checked = checked.withExpandableSegments(false);
+        }
+        if (checked.expandableSegments()) {
+            long granule = device.virtualMemory().orElseThrow().granularity();
+            if (checked.largeSegmentSize() % granule != 0) {
+                // PyTorch's cuMemCreate of such a page fails at the first large allocation; say so up front.
+                String mb = Long.toString(checked.largeSegmentSize() / (1024 * 1024));
+                throw new InvalidConfigurationException("large_segment_size_mb", mb,
+                        "large_segment_size_mb:" + mb + " with expandable_segments:True: an expandable segment's large"
+                        + " page must be a multiple of the mapping granule of " + device.descriptor().id() + " ("
+                        + ByteSize.format(granule) + "); choose a large_segment_size_mb that is a"
+                        + " multiple of it, or expandable_segments:False");
+            }
+        }
+        if (checked.backend() != CachingOptions.Backend.NATIVE) {
+            throw new InvalidConfigurationException("backend", checked.backend().configName(),
+                    "backend:" + checked.backend().configName()
+                    + " is not offered by devalloc; use backend:native (the caching allocator) or the 'direct'"
+                    + " allocator");
+        }
+        return checked;
     }
 }

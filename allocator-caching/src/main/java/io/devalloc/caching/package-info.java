@@ -4,10 +4,19 @@
  *
  * <h2>Files, cut where upstream cuts</h2>
  * <ul>
- *   <li>{@code CachingArena}: the allocator of one device, PyTorch's {@code DeviceCachingAllocator} (below), plus the
- *       warm-start restore. What every allocator repeats (argument checks, the null allocation, the lock,
- *       {@code ensureOpen}, closing once with the first failure thrown and the rest suppressed) comes from
- *       allocator-api's {@code AbstractDeviceAllocator}; the arena's {@code releaseAll} returns the segments.</li>
+ *   <li>{@code CachingArena}: the allocator of one device, PyTorch's {@code DeviceCachingAllocator} (below), and
+ *       nothing else. What every allocator repeats (argument checks, the null allocation, the lock,
+ *       {@code ensureOpen}, the free path's lookup and checks, the listener and the timing of cache releases,
+ *       closing once with the first failure thrown and the rest suppressed) comes from allocator-api's
+ *       {@code AbstractDeviceAllocator}; the arena answers its hooks ({@code liveAllocation},
+ *       {@code releaseAllocation}: PyTorch's {@code free}) and its {@code releaseAll} returns the segments.
+ *       {@code AllocParams} is upstream's {@code AllocParams}: the search key and {@code alloc_block}'s verdict
+ *       that a malloc carries through the search (one per arena, reused).</li>
+ *   <li>{@code CachingArenaRestore}: the warm-start restore of replays (PyTorch has no such calls), the arena's
+ *       {@link io.devalloc.api.spi.TraceStateRestore}, handed out by its {@code unwrap}; it runs under the arena's
+ *       lock with the malloc path's bookkeeping. {@code CachingArenaReports}: what the arena says when an
+ *       allocation fails (upstream's out-of-memory message and hints, the {@code throw_on_cudamalloc_oom}
+ *       rejection, {@code format_size}).</li>
  *   <li>{@code ExpandableSegment}: PyTorch's {@code struct ExpandableSegment}, one reserved range and its pages, with
  *       the device calls that map and unmap them; the arena keeps the blocks inside it and the counts.</li>
  *   <li>{@code BlockTable} (the blocks, as columns of primitive arrays) and {@code BlockPool} (PyTorch's
@@ -21,7 +30,8 @@
  *   <li>{@link io.devalloc.caching.CachingOptions}: the options record (one value per key, withers for what the
  *       allocator changes, {@code allocator_settings}); {@link io.devalloc.caching.CachingConfig}: PyTorch's
  *       {@code CUDAAllocatorConfig}, the keys, the parser, the environment variables and upstream's messages (its
- *       pinned keys are shared with {@code caching-host}); {@link io.devalloc.caching.SizeRules}: the size constants
+ *       pinned keys are shared with {@code caching-host}, and the checks of a configuration against the device
+ *       made at creation); {@link io.devalloc.caching.SizeRules}: the size constants
  *       ({@code kMinBlockSize} ... {@code kLargeBuffer}, their one home), {@code round_size} and
  *       {@code get_allocation_size}; {@link io.devalloc.caching.ExpandableSegmentReserve}: the reserve keys.</li>
  *   <li>{@link io.devalloc.caching.CachingAllocator}, {@link io.devalloc.caching.CachingAllocatorProvider}: the
@@ -94,7 +104,7 @@
  *   <li>Warm traces can be seeded with {@code restoreSegment}, {@code restoreExpandableSegment} and
  *       {@code restoreExpandableRange} (the mapped ranges of an expandable segment, at their recorded offsets from
  *       its base), and {@code restoreAllocation} (a live block, in either kind of segment), which PyTorch has no
- *       need for (see {@code CachingArena}).</li>
+ *       need for (see {@code CachingArenaRestore}).</li>
  *   <li>A request larger than its expandable segment's reserve fails without reserving the address space first
  *       (upstream reserves a segment and deletes it at once); every other effect is the same. A configured reserve
  *       that resolves to 0 bytes (a tiny fraction) still gives a one-page segment, where upstream would make a

@@ -7,6 +7,7 @@ import io.devalloc.api.device.*;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.spi.ForwardingDeviceMemory;
 import io.devalloc.api.spi.ForwardingVirtualMemory;
+import io.devalloc.api.spi.TraceStateRestore;
 import io.devalloc.sim.EventCompletion;
 import io.devalloc.sim.SimulatedDevice;
 import java.lang.foreign.MemorySegment;
@@ -211,7 +212,8 @@ class CachingRobustnessTest {
         CachingArena a = arena(d, "expandable_segments:True");
         long p = a.malloc(12 * MiB, DeviceStream.DEFAULT);
         a.free(p);
-        a.restoreAllocation(p + 2 * MiB, 2 * MiB, 2 * MiB, DeviceStream.DEFAULT);
+        a.unwrap(TraceStateRestore.class).orElseThrow()
+                .restoreAllocation(p + 2 * MiB, 2 * MiB, 2 * MiB, DeviceStream.DEFAULT);
         CachingInvariants.check(a);
         a.emptyCache();
         CachingInvariants.check(a);

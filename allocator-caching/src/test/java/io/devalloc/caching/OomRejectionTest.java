@@ -90,12 +90,12 @@ class OomRejectionTest {
     /** The warning prints the percentage as upstream's ostream does: 100, not 100.0. */
     @Test
     void percentagesAsCxxPrintsThem() {
-        assertEquals("100", CachingArena.ostreamDouble(100.0));
-        assertEquals("50", CachingArena.ostreamDouble(50.0));
-        assertEquals("12.5", CachingArena.ostreamDouble(12.5));
-        assertEquals("33.3333", CachingArena.ostreamDouble(100.0 / 3));
-        assertEquals("0.5", CachingArena.ostreamDouble(0.5));
-        assertEquals("0", CachingArena.ostreamDouble(0.0));
+        assertEquals("100", CachingArenaReports.ostreamDouble(100.0));
+        assertEquals("50", CachingArenaReports.ostreamDouble(50.0));
+        assertEquals("12.5", CachingArenaReports.ostreamDouble(12.5));
+        assertEquals("33.3333", CachingArenaReports.ostreamDouble(100.0 / 3));
+        assertEquals("0.5", CachingArenaReports.ostreamDouble(0.5));
+        assertEquals("0", CachingArenaReports.ostreamDouble(0.0));
     }
 
     @Test

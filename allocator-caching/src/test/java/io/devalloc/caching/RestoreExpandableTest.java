@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.device.DeviceStream;
+import io.devalloc.api.spi.TraceStateRestore;
 import io.devalloc.sim.DeviceOperation;
 import io.devalloc.sim.SimulatedDevice;
 import java.util.ArrayList;
@@ -37,6 +38,11 @@ class RestoreExpandableTest {
         CachingArena a = (CachingArena) new CachingAllocatorProvider(Map.of()).create(d, config);
         arenas.add(a);
         return a;
+    }
+
+    /** The arena's warm-start restore, reached as a replay reaches it. */
+    private static TraceStateRestore restore(CachingArena a) {
+        return a.unwrap(TraceStateRestore.class).orElseThrow();
     }
 
     @AfterEach
@@ -77,12 +83,12 @@ class RestoreExpandableTest {
         SimulatedDevice d = device(BASE);
         CachingArena a = arena(d, EXPANDABLE);
         a.recordHistory(100);
-        long full = a.expandableSegmentSize(DeviceStream.DEFAULT, false);
+        long full = restore(a).expandableSegmentSize(DeviceStream.DEFAULT, false);
         assertEquals((9 * GiB + PAGE - 1) / PAGE * PAGE, full, "whole pages of 9/8 of the device");
 
-        assertEquals(BASE, a.restoreExpandableSegment(DeviceStream.DEFAULT, false, 0));
-        a.restoreExpandableRange(BASE + 40 * MiB, 60 * MiB);
-        a.restoreExpandableRange(BASE + 200 * MiB, 20 * MiB);
+        assertEquals(BASE, restore(a).restoreExpandableSegment(DeviceStream.DEFAULT, false, 0));
+        restore(a).restoreExpandableRange(BASE + 40 * MiB, 60 * MiB);
+        restore(a).restoreExpandableRange(BASE + 200 * MiB, 20 * MiB);
 
         Map<String, Long> stats = a.memoryStats();
         List<TraceAction> history = a.history().stream().map(TraceEntry::action).toList();
@@ -125,9 +131,9 @@ class RestoreExpandableTest {
     @Test
     void adjacentRestoredRangesMergeIntoOneFreeBlock() {
         CachingArena a = arena(device(BASE), EXPANDABLE);
-        a.restoreExpandableSegment(DeviceStream.DEFAULT, false, 0);
-        a.restoreExpandableRange(BASE + 20 * MiB, 20 * MiB);
-        a.restoreExpandableRange(BASE, 20 * MiB);
+        restore(a).restoreExpandableSegment(DeviceStream.DEFAULT, false, 0);
+        restore(a).restoreExpandableRange(BASE + 20 * MiB, 20 * MiB);
+        restore(a).restoreExpandableRange(BASE, 20 * MiB);
         List<Map<String, Object>> segments = segments(a);
         assertEquals(1, segments.size());
         assertEquals(List.of(List.of(BASE, 40 * MiB, "inactive")), blocks(segments.getFirst()));
@@ -138,13 +144,13 @@ class RestoreExpandableTest {
     void restoreAllocationInsideARangeLeavesMappedExpandablePiecesAndNoInactiveSplits() {
         SimulatedDevice d = device(BASE, BASE - 10 * GiB);
         CachingArena a = arena(d, EXPANDABLE);
-        a.restoreExpandableSegment(DeviceStream.DEFAULT, false, 0);
-        a.restoreExpandableRange(BASE, 60 * MiB);
-        a.restoreAllocation(BASE + 20 * MiB, 10 * MiB, 10 * MiB - 100, DeviceStream.DEFAULT);
-        long small = a.restoreExpandableSegment(DeviceStream.DEFAULT, true, 0);
+        restore(a).restoreExpandableSegment(DeviceStream.DEFAULT, false, 0);
+        restore(a).restoreExpandableRange(BASE, 60 * MiB);
+        restore(a).restoreAllocation(BASE + 20 * MiB, 10 * MiB, 10 * MiB - 100, DeviceStream.DEFAULT);
+        long small = restore(a).restoreExpandableSegment(DeviceStream.DEFAULT, true, 0);
         assertEquals(BASE - 10 * GiB, small);
-        a.restoreExpandableRange(small, 2 * MiB);
-        a.restoreAllocation(small + 512, 1024, 1000, DeviceStream.DEFAULT);
+        restore(a).restoreExpandableRange(small, 2 * MiB);
+        restore(a).restoreAllocation(small + 512, 1024, 1000, DeviceStream.DEFAULT);
         CachingInvariants.check(a);
 
         Map<String, Long> stats = a.memoryStats();
@@ -177,13 +183,13 @@ class RestoreExpandableTest {
     void maxReserveBytesCapsTheReservationInWholePages() {
         SimulatedDevice d = device(BASE, BASE + GiB);
         CachingArena a = arena(d, EXPANDABLE);
-        assertEquals(BASE, a.restoreExpandableSegment(DeviceStream.DEFAULT, false, 5 * PAGE + MiB));
-        assertEquals(BASE + GiB, a.restoreExpandableSegment(DeviceStream.DEFAULT, true, 3 * MiB));
+        assertEquals(BASE, restore(a).restoreExpandableSegment(DeviceStream.DEFAULT, false, 5 * PAGE + MiB));
+        assertEquals(BASE + GiB, restore(a).restoreExpandableSegment(DeviceStream.DEFAULT, true, 3 * MiB));
         assertEquals(List.of(5 * PAGE, 2 * MiB), ops(d, DeviceOperation.Kind.RESERVE).stream()
                 .map(DeviceOperation::bytes).toList());
-        a.restoreExpandableRange(BASE + 4 * PAGE, PAGE);
+        restore(a).restoreExpandableRange(BASE + 4 * PAGE, PAGE);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> a.restoreExpandableRange(BASE + 5 * PAGE, PAGE));
+                () -> restore(a).restoreExpandableRange(BASE + 5 * PAGE, PAGE));
         assertTrue(e.getMessage().startsWith("no expandable segment of allocator 'caching'"), e.getMessage());
     }
 
@@ -191,10 +197,11 @@ class RestoreExpandableTest {
     void theSegmentSizeFollowsTheConfiguredReserveAndIsZeroWithoutExpandableSegments() {
         CachingArena reserved = arena(device(), EXPANDABLE + ",expandable_segments_reserve:0.03");
         long bytes = (long) (0.03 * 8 * GiB);
-        assertEquals((bytes + PAGE - 1) / PAGE * PAGE, reserved.expandableSegmentSize(DeviceStream.DEFAULT, false));
+        assertEquals((bytes + PAGE - 1) / PAGE * PAGE,
+                restore(reserved).expandableSegmentSize(DeviceStream.DEFAULT, false));
         assertEquals((bytes + 2 * MiB - 1) / (2 * MiB) * 2 * MiB,
-                reserved.expandableSegmentSize(DeviceStream.DEFAULT, true));
-        assertEquals(0, arena(device(), "").expandableSegmentSize(DeviceStream.DEFAULT, false));
+                restore(reserved).expandableSegmentSize(DeviceStream.DEFAULT, true));
+        assertEquals(0, restore(arena(device(), "")).expandableSegmentSize(DeviceStream.DEFAULT, false));
     }
 
     // ------------------------------------------------------------------------------------------------ errors
@@ -218,7 +225,7 @@ class RestoreExpandableTest {
         SimulatedDevice d = device();
         CachingArena a = arena(d, "");
         refused(a, d, IllegalStateException.class, "runs without expandable segments; restore the segment with"
-                + " restoreSegment", () -> a.restoreExpandableSegment(DeviceStream.DEFAULT, false, 0));
+                + " restoreSegment", () -> restore(a).restoreExpandableSegment(DeviceStream.DEFAULT, false, 0));
     }
 
     @Test
@@ -226,7 +233,7 @@ class RestoreExpandableTest {
         SimulatedDevice d = device(BASE);
         CachingArena a = arena(d, EXPANDABLE);
         refused(a, d, IllegalArgumentException.class, "maxReserveBytes 20971519 holds no whole page of 20971520 B",
-                () -> a.restoreExpandableSegment(DeviceStream.DEFAULT, false, PAGE - 1));
+                () -> restore(a).restoreExpandableSegment(DeviceStream.DEFAULT, false, PAGE - 1));
     }
 
     @Test
@@ -235,44 +242,45 @@ class RestoreExpandableTest {
         SimulatedDevice d = SimulatedDevice.builder().capacity(GiB).addressSpace(2 * GiB + 2 * MiB)
                 .recordHistory(true).build();
         CachingArena a = arena(d, EXPANDABLE);
-        a.restoreExpandableSegment(DeviceStream.DEFAULT, false, 0);
+        restore(a).restoreExpandableSegment(DeviceStream.DEFAULT, false, 0);
         refused(a, d, IllegalStateException.class, "the device refused to reserve a restored expandable segment",
-                () -> a.restoreExpandableSegment(DeviceStream.DEFAULT, false, 0));
+                () -> restore(a).restoreExpandableSegment(DeviceStream.DEFAULT, false, 0));
     }
 
     @Test
     void aRangeMustBeWholeUnmappedPagesOfARestoredSegment() {
         SimulatedDevice d = device(BASE);
         CachingArena a = arena(d, EXPANDABLE);
-        a.restoreExpandableSegment(DeviceStream.DEFAULT, false, 10 * PAGE);
-        a.restoreExpandableRange(BASE + 2 * PAGE, 2 * PAGE);
+        restore(a).restoreExpandableSegment(DeviceStream.DEFAULT, false, 10 * PAGE);
+        restore(a).restoreExpandableRange(BASE + 2 * PAGE, 2 * PAGE);
         refused(a, d, IllegalArgumentException.class, "a restored mapped range must have a positive size, got 0",
-                () -> a.restoreExpandableRange(BASE, 0));
+                () -> restore(a).restoreExpandableRange(BASE, 0));
         refused(a, d, IllegalArgumentException.class, "no expandable segment of allocator 'caching'",
-                () -> a.restoreExpandableRange(BASE - PAGE, PAGE));
+                () -> restore(a).restoreExpandableRange(BASE - PAGE, PAGE));
         refused(a, d, IllegalArgumentException.class, "is not whole pages of 20971520 B inside the expandable"
-                + " segment at 0x" + Long.toHexString(BASE), () -> a.restoreExpandableRange(BASE + 2 * MiB, PAGE));
+                + " segment at 0x" + Long.toHexString(BASE),
+                () -> restore(a).restoreExpandableRange(BASE + 2 * MiB, PAGE));
         refused(a, d, IllegalArgumentException.class, "is not whole pages",
-                () -> a.restoreExpandableRange(BASE, PAGE + 2 * MiB));
+                () -> restore(a).restoreExpandableRange(BASE, PAGE + 2 * MiB));
         refused(a, d, IllegalArgumentException.class, "is not whole pages",
-                () -> a.restoreExpandableRange(BASE + 9 * PAGE, 2 * PAGE));
+                () -> restore(a).restoreExpandableRange(BASE + 9 * PAGE, 2 * PAGE));
         refused(a, d, IllegalArgumentException.class, "is not inside one unmapped range of the expandable segment"
                 + " at 0x" + Long.toHexString(BASE) + ": part of it is mapped already",
-                () -> a.restoreExpandableRange(BASE + PAGE, 2 * PAGE));
+                () -> restore(a).restoreExpandableRange(BASE + PAGE, 2 * PAGE));
         refused(a, d, IllegalArgumentException.class, "part of it is mapped already",
-                () -> a.restoreExpandableRange(BASE + 3 * PAGE, PAGE));
+                () -> restore(a).restoreExpandableRange(BASE + 3 * PAGE, PAGE));
     }
 
     @Test
     void aRefusedMapChangesNothingAndTheRangeCanBeRestoredLater() {
         SimulatedDevice d = device(BASE);
         CachingArena a = arena(d, EXPANDABLE);
-        a.restoreExpandableSegment(DeviceStream.DEFAULT, false, 0);
+        restore(a).restoreExpandableSegment(DeviceStream.DEFAULT, false, 0);
         d.setLimitBytes(PAGE);
         refused(a, d, IllegalStateException.class, "the device refused to map a restored range of 41943040 bytes",
-                () -> a.restoreExpandableRange(BASE + PAGE, 2 * PAGE));
+                () -> restore(a).restoreExpandableRange(BASE + PAGE, 2 * PAGE));
         d.setLimitBytes(Long.MAX_VALUE);
-        a.restoreExpandableRange(BASE + PAGE, 2 * PAGE);
+        restore(a).restoreExpandableRange(BASE + PAGE, 2 * PAGE);
         assertEquals(2 * PAGE, a.stats().reservedBytes());
     }
 }

@@ -122,53 +122,20 @@ final class DirectAllocator extends AbstractDeviceAllocator implements LiveBytes
                 allocatedBytes, allocatedBytes, limit, null);
     }
 
+    /** The allocation's id is its handle: the ids are unique while the allocator lives. */
     @Override
-    public void free(long address) {
-        if (address == DeviceMemory.NULL) {
-            return;
-        }
-        lock.lock();
-        try {
-            ensureOpen();
-            if (!live.containsKey(address)) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
-            }
-            freeLocked(address);
-        } finally {
-            lock.unlock();
-        }
+    protected long liveAllocation(long address) {
+        return liveId.get(address, ABSENT);
     }
 
     @Override
-    public void free(long address, long allocationId) {
-        lock.lock();
-        try {
-            ensureOpen();
-            if (liveId.get(address, ABSENT) != allocationId) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.DOUBLE_FREE, address, toString());
-            }
-            freeLocked(address);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public long allocationId(long address) {
-        lock.lock();
-        try {
-            long id = liveId.get(address, ABSENT);
-            if (id == ABSENT) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
-            }
-            return id;
-        } finally {
-            lock.unlock();
-        }
+    protected long allocationIdOf(long allocation) {
+        return allocation;
     }
 
     /** Frees a live address; the device call comes first so that a device error leaves everything as it was. */
-    private void freeLocked(long address) {
+    @Override
+    protected void releaseAllocation(long address, long allocation) {
         device().free(address);
         long requested = live.remove(address, ABSENT);
         liveStream.remove(address, ABSENT);
@@ -201,14 +168,17 @@ final class DirectAllocator extends AbstractDeviceAllocator implements LiveBytes
 
     @Override
     public AllocatorStats stats() {
-        lock.lock();
-        try {
-            return new AllocatorStats(allocationCount, freeCount, live.size(), peakActive, allocatedBytes,
-                    peakAllocated, requestedBytes, peakRequested, allocatedBytes, peakReserved, largestAllocation, 0,
-                    deviceMallocs, deviceFrees, 0, outOfMemoryErrors, limit);
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(() -> AllocatorStats.builder()
+                .allocationCount(allocationCount).freeCount(freeCount)
+                .activeAllocations(live.size()).peakActiveAllocations(peakActive)
+                .allocatedBytes(allocatedBytes).peakAllocatedBytes(peakAllocated)
+                .requestedBytes(requestedBytes).peakRequestedBytes(peakRequested)
+                // Every allocation is its own device malloc: reserved is allocated, and nothing is cached.
+                .reservedBytes(allocatedBytes).peakReservedBytes(peakReserved)
+                .largestAllocation(largestAllocation).largestFreeBlock(0)
+                .deviceMallocs(deviceMallocs).deviceFrees(deviceFrees)
+                .allocationRetries(0).outOfMemoryErrors(outOfMemoryErrors).limitBytes(limit)
+                .build());
     }
 
     /** Reserved bytes are the allocated ones: every allocation is its own device malloc. */

@@ -29,6 +29,7 @@ import java.util.Map;
  * @param allocationRetries     allocations that needed a retry (after freeing cache, waiting, ...)
  * @param outOfMemoryErrors     allocations that failed with out-of-memory
  * @param limitBytes            the allocator's byte limit, or {@link Long#MAX_VALUE} when it has none
+ * @see #builder()
  */
 public record AllocatorStats(
         long allocationCount,
@@ -90,5 +91,147 @@ public record AllocatorStats(
         m.put("out_of_memory_errors", outOfMemoryErrors);
         m.put("limit_bytes", limitBytes);
         return m;
+    }
+
+    /**
+     * A builder with every figure 0 and no limit ({@code limitBytes} {@link Long#MAX_VALUE}): allocators name each
+     * figure they set, where the canonical constructor takes 17 longs by position.
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Sets the figures of an {@link AllocatorStats} by name. Not thread-safe; build under the allocator's lock. */
+    public static final class Builder {
+        private long allocationCount;
+        private long freeCount;
+        private long activeAllocations;
+        private long peakActiveAllocations;
+        private long allocatedBytes;
+        private long peakAllocatedBytes;
+        private long requestedBytes;
+        private long peakRequestedBytes;
+        private long reservedBytes;
+        private long peakReservedBytes;
+        private long largestAllocation;
+        private long largestFreeBlock;
+        private long deviceMallocs;
+        private long deviceFrees;
+        private long allocationRetries;
+        private long outOfMemoryErrors;
+        private long limitBytes = Long.MAX_VALUE;
+
+        private Builder() {
+        }
+
+        /** Sets {@code allocationCount} (0 unless set). */
+        public Builder allocationCount(long value) {
+            this.allocationCount = value;
+            return this;
+        }
+
+        /** Sets {@code freeCount} (0 unless set). */
+        public Builder freeCount(long value) {
+            this.freeCount = value;
+            return this;
+        }
+
+        /** Sets {@code activeAllocations} (0 unless set). */
+        public Builder activeAllocations(long value) {
+            this.activeAllocations = value;
+            return this;
+        }
+
+        /** Sets {@code peakActiveAllocations} (0 unless set). */
+        public Builder peakActiveAllocations(long value) {
+            this.peakActiveAllocations = value;
+            return this;
+        }
+
+        /** Sets {@code allocatedBytes} (0 unless set). */
+        public Builder allocatedBytes(long value) {
+            this.allocatedBytes = value;
+            return this;
+        }
+
+        /** Sets {@code peakAllocatedBytes} (0 unless set). */
+        public Builder peakAllocatedBytes(long value) {
+            this.peakAllocatedBytes = value;
+            return this;
+        }
+
+        /** Sets {@code requestedBytes} (0 unless set). */
+        public Builder requestedBytes(long value) {
+            this.requestedBytes = value;
+            return this;
+        }
+
+        /** Sets {@code peakRequestedBytes} (0 unless set). */
+        public Builder peakRequestedBytes(long value) {
+            this.peakRequestedBytes = value;
+            return this;
+        }
+
+        /** Sets {@code reservedBytes} (0 unless set). */
+        public Builder reservedBytes(long value) {
+            this.reservedBytes = value;
+            return this;
+        }
+
+        /** Sets {@code peakReservedBytes} (0 unless set). */
+        public Builder peakReservedBytes(long value) {
+            this.peakReservedBytes = value;
+            return this;
+        }
+
+        /** Sets {@code largestAllocation} (0 unless set). */
+        public Builder largestAllocation(long value) {
+            this.largestAllocation = value;
+            return this;
+        }
+
+        /** Sets {@code largestFreeBlock} (0 unless set). */
+        public Builder largestFreeBlock(long value) {
+            this.largestFreeBlock = value;
+            return this;
+        }
+
+        /** Sets {@code deviceMallocs} (0 unless set). */
+        public Builder deviceMallocs(long value) {
+            this.deviceMallocs = value;
+            return this;
+        }
+
+        /** Sets {@code deviceFrees} (0 unless set). */
+        public Builder deviceFrees(long value) {
+            this.deviceFrees = value;
+            return this;
+        }
+
+        /** Sets {@code allocationRetries} (0 unless set). */
+        public Builder allocationRetries(long value) {
+            this.allocationRetries = value;
+            return this;
+        }
+
+        /** Sets {@code outOfMemoryErrors} (0 unless set). */
+        public Builder outOfMemoryErrors(long value) {
+            this.outOfMemoryErrors = value;
+            return this;
+        }
+
+        /** Sets {@code limitBytes} ({@link Long#MAX_VALUE}, no limit, unless set). */
+        public Builder limitBytes(long value) {
+            this.limitBytes = value;
+            return this;
+        }
+
+        /** The figures set so far. */
+        public AllocatorStats build() {
+            return new AllocatorStats(allocationCount, freeCount, activeAllocations, peakActiveAllocations,
+                    allocatedBytes, peakAllocatedBytes, requestedBytes, peakRequestedBytes, reservedBytes,
+                    peakReservedBytes, largestAllocation, largestFreeBlock, deviceMallocs, deviceFrees,
+                    allocationRetries, outOfMemoryErrors, limitBytes);
+        }
     }
 }

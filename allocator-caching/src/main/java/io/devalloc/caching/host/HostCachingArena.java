@@ -122,19 +122,13 @@ final class HostCachingArena extends AbstractDeviceAllocator
 
     private long nextAllocationId = 1;
 
-    /** Told of the retry after the cache was returned and of every return of the cache (see the class docs). */
-    private final AllocatorListener listener;
-    /** Whether a listener was set: computed once, so that no release is timed for nobody. */
-    private final boolean listening;
-
     HostCachingArena(DeviceMemory device, boolean ownsDevice, CachingHostOptions options) {
         this(device, ownsDevice, options, AllocatorListener.NONE);
     }
 
     HostCachingArena(DeviceMemory device, boolean ownsDevice, CachingHostOptions options, AllocatorListener listener) {
-        super(device, ownsDevice);
-        this.listener = Objects.requireNonNull(listener, "listener");
-        this.listening = !AllocatorListener.NONE.equals(listener);
+        // Told of the retry after the cache was returned and of every return of the cache (see the class docs).
+        super(device, ownsDevice, listener);
         this.options = Objects.requireNonNull(options, "options");
         Map<String, Object> settings = new LinkedHashMap<>();
         settings.put("configuration", options.configText());
@@ -248,9 +242,7 @@ final class HostCachingArena extends AbstractDeviceAllocator
         long ptr = timedDeviceMalloc(rounded);
         if (ptr == 0 && hasCachedDeviceBlocks()) {
             retries++;
-            if (listening) {
-                listener.allocationRetried(size, 1, RetryCause.CACHE_RELEASED);
-            }
+            tellRetried(size, RetryCause.CACHE_RELEASED);
             LOG.debug("{}: the device refused {}; returning the cached blocks to it and trying again", this,
                     ByteSize.format(rounded));
             releaseCached();
@@ -374,51 +366,21 @@ final class HostCachingArena extends AbstractDeviceAllocator
 
     // ================================================================================================ free
 
+    /** The block's handle, an index into the table. */
     @Override
-    public void free(long address) {
-        if (address == 0) {
-            return;
-        }
-        lock.lock();
-        try {
-            ensureOpen();
-            Block b = liveBlock(address);
-            if (b == null) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
-            }
-            releaseCatching(b);
-        } finally {
-            lock.unlock();
-        }
+    protected long liveAllocation(long address) {
+        Block b = liveBlock(address);
+        return b == null ? NOT_LIVE : b.handle;
     }
 
     @Override
-    public void free(long address, long allocationId) {
-        lock.lock();
-        try {
-            ensureOpen();
-            Block b = liveBlock(address);
-            if (b == null || b.allocationId != allocationId) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.DOUBLE_FREE, address, toString());
-            }
-            releaseCatching(b);
-        } finally {
-            lock.unlock();
-        }
+    protected long allocationIdOf(long allocation) {
+        return table[(int) allocation].allocationId;
     }
 
     @Override
-    public long allocationId(long address) {
-        lock.lock();
-        try {
-            Block b = liveBlock(address);
-            if (b == null) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
-            }
-            return b.allocationId;
-        } finally {
-            lock.unlock();
-        }
+    protected void releaseAllocation(long address, long allocation) {
+        releaseCatching(table[(int) allocation]);
     }
 
     /** The block handed out at exactly {@code address}, or null. */
@@ -646,20 +608,16 @@ final class HostCachingArena extends AbstractDeviceAllocator
      * stays cached; the first failure is thrown once every other block was tried.
      */
     private void releaseCached() {
-        if (!listening) {
-            releaseCachedUntold();
-            return;
-        }
         long reservedBefore = reservedBytes;
-        long start = System.nanoTime();
+        long start = startRelease();
         try {
-            releaseCachedUntold();
+            releaseCachedBlocks();
         } finally {
-            listener.cacheReleased(reservedBefore - reservedBytes, System.nanoTime() - start);
+            endRelease(start, reservedBefore - reservedBytes, true);
         }
     }
 
-    private void releaseCachedUntold() {
+    private void releaseCachedBlocks() {
         RuntimeException failure = null;
         for (BlockStack s : allFreeLists()) {
             int kept = 0;
@@ -708,12 +666,7 @@ final class HostCachingArena extends AbstractDeviceAllocator
 
     @Override
     public Map<String, Long> hostMemoryStats() {
-        lock.lock();
-        try {
-            return hostStats.asMap();
-        } finally {
-            lock.unlock();
-        }
+        return copyLocked(hostStats::asMap);
     }
 
     @Override
@@ -757,9 +710,16 @@ final class HostCachingArena extends AbstractDeviceAllocator
                     largestFree = Math.max(largestFree, s.items[i].extent);
                 }
             }
-            return new AllocatorStats(allocationCount, freeCount, live, peakLive, liveBytes, peakLiveBytes,
-                    requestedBytes, peakRequestedBytes, reservedBytes, peakReservedBytes, largestRequest, largestFree,
-                    deviceMallocs, deviceFrees, retries, outOfMemoryErrors, Long.MAX_VALUE);
+            return AllocatorStats.builder()
+                    .allocationCount(allocationCount).freeCount(freeCount)
+                    .activeAllocations(live).peakActiveAllocations(peakLive)
+                    .allocatedBytes(liveBytes).peakAllocatedBytes(peakLiveBytes)
+                    .requestedBytes(requestedBytes).peakRequestedBytes(peakRequestedBytes)
+                    .reservedBytes(reservedBytes).peakReservedBytes(peakReservedBytes)
+                    .largestAllocation(largestRequest).largestFreeBlock(largestFree)
+                    .deviceMallocs(deviceMallocs).deviceFrees(deviceFrees)
+                    .allocationRetries(retries).outOfMemoryErrors(outOfMemoryErrors).limitBytes(Long.MAX_VALUE)
+                    .build();
         } finally {
             lock.unlock();
         }

@@ -6,9 +6,9 @@
  * <h2>Files</h2>
  * <ul>
  *   <li>{@code HostCachingArena}: the allocator, function for function PyTorch's {@code CachingHostAllocatorImpl};
- *       what every allocator repeats (argument checks, the null allocation, the lock, {@code ensureOpen}, closing
- *       once with the first failure thrown and the rest suppressed) comes from allocator-api's
- *       {@code AbstractDeviceAllocator}.</li>
+ *       what every allocator repeats (argument checks, the null allocation, the lock, {@code ensureOpen}, the free
+ *       path's lookup and checks, the listener and the timing of cache releases, closing once with the first
+ *       failure thrown and the rest suppressed) comes from allocator-api's {@code AbstractDeviceAllocator}.</li>
  *   <li>{@code Block}: one block and its state; {@code BlockStack}: a LIFO free list (PyTorch's
  *       {@code FreeBlockList}); {@code SizeLists}: the free lists by exact size of
  *       {@code pinned_round_threshold_mb}.</li>
