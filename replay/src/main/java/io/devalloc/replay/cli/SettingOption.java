@@ -117,8 +117,9 @@ public final class SettingOption {
 
     /**
      * Where the value comes from when the command line does not give it but the launcher's default does (e.g.
-     * {@code DEVALLOC_CONFIG=...} or {@code -Ddevalloc.config=...}, as its {@link DefaultSources} says); null when
-     * the command line gives it, when nothing does, or before a parse.
+     * {@code DEVALLOC_CONFIG=...} or {@code -Ddevalloc.config=...}, as its {@link DefaultSources} says, else "the
+     * launcher's default"); null when the command line gives it, when the command's own default is in effect, when
+     * there is none, or before a parse.
      */
     public String defaultSource() {
         CommandSpec command = option.command();
@@ -129,6 +130,9 @@ public final class SettingOption {
         }
         String source = command.commandLine().getDefaultValueProvider() instanceof DefaultSources sources
                 ? sources.sourceOf(option.longestName()) : null;
-        return source != null ? source : "the launcher's default";
+        if (source != null) {
+            return source;
+        }
+        return value().equals(option.defaultValue()) ? null : "the launcher's default";
     }
 }
