@@ -605,7 +605,7 @@ public final class Advisor {
         }
         if (full.ooms() > 0) {
             runs.expect(-SEARCH_ESTIMATE - (capacityObjective ? 1 : 0));
-            return new SettingResult(entry, recorded, full, -1, null, 0, check, null);
+            return SettingResult.builder().entry(entry).recorded(recorded).result(full).atCapacity(check).build();
         }
         // The search's replays need no snapshot, and stop at the first out-of-memory error: a failing capacity is
         // known there, and the rest of the trace would only count more failures.
@@ -647,7 +647,8 @@ public final class Advisor {
             // The capacity objective shows each setting on its own smallest device: once more, with the snapshot.
             running = runsAt == UNLIMITED_CAPACITY ? full : replay(trace, figures.withDevice(device(runsAt)), runs);
         }
-        return new SettingResult(entry, recorded, full, runsAt, running, searchRuns, check, null);
+        return SettingResult.builder().entry(entry).recorded(recorded).result(full).minCapacityBytes(runsAt)
+                .atMinCapacity(running).searchRuns(searchRuns).atCapacity(check).build();
     }
 
     /** The bisection steps between a failing and a running capacity. */

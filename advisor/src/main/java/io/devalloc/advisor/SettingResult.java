@@ -31,9 +31,99 @@ public record SettingResult(GridEntry entry, boolean recorded, ReplayResult resu
         }
     }
 
+    /**
+     * A builder of a setting's result with nothing set: the entry must be set, and either the result or the error;
+     * not set, the setting is not the recorded one, has no smallest capacity (-1), took no search runs and has no
+     * replay at the smallest capacity or on the card.
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Builds a {@link SettingResult} part by part, each part named as its component (the record's parameters say
+     * what each holds). Not thread-safe; {@link #build()} may be called again after changes.
+     */
+    public static final class Builder {
+        private GridEntry entry;
+        private boolean recorded;
+        private ReplayResult result;
+        private long minCapacityBytes = -1;
+        private ReplayResult atMinCapacity;
+        private int searchRuns;
+        private CapacityCheck atCapacity;
+        private String error;
+
+        private Builder() {
+        }
+
+        /** Sets {@link SettingResult#entry()}. */
+        public Builder entry(GridEntry entry) {
+            this.entry = entry;
+            return this;
+        }
+
+        /** Sets {@link SettingResult#recorded()}. */
+        public Builder recorded(boolean recorded) {
+            this.recorded = recorded;
+            return this;
+        }
+
+        /** Sets {@link SettingResult#result()}. */
+        public Builder result(ReplayResult result) {
+            this.result = result;
+            return this;
+        }
+
+        /** Sets {@link SettingResult#minCapacityBytes()}. */
+        public Builder minCapacityBytes(long minCapacityBytes) {
+            this.minCapacityBytes = minCapacityBytes;
+            return this;
+        }
+
+        /** Sets {@link SettingResult#atMinCapacity()}. */
+        public Builder atMinCapacity(ReplayResult atMinCapacity) {
+            this.atMinCapacity = atMinCapacity;
+            return this;
+        }
+
+        /** Sets {@link SettingResult#searchRuns()}. */
+        public Builder searchRuns(int searchRuns) {
+            this.searchRuns = searchRuns;
+            return this;
+        }
+
+        /** Sets {@link SettingResult#atCapacity()}. */
+        public Builder atCapacity(CapacityCheck atCapacity) {
+            this.atCapacity = atCapacity;
+            return this;
+        }
+
+        /** Sets {@link SettingResult#error()}. */
+        public Builder error(String error) {
+            this.error = error;
+            return this;
+        }
+
+        /**
+         * The setting's result.
+         *
+         * @throws IllegalStateException    when the entry is not set
+         * @throws IllegalArgumentException when neither or both of the result and the error are set
+         */
+        public SettingResult build() {
+            if (entry == null) {
+                throw new IllegalStateException("a setting's result needs its grid entry: call entry(...) before"
+                        + " build()");
+            }
+            return new SettingResult(entry, recorded, result, minCapacityBytes, atMinCapacity, searchRuns, atCapacity,
+                    error);
+        }
+    }
+
     /** A setting that could not run. */
     static SettingResult failed(GridEntry entry, boolean recorded, String error) {
-        return new SettingResult(entry, recorded, null, -1, null, 0, null, error);
+        return builder().entry(entry).recorded(recorded).error(error).build();
     }
 
     /** The setting's configuration text. */

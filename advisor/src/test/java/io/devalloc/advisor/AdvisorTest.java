@@ -218,24 +218,26 @@ class AdvisorTest {
     void tiesWithinTwoMibGoToFewerDeviceCallsThenToTheRecordedSetting() {
         SettingResult base = advice.baseline();
         ReplayResult r = base.result();
-        SettingResult twin = new SettingResult(new GridEntry("x:1", "t"), false, r, base.minCapacityBytes(), null, 0,
-                null, null);
+        SettingResult twin = SettingResult.builder().entry(new GridEntry("x:1", "t")).result(r)
+                .minCapacityBytes(base.minCapacityBytes()).build();
         List<SettingResult> ranked = Ranking.rank(List.of(twin, base), Objective.CAPACITY);
         assertEquals(base, ranked.getFirst(), "equal figures: the recorded setting wins");
-        ReplayResult fewerCalls = new ReplayResult(r.trace(), r.allocator(), r.device(), "y:1", r.events(), r.allocs(),
-                r.frees(), 0, 0, r.peakReservedBytes() + Advisor.GRANULARITY / 2, r.peakAllocatedBytes(),
-                r.peakRequestedBytes(), r.endReservedBytes(), 0, 0, 0, 0, 0, null, r.timeline(), null);
-        SettingResult cheaper = new SettingResult(new GridEntry("y:1", "t"), false, fewerCalls,
-                base.minCapacityBytes(), null, 0, null, null);
+        ReplayResult fewerCalls = ReplayResult.builder().trace(r.trace()).allocator(r.allocator()).device(r.device())
+                .conf("y:1").events(r.events()).allocs(r.allocs()).frees(r.frees())
+                .peakReservedBytes(r.peakReservedBytes() + Advisor.GRANULARITY / 2)
+                .peakAllocatedBytes(r.peakAllocatedBytes()).peakRequestedBytes(r.peakRequestedBytes())
+                .endReservedBytes(r.endReservedBytes()).timeline(r.timeline()).build();
+        SettingResult cheaper = SettingResult.builder().entry(new GridEntry("y:1", "t")).result(fewerCalls)
+                .minCapacityBytes(base.minCapacityBytes()).build();
         assertEquals(cheaper, Ranking.rank(List.of(base, cheaper), Objective.CAPACITY).getFirst());
         // One search step less is within what the search can tell apart (1,870 and 1,872 MiB may be a byte apart):
         // still a tie, which the fewer device calls win; two steps less is smaller.
-        SettingResult stepLess = new SettingResult(new GridEntry("z:1", "t"), false, r,
-                base.minCapacityBytes() - Advisor.GRANULARITY, null, 0, null, null);
+        SettingResult stepLess = SettingResult.builder().entry(new GridEntry("z:1", "t")).result(r)
+                .minCapacityBytes(base.minCapacityBytes() - Advisor.GRANULARITY).build();
         assertEquals(List.of(cheaper, base, stepLess),
                 Ranking.rank(List.of(stepLess, base, cheaper), Objective.CAPACITY));
-        SettingResult smaller = new SettingResult(new GridEntry("z:2", "t"), false, r,
-                base.minCapacityBytes() - 2 * Advisor.GRANULARITY, null, 0, null, null);
+        SettingResult smaller = SettingResult.builder().entry(new GridEntry("z:2", "t")).result(r)
+                .minCapacityBytes(base.minCapacityBytes() - 2 * Advisor.GRANULARITY).build();
         assertEquals(smaller, Ranking.rank(List.of(cheaper, base, smaller), Objective.CAPACITY).getFirst());
         // Peak reserved bytes 1 KiB apart tie even across a 2 MiB boundary; the fewer calls win.
         long boundary = Math.ceilDiv(r.peakReservedBytes(), Advisor.GRANULARITY) * Advisor.GRANULARITY;
@@ -248,10 +250,13 @@ class AdvisorTest {
 
     /** A setting like {@code r} but for its peak reserved bytes and device mallocs. */
     private static SettingResult reserved(ReplayResult r, String config, long peakReserved, long mallocs) {
-        ReplayResult changed = new ReplayResult(r.trace(), r.allocator(), r.device(), config, r.events(), r.allocs(),
-                r.frees(), mallocs, 0, peakReserved, r.peakAllocatedBytes(), r.peakRequestedBytes(),
-                r.endReservedBytes(), 0, 0, 0, 0, 0, null, r.timeline(), null);
-        return new SettingResult(new GridEntry(config, "t"), false, changed, peakReserved, null, 0, null, null);
+        ReplayResult changed = ReplayResult.builder().trace(r.trace()).allocator(r.allocator()).device(r.device())
+                .conf(config).events(r.events()).allocs(r.allocs()).frees(r.frees()).deviceMallocs(mallocs)
+                .peakReservedBytes(peakReserved).peakAllocatedBytes(r.peakAllocatedBytes())
+                .peakRequestedBytes(r.peakRequestedBytes()).endReservedBytes(r.endReservedBytes())
+                .timeline(r.timeline()).build();
+        return SettingResult.builder().entry(new GridEntry(config, "t")).result(changed).minCapacityBytes(peakReserved)
+                .build();
     }
 
     @Test
@@ -260,8 +265,8 @@ class AdvisorTest {
         assertEquals(null, Advisor.aboveReserved(advice.settings()), "the OPT trace's capacities are all below");
         long above = Math.ceilDiv(base.result().peakReservedBytes(), Advisor.GRANULARITY) * Advisor.GRANULARITY
                 + Advisor.GRANULARITY;
-        SettingResult odd = new SettingResult(new GridEntry("x:1", "t"), false, base.result(), above, null, 0, null,
-                null);
+        SettingResult odd = SettingResult.builder().entry(new GridEntry("x:1", "t")).result(base.result())
+                .minCapacityBytes(above).build();
         String note = Advisor.aboveReserved(List.of(base, odd));
         assertTrue(note != null && note.contains("for x:1:") && note.contains("512 B granularity"), note);
     }

@@ -32,9 +32,10 @@ class RankingTest {
     /** A replay's figures: peak reserved, out-of-memory errors, retries (flushes), device mallocs and frees. */
     private static ReplayResult result(long peak, long ooms, long retries, long mallocs, long frees) {
         ReplayResult.OomPoint first = ooms == 0 ? null : new ReplayResult.OomPoint(100, 64 * MIB, peak, peak);
-        return new ReplayResult("t", "caching", "sim", "", 1000, 500, 500, mallocs, frees, peak, peak, peak, peak, ooms,
-                retries, 0, 0, 1, null, new ReplayResult.Timeline(new long[0], new long[0], new long[0]), null, null,
-                first, false);
+        return ReplayResult.builder().trace("t").allocator("caching").device("sim").conf("").events(1000).allocs(500)
+                .frees(500).deviceMallocs(mallocs).deviceFrees(frees).peakReservedBytes(peak).peakAllocatedBytes(peak)
+                .peakRequestedBytes(peak).endReservedBytes(peak).ooms(ooms).allocRetries(retries).eventsPerSecond(1)
+                .timeline(new ReplayResult.Timeline(new long[0], new long[0], new long[0])).firstOom(first).build();
     }
 
     /**
@@ -44,9 +45,10 @@ class RankingTest {
      */
     private static SettingResult setting(String config, boolean recorded, long unlimited, long card, long ooms,
                                          long flushes, long min, long minFlushes) {
-        return new SettingResult(new GridEntry(config, "test"), recorded, result(unlimited, 0, 0, 10, 0), min,
-                result(min, 0, minFlushes, 10, minFlushes), 5,
-                new CapacityCheck(CARD, result(card, ooms, flushes, 10 + flushes, flushes)), null);
+        return SettingResult.builder().entry(new GridEntry(config, "test")).recorded(recorded)
+                .result(result(unlimited, 0, 0, 10, 0)).minCapacityBytes(min)
+                .atMinCapacity(result(min, 0, minFlushes, 10, minFlushes)).searchRuns(5)
+                .atCapacity(new CapacityCheck(CARD, result(card, ooms, flushes, 10 + flushes, flushes))).build();
     }
 
     @Test
@@ -72,10 +74,12 @@ class RankingTest {
     @Test
     void aSettingWithFewerDeviceCallsThatHoldsMoreOfTheCardIsTheRunnerUpAndTheReasonSaysSo() {
         // The device-calls objective ranks 'fewer' first (58 calls against 61), but it reserves 92 MiB more.
-        SettingResult base = new SettingResult(new GridEntry("", "test"), true, result(1770 * MIB, 0, 0, 61, 0),
-                1770 * MIB, null, 3, new CapacityCheck(CARD, result(1770 * MIB, 0, 0, 61, 0)), null);
-        SettingResult fewer = new SettingResult(new GridEntry("a:1", "test"), false, result(1862 * MIB, 0, 0, 58, 0),
-                1862 * MIB, null, 3, new CapacityCheck(CARD, result(1862 * MIB, 0, 0, 58, 0)), null);
+        SettingResult base = SettingResult.builder().entry(new GridEntry("", "test")).recorded(true)
+                .result(result(1770 * MIB, 0, 0, 61, 0)).minCapacityBytes(1770 * MIB).searchRuns(3)
+                .atCapacity(new CapacityCheck(CARD, result(1770 * MIB, 0, 0, 61, 0))).build();
+        SettingResult fewer = SettingResult.builder().entry(new GridEntry("a:1", "test"))
+                .result(result(1862 * MIB, 0, 0, 58, 0)).minCapacityBytes(1862 * MIB).searchRuns(3)
+                .atCapacity(new CapacityCheck(CARD, result(1862 * MIB, 0, 0, 58, 0))).build();
         List<SettingResult> ranked = Ranking.rank(List.of(base, fewer), Objective.DEVICE_CALLS);
         assertEquals(List.of(fewer, base), ranked);
         Recommendation rec = Ranking.recommend(CACHING, ranked, Objective.DEVICE_CALLS, MinSaving.DEFAULT,
@@ -140,8 +144,9 @@ class RankingTest {
     }
 
     private static SettingResult noCard(String config, boolean recorded, long peak) {
-        return new SettingResult(new GridEntry(config, "test"), recorded, result(peak, 0, 0, 10, 0), peak,
-                result(peak, 0, 0, 10, 0), 5, null, null);
+        return SettingResult.builder().entry(new GridEntry(config, "test")).recorded(recorded)
+                .result(result(peak, 0, 0, 10, 0)).minCapacityBytes(peak).atMinCapacity(result(peak, 0, 0, 10, 0))
+                .searchRuns(5).build();
     }
 
     @Test

@@ -3,12 +3,14 @@ package io.devalloc.examples;
 import io.devalloc.api.spi.AllocatorRegistry;
 import io.devalloc.api.spi.DeviceRegistry;
 import io.devalloc.api.units.ByteSize;
+import io.devalloc.replay.cli.SettingOption;
 import io.devalloc.replay.cli.TextWrap;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -46,9 +48,9 @@ final class CheckCommand implements Callable<Integer> {
             description = "Device spec: sim, sim:1GiB, host, cuda:0, ... ('devalloc devices' lists them).")
     String device;
 
-    @Option(names = "--allocator", paramLabel = "NAME", defaultValue = "caching",
-            description = "The allocator checked on the device (default: ${DEFAULT-VALUE}).")
-    String allocator;
+    @Mixin
+    SettingOption allocator = SettingOption.allocator("caching",
+            "The allocator checked on the device (default: ${DEFAULT-VALUE}).");
 
     @Option(names = "--pairs", paramLabel = "N", defaultValue = "200",
             description = "Device malloc/free pairs timed (default: ${DEFAULT-VALUE}); the cached pairs are 100 times "
@@ -61,10 +63,11 @@ final class CheckCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--pairs " + pairs + ": give 1 to 100000");
         }
         PrintWriter out = spec.commandLine().getOut();
-        DeviceCheck check = new DeviceCheck(device, allocator, DeviceRegistry.load(), AllocatorRegistry.load());
+        String allocatorName = allocator.value();
+        DeviceCheck check = new DeviceCheck(device, allocatorName, DeviceRegistry.load(), AllocatorRegistry.load());
         List<DeviceCheck.Result> results = check.run();
         TextWrap.print(out, "", "  ", "Checking " + device + " through its device port, page-locked memory beside"
-                + " it, and the " + allocator + " allocator on it:");
+                + " it, and the " + allocatorName + " allocator on it:");
         out.println();
         int width = 0;
         for (DeviceCheck.Result r : results) {
@@ -88,7 +91,7 @@ final class CheckCommand implements Callable<Integer> {
                 DeviceCheck.Latency l = check.latency(ByteSize.MiB, pairs, pairs * 100);
                 latency = String.format(Locale.ROOT, "a device malloc and free of %s, the median of %,d: %s; the %s"
                         + " allocator's cached pair, the median of %,d: %s, %.0f times faster.",
-                        ByteSize.format(l.bytes()), l.devicePairs(), duration(l.deviceMedianNanos()), allocator,
+                        ByteSize.format(l.bytes()), l.devicePairs(), duration(l.deviceMedianNanos()), allocatorName,
                         l.cachedPairs(), duration(l.cachedMedianNanos()), l.speedup());
             } catch (RuntimeException e) {
                 latency = "not measured: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());

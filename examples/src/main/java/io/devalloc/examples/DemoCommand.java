@@ -9,6 +9,7 @@ import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.TrainingLoopWorkload;
+import io.devalloc.replay.cli.SettingOption;
 import io.devalloc.replay.cli.TextTable;
 import java.io.PrintWriter;
 import java.util.Arrays;
@@ -47,34 +48,15 @@ final class DemoCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--device", paramLabel = "SPEC", defaultValue = DeviceSpec.AUTO,
-            description = "Device spec: auto, sim:80GiB, host, pinned-host, ... ('devalloc devices' lists them). "
-                    + "Default: ${DEFAULT-VALUE} (DEVALLOC_DEVICE sets it).")
-    String device;
+    @Mixin
+    SettingOption device = SettingOption.device(DeviceSpec.AUTO,
+            "Device spec: auto, sim:80GiB, host, pinned-host, ... ('devalloc devices' lists them).");
 
-    @Option(names = "--allocator", paramLabel = "NAME", defaultValue = DevallocSettings.DEFAULT_ALLOCATOR,
-            description = "Allocator: direct, bfc, caching, caching-host or any plug-in ('devalloc devices' lists "
-                    + "them). Default: ${DEFAULT-VALUE} (DEVALLOC_ALLOCATOR sets it).")
-    String allocator;
+    @Mixin
+    SettingOption allocator = SettingOption.allocator(DevallocSettings.DEFAULT_ALLOCATOR);
 
-    @Option(names = "--config", paramLabel = "K:V,...", defaultValue = "",
-            description = "The allocator's configuration, key:value pairs separated by commas, passed to it "
-                    + "unchanged, e.g. memory_limit_mb:1024. Default: none (DEVALLOC_CONFIG sets one; without one, "
-                    + "caching reads PYTORCH_CUDA_ALLOC_CONF). --conf is the same option.")
-    String config;
-
-    /**
-     * {@code --conf}, the older name of {@code --config}, still accepted (the help shows {@code --config} only); null
-     * unless given. A separate option because picocli gives an unmatched option its default after parsing, which
-     * would overwrite a value the alias set; the launcher refuses both names at once.
-     */
-    @Option(names = "--conf", paramLabel = "K:V,...", hidden = true)
-    String conf;
-
-    /** The configuration given with {@code --config} or {@code --conf}, else the default. */
-    private String config() {
-        return conf != null ? conf : config;
-    }
+    @Mixin
+    SettingOption config = SettingOption.config("", "memory_limit_mb:1024", "none");
 
     @Option(names = "--steps", paramLabel = "N", defaultValue = "" + TrainingLoopWorkload.Spec.DEFAULT_STEPS,
             description = "Training steps, 1 to " + TrainingLoopWorkload.Spec.MAX_STEPS
@@ -100,11 +82,10 @@ final class DemoCommand implements Callable<Integer> {
         TrainingLoopWorkload workload =
                 TrainingLoopWorkload.generate(new TrainingLoopWorkload.Spec(layers, steps, seed));
         // Opened before anything is printed, so a bad device, allocator or configuration prints only the error.
-        String config = config();
         observability.start();
         boolean failed = true;
         try {
-            run(out, workload, config);
+            run(out, workload, config.value());
             failed = false;
         } finally {
             observability.finish(out, spec.commandLine().getErr(), false, failed);
@@ -112,14 +93,15 @@ final class DemoCommand implements Callable<Integer> {
         return Launcher.EXIT_OK;
     }
 
-    private void run(PrintWriter out, TrainingLoopWorkload workload, String config) {
-        DeviceAllocator alloc = observability.configure(DeviceAllocators.builder().device(device).allocator(allocator)
-                .config(config)).build();
+    private void run(PrintWriter out, TrainingLoopWorkload workload, String configText) {
+        String allocatorName = allocator.value();
+        DeviceAllocator alloc = observability.configure(DeviceAllocators.builder().device(device.value())
+                .allocator(allocatorName).config(configText)).build();
         try (alloc) {
             observability.built(alloc);
             // What the allocator took from the environment (PYTORCH_CUDA_ALLOC_CONF, TensorFlow's switches) besides.
-            String configShown = EnvironmentConfig.describe(config,
-                    AllocatorRegistry.load().get(allocator).configFromEnvironment(config));
+            String configShown = EnvironmentConfig.describe(configText,
+                    AllocatorRegistry.load().get(allocatorName).configFromEnvironment(configText));
             int[] widths = workload.layerWidths();
             out.printf(Locale.ROOT, "Synthetic training loop: %d layers (widths %d..%d), %d steps, seed %d%n", layers,
                     Arrays.stream(widths).min().orElseThrow(), Arrays.stream(widths).max().orElseThrow(), steps, seed);

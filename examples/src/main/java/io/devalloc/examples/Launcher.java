@@ -5,6 +5,7 @@ import io.devalloc.api.error.DevallocException;
 import io.devalloc.replay.cli.CompareCommand;
 import io.devalloc.replay.cli.ExitCodes;
 import io.devalloc.replay.cli.ReplayCommand;
+import io.devalloc.replay.cli.SettingOption;
 import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -75,8 +76,6 @@ public final class Launcher implements Callable<Integer> {
     private static final String LOG_NAME_PROPERTY = "org.slf4j.simpleLogger.showLogName";
     private static final String LOG_THREAD_PROPERTY = "org.slf4j.simpleLogger.showThreadName";
     private static final String BFC_LOG_LEVEL_PROPERTY = "org.slf4j.simpleLogger.log.io.devalloc.bfc.BfcArena";
-    /** The option {@code --config} had before it was renamed; a hidden alias where it existed. */
-    private static final String OLD_CONFIG_OPTION = "--conf";
 
     @Spec
     CommandSpec spec;
@@ -159,7 +158,7 @@ public final class Launcher implements Callable<Integer> {
     /** {@code --config} and its old name {@code --conf} are one option: refuse both at once. */
     private static void checkConfigGivenOnce(ParseResult parseResult) {
         ParseResult leaf = leaf(parseResult);
-        if (leaf.hasMatchedOption("--config") && leaf.hasMatchedOption(OLD_CONFIG_OPTION)) {
+        if (leaf.hasMatchedOption(SettingOption.CONFIG) && leaf.hasMatchedOption(SettingOption.OLD_CONFIG)) {
             throw new ParameterException(leaf.commandSpec().commandLine(), "--config and --conf are the same option"
                     + " (--conf is its old name); give the configuration once, with --config");
         }
@@ -221,7 +220,8 @@ public final class Launcher implements Callable<Integer> {
             ParseResult leaf = leaf(parseResult);
             for (SettingsDefaults.Setting s : SettingsDefaults.SETTINGS) {
                 if (leaf.commandSpec().findOption(s.option()) != null && !leaf.hasMatchedOption(s.option())
-                        && !(s.option().equals("--config") && leaf.hasMatchedOption(OLD_CONFIG_OPTION))) {
+                        && !(s.option().equals(SettingOption.CONFIG)
+                        && leaf.hasMatchedOption(SettingOption.OLD_CONFIG))) {
                     settings.source(s).ifPresent(source -> err.println(PROGRAM + ": note: " + s.option()
                             + " came from " + source));
                 }

@@ -2,6 +2,7 @@ package io.devalloc.examples;
 
 import io.devalloc.api.DevallocSettings;
 import io.devalloc.replay.cli.DefaultSources;
+import io.devalloc.replay.cli.SettingOption;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -24,9 +25,10 @@ final class SettingsDefaults implements IDefaultValueProvider, DefaultSources {
     }
 
     static final List<Setting> SETTINGS = List.of(
-            new Setting("--device", DevallocSettings.DEVICE_PROPERTY, DevallocSettings.DEVICE_VARIABLE),
-            new Setting("--allocator", DevallocSettings.ALLOCATOR_PROPERTY, DevallocSettings.ALLOCATOR_VARIABLE),
-            new Setting("--config", DevallocSettings.CONFIG_PROPERTY, DevallocSettings.CONFIG_VARIABLE));
+            new Setting(SettingOption.DEVICE, DevallocSettings.DEVICE_PROPERTY, DevallocSettings.DEVICE_VARIABLE),
+            new Setting(SettingOption.ALLOCATOR, DevallocSettings.ALLOCATOR_PROPERTY,
+                    DevallocSettings.ALLOCATOR_VARIABLE),
+            new Setting(SettingOption.CONFIG, DevallocSettings.CONFIG_PROPERTY, DevallocSettings.CONFIG_VARIABLE));
 
     private final Map<?, ?> properties;
     private final Map<String, String> environment;

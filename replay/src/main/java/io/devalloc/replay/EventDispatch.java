@@ -201,16 +201,22 @@ final class EventDispatch {
             }
             return;
         }
-        long ours;
+        long ours = mallocCountingOoms(size, traceStream);
+        if (ours != FAILED) {
+            failedRequestsServed++;
+            allocator.free(ours);
+        }
+    }
+
+    /** Allocates {@code size} on the trace stream's device stream; {@link #FAILED}, counted, when out of memory. */
+    private long mallocCountingOoms(long size, long traceStream) {
         try {
-            ours = allocator.malloc(size, stream(traceStream));
+            return allocator.malloc(size, stream(traceStream));
         } catch (OutOfMemoryException e) {
             ooms++;
             lastOomRequest = size;
-            return;
+            return FAILED;
         }
-        failedRequestsServed++;
-        allocator.free(ours);
     }
 
     /** The device stream of a trace stream: 0 is the default stream; others are created on first use. */
@@ -236,14 +242,7 @@ final class EventDispatch {
     }
 
     private void alloc(long key, long size, long traceStream) {
-        long ours;
-        try {
-            ours = allocator.malloc(size, stream(traceStream));
-        } catch (OutOfMemoryException e) {
-            ooms++;
-            lastOomRequest = size;
-            ours = FAILED;
-        }
+        long ours = mallocCountingOoms(size, traceStream);
         if (ours != FAILED) {
             allocs++;
             if (allocationHook != null) {

@@ -33,8 +33,8 @@ import java.util.Objects;
  * @param timeline               allocated and reserved bytes over the replay, sampled
  * @param peakSnapshot           the allocator's segments and blocks at the reserved peak ({@link Peak#event()}), or
  *                               null when none was asked for ({@link ReplayOptions#peakSnapshot()})
- * @param peak                   the moment of the reserved peak and the figures there; null only in results made with
- *                               the constructor that predates it
+ * @param peak                   the moment of the reserved peak and the figures there; null only in results built
+ *                               without one (the reports' tests)
  * @param firstOom               where the first allocation failed with out of memory, or null when none did
  * @param stoppedAtOom           whether the replay stopped there ({@link ReplayOptions#stopAtFirstOom()}): then
  *                               {@code events} ends with that event and the figures describe the replay up to it
@@ -57,16 +57,246 @@ public record ReplayResult(String trace, String allocator, String device, String
         }
     }
 
-    /** A result without the peak's moment and without an out-of-memory point (the figures before they existed). */
-    public ReplayResult(String trace, String allocator, String device, String conf, long events, long allocs,
-                        long frees, long deviceMallocs, long deviceFrees, long peakReservedBytes,
-                        long peakAllocatedBytes, long peakRequestedBytes, long endReservedBytes, long ooms,
-                        long allocRetries, double fragmentation, double requestedFragmentation,
-                        double eventsPerSecond, GroundTruth groundTruth, Timeline timeline,
-                        MemorySnapshot peakSnapshot) {
-        this(trace, allocator, device, conf, events, allocs, frees, deviceMallocs, deviceFrees, peakReservedBytes,
-                peakAllocatedBytes, peakRequestedBytes, endReservedBytes, ooms, allocRetries, fragmentation,
-                requestedFragmentation, eventsPerSecond, groundTruth, timeline, peakSnapshot, null, null, false);
+    /**
+     * A builder of a result with nothing set: the trace, allocator, device, configuration and timeline must be set,
+     * every count and figure not set is 0, and every other part null (none), as the components say.
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this result, to make one that differs in a few parts. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.trace = trace;
+        b.allocator = allocator;
+        b.device = device;
+        b.conf = conf;
+        b.events = events;
+        b.allocs = allocs;
+        b.frees = frees;
+        b.deviceMallocs = deviceMallocs;
+        b.deviceFrees = deviceFrees;
+        b.peakReservedBytes = peakReservedBytes;
+        b.peakAllocatedBytes = peakAllocatedBytes;
+        b.peakRequestedBytes = peakRequestedBytes;
+        b.endReservedBytes = endReservedBytes;
+        b.ooms = ooms;
+        b.allocRetries = allocRetries;
+        b.fragmentation = fragmentation;
+        b.requestedFragmentation = requestedFragmentation;
+        b.eventsPerSecond = eventsPerSecond;
+        b.groundTruth = groundTruth;
+        b.timeline = timeline;
+        b.peakSnapshot = peakSnapshot;
+        b.peak = peak;
+        b.firstOom = firstOom;
+        b.stoppedAtOom = stoppedAtOom;
+        return b;
+    }
+
+    /**
+     * Builds a {@link ReplayResult} part by part, each part named as its component (the record's parameters say what
+     * each holds). Not thread-safe; {@link #build()} may be called again after changes.
+     */
+    public static final class Builder {
+
+        private String trace;
+        private String allocator;
+        private String device;
+        private String conf;
+        private long events;
+        private long allocs;
+        private long frees;
+        private long deviceMallocs;
+        private long deviceFrees;
+        private long peakReservedBytes;
+        private long peakAllocatedBytes;
+        private long peakRequestedBytes;
+        private long endReservedBytes;
+        private long ooms;
+        private long allocRetries;
+        private double fragmentation;
+        private double requestedFragmentation;
+        private double eventsPerSecond;
+        private GroundTruth groundTruth;
+        private Timeline timeline;
+        private MemorySnapshot peakSnapshot;
+        private Peak peak;
+        private OomPoint firstOom;
+        private boolean stoppedAtOom;
+
+        private Builder() {
+        }
+
+        /** Sets {@link ReplayResult#trace()}. */
+        public Builder trace(String trace) {
+            this.trace = trace;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#allocator()}. */
+        public Builder allocator(String allocator) {
+            this.allocator = allocator;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#device()}. */
+        public Builder device(String device) {
+            this.device = device;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#conf()}. */
+        public Builder conf(String conf) {
+            this.conf = conf;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#events()}. */
+        public Builder events(long events) {
+            this.events = events;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#allocs()}. */
+        public Builder allocs(long allocs) {
+            this.allocs = allocs;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#frees()}. */
+        public Builder frees(long frees) {
+            this.frees = frees;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#deviceMallocs()}. */
+        public Builder deviceMallocs(long deviceMallocs) {
+            this.deviceMallocs = deviceMallocs;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#deviceFrees()}. */
+        public Builder deviceFrees(long deviceFrees) {
+            this.deviceFrees = deviceFrees;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#peakReservedBytes()}. */
+        public Builder peakReservedBytes(long peakReservedBytes) {
+            this.peakReservedBytes = peakReservedBytes;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#peakAllocatedBytes()}. */
+        public Builder peakAllocatedBytes(long peakAllocatedBytes) {
+            this.peakAllocatedBytes = peakAllocatedBytes;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#peakRequestedBytes()}. */
+        public Builder peakRequestedBytes(long peakRequestedBytes) {
+            this.peakRequestedBytes = peakRequestedBytes;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#endReservedBytes()}. */
+        public Builder endReservedBytes(long endReservedBytes) {
+            this.endReservedBytes = endReservedBytes;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#ooms()}. */
+        public Builder ooms(long ooms) {
+            this.ooms = ooms;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#allocRetries()}. */
+        public Builder allocRetries(long allocRetries) {
+            this.allocRetries = allocRetries;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#fragmentation()}. */
+        public Builder fragmentation(double fragmentation) {
+            this.fragmentation = fragmentation;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#requestedFragmentation()}. */
+        public Builder requestedFragmentation(double requestedFragmentation) {
+            this.requestedFragmentation = requestedFragmentation;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#eventsPerSecond()}. */
+        public Builder eventsPerSecond(double eventsPerSecond) {
+            this.eventsPerSecond = eventsPerSecond;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#groundTruth()}. */
+        public Builder groundTruth(GroundTruth groundTruth) {
+            this.groundTruth = groundTruth;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#timeline()}. */
+        public Builder timeline(Timeline timeline) {
+            this.timeline = timeline;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#peakSnapshot()}. */
+        public Builder peakSnapshot(MemorySnapshot peakSnapshot) {
+            this.peakSnapshot = peakSnapshot;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#peak()}. */
+        public Builder peak(Peak peak) {
+            this.peak = peak;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#firstOom()}. */
+        public Builder firstOom(OomPoint firstOom) {
+            this.firstOom = firstOom;
+            return this;
+        }
+
+        /** Sets {@link ReplayResult#stoppedAtOom()}. */
+        public Builder stoppedAtOom(boolean stoppedAtOom) {
+            this.stoppedAtOom = stoppedAtOom;
+            return this;
+        }
+
+        /**
+         * The result.
+         *
+         * @throws IllegalStateException when the trace, allocator, device, configuration or timeline is not set
+         * @throws IllegalArgumentException when the parts contradict each other (see the record's constructor)
+         */
+        public ReplayResult build() {
+            requireSet(trace, "trace");
+            requireSet(allocator, "allocator");
+            requireSet(device, "device");
+            requireSet(conf, "conf");
+            requireSet(timeline, "timeline");
+            return new ReplayResult(trace, allocator, device, conf, events, allocs, frees, deviceMallocs,
+                    deviceFrees, peakReservedBytes, peakAllocatedBytes, peakRequestedBytes, endReservedBytes, ooms,
+                    allocRetries, fragmentation, requestedFragmentation, eventsPerSecond, groundTruth, timeline,
+                    peakSnapshot, peak, firstOom, stoppedAtOom);
+        }
+
+        private static void requireSet(Object part, String name) {
+            if (part == null) {
+                throw new IllegalStateException("a replay result needs its " + name + ": call " + name + "(...)"
+                        + " before build()");
+            }
+        }
     }
 
     /**

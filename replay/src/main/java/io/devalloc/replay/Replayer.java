@@ -693,12 +693,16 @@ public final class Replayer {
             ReplayResult.Peak atPeak = new ReplayResult.Peak(sampler.peakEvent(), sampler.peakReserved(),
                     sampler.allocatedAtPeak(), sampler.requestedAtPeak(), sampler.exact(),
                     peakState == null ? null : peakState.waste());
-            ReplayResult result = new ReplayResult(trace, options.allocator(), options.device(), configDescription, i,
-                    dispatch.allocs(), dispatch.frees(), p.deviceGrows, p.deviceShrinks, peak,
-                    end.peakAllocatedBytes(), end.peakRequestedBytes(), end.reservedBytes(), dispatch.ooms(),
-                    end.allocationRetries(), sampler.fragmentation(), sampler.requestedFragmentation(),
-                    i * 1e9 / p.nanos, p.groundTruth, sampler.timeline(),
-                    peakState == null ? null : peakState.snapshot(), atPeak, p.firstOom, p.stoppedAtOom);
+            ReplayResult result = ReplayResult.builder().trace(trace).allocator(options.allocator())
+                    .device(options.device()).conf(configDescription).events(i).allocs(dispatch.allocs())
+                    .frees(dispatch.frees()).deviceMallocs(p.deviceGrows).deviceFrees(p.deviceShrinks)
+                    .peakReservedBytes(peak).peakAllocatedBytes(end.peakAllocatedBytes())
+                    .peakRequestedBytes(end.peakRequestedBytes()).endReservedBytes(end.reservedBytes())
+                    .ooms(dispatch.ooms()).allocRetries(end.allocationRetries()).fragmentation(sampler.fragmentation())
+                    .requestedFragmentation(sampler.requestedFragmentation()).eventsPerSecond(i * 1e9 / p.nanos)
+                    .groundTruth(p.groundTruth).timeline(sampler.timeline())
+                    .peakSnapshot(peakState == null ? null : peakState.snapshot()).peak(atPeak).firstOom(p.firstOom)
+                    .stoppedAtOom(p.stoppedAtOom).build();
             FlushReplay flushReplay = new FlushReplay(flushes, dispatch.reproducedFlushes(),
                     dispatch.reproducedOoms(), dispatch.oomsNotReproduced(), dispatch.failedRequestsServed());
             return new ReplayOutcome(result, scan.format, p.deviceName, dispatch.unknownFrees(),

@@ -11,6 +11,7 @@ import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.ProgressBar;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.TraceFile;
+import io.devalloc.replay.cli.SettingOption;
 import io.devalloc.replay.cli.TraceReplays;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -18,6 +19,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -63,10 +65,9 @@ public final class AdviseCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "TRACE", description = "The trace file.")
     Path trace;
 
-    @Option(names = "--allocator", paramLabel = "NAME", defaultValue = ReplayOptions.DEFAULT_ALLOCATOR,
-            description = "Allocator: caching, bfc, caching-host or any plug-in with a grid. Default:"
-                    + " ${DEFAULT-VALUE}.")
-    String allocator;
+    @Mixin
+    SettingOption allocator = SettingOption.allocator(ReplayOptions.DEFAULT_ALLOCATOR,
+            "Allocator: caching, bfc, caching-host or any plug-in with a grid. Default: ${DEFAULT-VALUE}.");
 
     @Option(names = "--grid", paramLabel = "NAME|FILE", defaultValue = "default",
             description = "The settings to try: 'default' (the allocator's built-in grid) or a file of configuration"
@@ -119,7 +120,7 @@ public final class AdviseCommand implements Callable<Integer> {
         if (cudaDevice != null && cudaDevice < 0) {
             throw new IllegalArgumentException("--cuda-device: a device index is 0 or more, got " + cudaDevice);
         }
-        Advisor.Options options = new Advisor.Options(allocator, grid, capacityBytes, goal, n, margin);
+        Advisor.Options options = new Advisor.Options(allocator.value(), grid, capacityBytes, goal, n, margin);
         TraceFile read = TraceReplays.readFile(trace, cudaDevice == null ? TraceFile.ALL_DEVICES : cudaDevice);
         Advisor advisor = new Advisor();
         JobAdvice advice = advisor.advise(read, options, ProgressBar.forTerminal(err, "advise "

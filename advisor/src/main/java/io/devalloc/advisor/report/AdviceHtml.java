@@ -18,10 +18,7 @@ import io.devalloc.replay.RecordedOom;
 import io.devalloc.replay.ReplayJson;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.report.ReportParts;
-import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -52,16 +49,7 @@ public final class AdviceHtml {
      * @throws UncheckedIOException when it cannot be written
      */
     public static void write(Path file, JobAdvice job) {
-        String html = render(job);
-        try {
-            Path parent = file.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            Files.writeString(file, html, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write the page to " + file + ": " + e.getMessage(), e);
-        }
+        ReportParts.writePage(file, render(job), "page");
     }
 
     /** The page of the advice on a trace of one device. */

@@ -22,6 +22,7 @@ import java.util.function.Function;
 import java.util.function.IntFunction;
 import java.util.function.ToDoubleFunction;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -106,9 +107,8 @@ public final class CompareCommand implements Callable<Integer> {
                     + "bfc:allow_growth:true, caching, caching:expandable_segments:True.")
     List<String> runs;
 
-    @Option(names = "--device", paramLabel = "SPEC", defaultValue = ReplayOptions.DEFAULT_DEVICE,
-            description = "Device spec for every run. Default: ${DEFAULT-VALUE} (DEVALLOC_DEVICE sets it).")
-    String device;
+    @Mixin
+    SettingOption device = SettingOption.device(ReplayOptions.DEFAULT_DEVICE, "Device spec for every run.");
 
     @Option(names = "--cuda-device", paramLabel = "N",
             description = "Compare device N of a PyTorch snapshot only. Default: every device with a history, each"
@@ -170,7 +170,7 @@ public final class CompareCommand implements Callable<Integer> {
                 DeviceTrace one = devices == null || devices.isEmpty() ? null : devices.get(d);
                 List<ReplayOutcome> outcomes = new ArrayList<>();
                 for (Run run : parsed) {
-                    ReplayOptions options = new ReplayOptions(run.allocator(), device, run.conf(), warm,
+                    ReplayOptions options = new ReplayOptions(run.allocator(), device.value(), run.conf(), warm,
                             emptyCacheAtSegmentFree);
                     String label = trace + (one == null || one.label().isEmpty() ? "" : " " + one.label()) + " ("
                             + run.label() + ")";

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -69,51 +70,17 @@ public final class ReplayCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "TRACE", description = "The trace file.")
     Path trace;
 
-    @Option(names = "--allocator", paramLabel = "NAME", defaultValue = ReplayOptions.DEFAULT_ALLOCATOR,
-            description = "Allocator: direct, bfc, caching, caching-host or any plug-in ('devalloc devices' lists "
-                    + "them). Default: ${DEFAULT-VALUE} (DEVALLOC_ALLOCATOR sets it).")
-    String allocator;
+    @Mixin
+    SettingOption allocator = SettingOption.allocator(ReplayOptions.DEFAULT_ALLOCATOR);
 
-    @Option(names = "--device", paramLabel = "SPEC", defaultValue = ReplayOptions.DEFAULT_DEVICE,
-            description = "Device spec: sim:SIZE, host, cuda:N, ... Default: ${DEFAULT-VALUE} (DEVALLOC_DEVICE "
-                    + "sets it).")
-    String device;
+    @Mixin
+    SettingOption device = SettingOption.device(ReplayOptions.DEFAULT_DEVICE,
+            "Device spec: sim:SIZE, host, cuda:N, ...");
 
-    @Option(names = "--config", paramLabel = "K:V,...",
-            description = "The allocator's configuration, key:value pairs separated by commas, passed to it "
-                    + "unchanged, e.g. expandable_segments:True or allow_growth:true. Default: for a PyTorch snapshot "
-                    + "replayed through caching, the settings it recorded (allocator_settings); otherwise none "
-                    + "(DEVALLOC_CONFIG sets one; without one, caching reads PYTORCH_CUDA_ALLOC_CONF). --conf is the "
-                    + "same option.")
-    String config;
-
-    /**
-     * {@code --conf}, the older name of {@code --config}, still accepted (the help shows {@code --config} only); null
-     * unless given. A separate option because picocli gives an unmatched option its default after parsing, which
-     * would overwrite a value the alias set; the launcher refuses both names at once.
-     */
-    @Option(names = "--conf", paramLabel = "K:V,...", hidden = true)
-    String conf;
-
-    /** The configuration given with {@code --config} or {@code --conf} (or DEVALLOC_CONFIG), else null. */
-    private String config() {
-        return conf != null ? conf : config;
-    }
-
-    /**
-     * Where the configuration comes from when the command line does not give it but the launcher's default does
-     * ({@code DEVALLOC_CONFIG=...}, {@code -Ddevalloc.config=...}, as its {@link DefaultSources} says); null when the
-     * command line gives it or nothing does.
-     */
-    private String configFrom() {
-        if (config() == null || conf != null || spec.commandLine().getParseResult() == null
-                || spec.commandLine().getParseResult().hasMatchedOption("--config")) {
-            return null;
-        }
-        String source = spec.commandLine().getDefaultValueProvider() instanceof DefaultSources sources
-                ? sources.sourceOf("--config") : null;
-        return source != null ? source : "the launcher's default";
-    }
+    @Mixin
+    SettingOption config = SettingOption.config(null, "expandable_segments:True or allow_growth:true",
+            "for a PyTorch snapshot replayed through caching, the settings it recorded (allocator_settings);"
+                    + " otherwise none");
 
     @Option(names = "--cuda-device", paramLabel = "N",
             description = "Replay device N of a PyTorch snapshot only. Default: every device it holds, one after the"
@@ -155,23 +122,23 @@ public final class ReplayCommand implements Callable<Integer> {
         if (cudaDevice != null && cudaDevice < 0) {
             throw new IllegalArgumentException("--cuda-device: a device index is 0 or more, got " + cudaDevice);
         }
-        int device = cudaDevice == null ? TraceFile.ALL_DEVICES : cudaDevice;
+        int deviceIndex = cudaDevice == null ? TraceFile.ALL_DEVICES : cudaDevice;
         RunInstrumentation instrument = instruments.isEmpty() ? null : instruments.get(0);
         Exports exports = export == null ? null : Exports.to(export);
         List<String> configNotes = new ArrayList<>();
-        String givenFrom = configFrom();
+        String givenFrom = config.defaultSource();
         TraceReplays.DeviceReplays file;
         if (instrument == null) {
-            file = TraceReplays.replayDevices(trace, device, allocator, this.device, config(), givenFrom, warm,
-                    emptyCacheAtSegmentFree, err, ReplayObserver.NONE, exports == null ? null : exports::add,
-                    configNotes, false);
+            file = TraceReplays.replayDevices(trace, deviceIndex, allocator.value(), device.value(), config.value(),
+                    givenFrom, warm, emptyCacheAtSegmentFree, err, ReplayObserver.NONE,
+                    exports == null ? null : exports::add, configNotes, false);
         } else {
             instrument.start();
             try {
                 ReplayObserver observer = instrument.replayObserver();
-                file = TraceReplays.replayDevices(trace, device, allocator, this.device, config(), givenFrom, warm,
-                        emptyCacheAtSegmentFree, err, observer, exports == null ? null : exports::add, configNotes,
-                        !ReplayObserver.NONE.equals(observer));
+                file = TraceReplays.replayDevices(trace, deviceIndex, allocator.value(), device.value(),
+                        config.value(), givenFrom, warm, emptyCacheAtSegmentFree, err, observer,
+                        exports == null ? null : exports::add, configNotes, !ReplayObserver.NONE.equals(observer));
             } catch (RuntimeException | Error e) {
                 instrument.finish(out, err, json, true);
                 throw e;
@@ -189,7 +156,7 @@ public final class ReplayCommand implements Callable<Integer> {
         }
         if (html != null) {
             TraceReplays.writeReport(html, "devalloc replay " + trace + " (" + outcomes.getFirst().label() + " on "
-                    + this.device + ")", outcomes);
+                    + device.value() + ")", outcomes);
         }
         if (json) {
             if (!file.several()) {

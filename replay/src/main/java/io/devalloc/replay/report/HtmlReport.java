@@ -220,7 +220,16 @@ public final class HtmlReport {
      * @throws UncheckedIOException when the file cannot be written
      */
     public static void write(Path file, String title, List<ReplayResult> results, List<List<String>> notes) {
-        String html = render(title, results, notes);
+        writePage(file, render(title, results, notes), "report");
+    }
+
+    /**
+     * Writes {@code html} to {@code file} in UTF-8, creating missing parent directories.
+     *
+     * @param what what the page is, for the error: {@code cannot write the WHAT to FILE: ...}
+     * @throws UncheckedIOException when the file cannot be written
+     */
+    static void writePage(Path file, String html, String what) {
         try {
             Path parent = file.toAbsolutePath().getParent();
             if (parent != null) {
@@ -228,7 +237,7 @@ public final class HtmlReport {
             }
             Files.writeString(file, html, StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot write the report to " + file + ": " + e.getMessage(), e);
+            throw new UncheckedIOException("cannot write the " + what + " to " + file + ": " + e.getMessage(), e);
         }
     }
 

@@ -2,6 +2,8 @@ package io.devalloc.replay.report;
 
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.replay.ReplayResult;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -17,6 +19,17 @@ public final class ReportParts {
     /** The report's style sheet, for a {@code <style>} element. */
     public static String style() {
         return HtmlReport.STYLE;
+    }
+
+    /**
+     * Writes the page {@code html} to {@code file} in UTF-8, creating missing parent directories, as the replay
+     * report is written.
+     *
+     * @param what what the page is, for the error: {@code cannot write the WHAT to FILE: ...}
+     * @throws UncheckedIOException when the file cannot be written
+     */
+    public static void writePage(Path file, String html, String what) {
+        HtmlReport.writePage(file, html, what);
     }
 
     /** {@code text} escaped for HTML text and attribute values. */

@@ -25,9 +25,11 @@ class ComparisonTableTest {
     private static List<ReplayResult> withADirectThatCallsTheDeviceEachTime() {
         List<ReplayResult> synthetic = SyntheticResults.threeAllocatorsAndAWarmTrace();
         ReplayResult d = synthetic.get(0);
-        ReplayResult direct = new ReplayResult(d.trace(), d.allocator(), d.device(), d.conf(), d.events(), d.allocs(),
-                d.frees(), d.allocs(), d.frees(), 1_850_000_000L, 1_850_000_000L, d.peakRequestedBytes(), 0, 0, 0,
-                0.0, 0.0, d.eventsPerSecond(), d.groundTruth(), d.timeline(), d.peakSnapshot());
+        ReplayResult direct = ReplayResult.builder().trace(d.trace()).allocator(d.allocator()).device(d.device())
+                .conf(d.conf()).events(d.events()).allocs(d.allocs()).frees(d.frees()).deviceMallocs(d.allocs())
+                .deviceFrees(d.frees()).peakReservedBytes(1_850_000_000L).peakAllocatedBytes(1_850_000_000L)
+                .peakRequestedBytes(d.peakRequestedBytes()).eventsPerSecond(d.eventsPerSecond())
+                .groundTruth(d.groundTruth()).timeline(d.timeline()).peakSnapshot(d.peakSnapshot()).build();
         return List.of(direct, synthetic.get(1), synthetic.get(2));
     }
 
@@ -86,10 +88,12 @@ class ComparisonTableTest {
         ReplayResult direct = withADirectThatCallsTheDeviceEachTime().getFirst();
         ReplayResult c = SyntheticResults.threeAllocatorsAndAWarmTrace().get(2);
         // caching on a trace with nothing to reuse: as many device mallocs as direct, a little more memory.
-        ReplayResult caching = new ReplayResult(c.trace(), c.allocator(), c.device(), c.conf(), c.events(), c.allocs(),
-                c.frees(), direct.deviceMallocs(), direct.deviceFrees(), 1_900_000_000L, 1_900_000_000L,
-                c.peakRequestedBytes(), 0, 0, 0, 0.0, 0.0, c.eventsPerSecond(), c.groundTruth(), c.timeline(),
-                c.peakSnapshot());
+        ReplayResult caching = ReplayResult.builder().trace(c.trace()).allocator(c.allocator()).device(c.device())
+                .conf(c.conf()).events(c.events()).allocs(c.allocs()).frees(c.frees())
+                .deviceMallocs(direct.deviceMallocs()).deviceFrees(direct.deviceFrees())
+                .peakReservedBytes(1_900_000_000L).peakAllocatedBytes(1_900_000_000L)
+                .peakRequestedBytes(c.peakRequestedBytes()).eventsPerSecond(c.eventsPerSecond())
+                .groundTruth(c.groundTruth()).timeline(c.timeline()).peakSnapshot(c.peakSnapshot()).build();
         Document doc = render(List.of(direct, caching));
         assertTrue(marked(doc).contains("0 peak reserved"), marked(doc)::toString);
         assertEquals(0, all(doc, "//p[@class='note star-rule']").size());

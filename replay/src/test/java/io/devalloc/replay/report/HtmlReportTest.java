@@ -298,9 +298,11 @@ class HtmlReportTest {
         Timeline t = SyntheticResults.timeline(1_234_567, 2_000, 1_850_000_000L, 1.0, 12);
         long[] reserved = new long[t.size()];
         Arrays.fill(reserved, 80 * GiB);
-        ReplayResult bfc = new ReplayResult(OPT, "bfc", "sim:80GiB", "", 1_234_567, 617_000, 616_990, 1, 0,
-                80 * GiB, 1_850_000_000L, 1_850_000_000L, 80 * GiB, 0, 0, 0.98, 0.98, 6_200_000, null,
-                new Timeline(t.event(), t.allocated(), reserved), null);
+        ReplayResult bfc = ReplayResult.builder().trace(OPT).allocator("bfc").device("sim:80GiB").conf("")
+                .events(1_234_567).allocs(617_000).frees(616_990).deviceMallocs(1).peakReservedBytes(80 * GiB)
+                .peakAllocatedBytes(1_850_000_000L).peakRequestedBytes(1_850_000_000L).endReservedBytes(80 * GiB)
+                .fragmentation(0.98).requestedFragmentation(0.98).eventsPerSecond(6_200_000)
+                .timeline(new Timeline(t.event(), t.allocated(), reserved)).build();
         return List.of(bfc, caching);
     }
 
@@ -363,8 +365,10 @@ class HtmlReportTest {
         }
         allocated[123_457] = 3_000_000_000L; // one spike, one sample wide
         reserved[123_457] = 3_000_000_000L;
-        ReplayResult r = new ReplayResult("long", "caching", "sim:80GiB", "", n * 5L, 1, 1, 1, 0, 3_000_000_000L,
-                3_000_000_000L, 3_000_000_000L, 0, 0, 0, 0, 0, 1, null, new Timeline(event, allocated, reserved), null);
+        ReplayResult r = ReplayResult.builder().trace("long").allocator("caching").device("sim:80GiB").conf("")
+                .events(n * 5L).allocs(1).frees(1).deviceMallocs(1).peakReservedBytes(3_000_000_000L)
+                .peakAllocatedBytes(3_000_000_000L).peakRequestedBytes(3_000_000_000L).eventsPerSecond(1)
+                .timeline(new Timeline(event, allocated, reserved)).build();
         Document doc = parse(HtmlReport.render("long", List.of(r)));
         List<Element> lines = all(doc, "//figure[@class='chart']/svg/polyline");
         for (Element line : lines) {
@@ -521,17 +525,22 @@ class HtmlReportTest {
         MemorySnapshot snapshot = SyntheticResults.snapshot("x<y", List.of(SyntheticResults.segment(
                 SyntheticResults.BASE, "pool\"><script>alert(5)</script>", new long[] {4096},
                 new BlockState[] {BlockState.ALLOCATED}, 0)));
-        return new ReplayResult("evil\"trace'<img src=x onerror=alert(1)>&amp;.pickle", "bfc<b>bold</b>",
-                "sim:1GiB\"><svg onload=alert(3)>", "<script>alert(1)</script>", 10, 5, 5, 1, 1, 4096, 4096, 4096, 0,
-                0, 0, 0, 0, 1_000, new GroundTruth(1, 1, 4096, false, "</td><script>alert(2)</script>\u0007"),
-                new Timeline(new long[] {0, 10}, new long[] {0, 4096}, new long[] {4096, 4096}), snapshot);
+        return ReplayResult.builder().trace("evil\"trace'<img src=x onerror=alert(1)>&amp;.pickle")
+                .allocator("bfc<b>bold</b>").device("sim:1GiB\"><svg onload=alert(3)>")
+                .conf("<script>alert(1)</script>").events(10).allocs(5).frees(5).deviceMallocs(1).deviceFrees(1)
+                .peakReservedBytes(4096).peakAllocatedBytes(4096).peakRequestedBytes(4096).eventsPerSecond(1_000)
+                .groundTruth(new GroundTruth(1, 1, 4096, false, "</td><script>alert(2)</script>\u0007"))
+                .timeline(new Timeline(new long[] {0, 10}, new long[] {0, 4096}, new long[] {4096, 4096}))
+                .peakSnapshot(snapshot).build();
     }
 
     /** Like {@link #hostile()}, through the recording allocator, so that its hostile difference is shown. */
     static ReplayResult hostileCaching() {
         ReplayResult h = hostile();
-        return new ReplayResult(h.trace(), "caching", h.device(), h.conf(), 10, 5, 5, 1, 1, 4096, 4096, 4096, 0, 0,
-                0, 0, 0, 1_000, h.groundTruth(), h.timeline(), h.peakSnapshot());
+        return ReplayResult.builder().trace(h.trace()).allocator("caching").device(h.device()).conf(h.conf()).events(10)
+                .allocs(5).frees(5).deviceMallocs(1).deviceFrees(1).peakReservedBytes(4096).peakAllocatedBytes(4096)
+                .peakRequestedBytes(4096).eventsPerSecond(1_000).groundTruth(h.groundTruth()).timeline(h.timeline())
+                .peakSnapshot(h.peakSnapshot()).build();
     }
 
     @Test
@@ -637,9 +646,11 @@ class HtmlReportTest {
         // Samples after events 0, 8 and 16; the peak, 30 MiB after event 5, fell between two of them.
         ReplayResult.Timeline sampled = new ReplayResult.Timeline(new long[] {0, 8, 16},
                 new long[] {5 * MiB, 10 * MiB, 5 * MiB}, new long[] {10 * MiB, 20 * MiB, 15 * MiB});
-        ReplayResult r = new ReplayResult("t", "caching", "sim:80GiB", "", 16, 8, 8, 3, 1, 30 * MiB, 25 * MiB,
-                25 * MiB, 15 * MiB, 0, 0, 0.1, 0.1, 1e6, null, sampled, null,
-                new ReplayResult.Peak(5, 30 * MiB, 25 * MiB, 25 * MiB, true, null), null, false);
+        ReplayResult r = ReplayResult.builder().trace("t").allocator("caching").device("sim:80GiB").conf("").events(16)
+                .allocs(8).frees(8).deviceMallocs(3).deviceFrees(1).peakReservedBytes(30 * MiB)
+                .peakAllocatedBytes(25 * MiB).peakRequestedBytes(25 * MiB).endReservedBytes(15 * MiB).fragmentation(0.1)
+                .requestedFragmentation(0.1).eventsPerSecond(1e6).timeline(sampled)
+                .peak(new ReplayResult.Peak(5, 30 * MiB, 25 * MiB, 25 * MiB, true, null)).build();
         ReplayResult.Timeline drawn = MemoryChart.withPeak(r);
         assertArrayEquals(new long[] {0, 5, 8, 16}, drawn.event());
         assertArrayEquals(new long[] {10 * MiB, 30 * MiB, 20 * MiB, 15 * MiB}, drawn.reserved());

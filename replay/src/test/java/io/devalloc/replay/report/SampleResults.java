@@ -114,10 +114,13 @@ final class SampleResults {
         double requestedFragmentation = 1.0 - (double) atPeak.requestedBytes() / atPeak.reservedBytes();
         ReplayResult.Timeline timeline = new ReplayResult.Timeline(Arrays.copyOf(event, s),
                 Arrays.copyOf(allocated, s), Arrays.copyOf(reserved, s));
-        return new ReplayResult(trace, allocatorName, DEVICE, conf, n, end.allocationCount(), end.freeCount(),
-                end.deviceMallocs(), end.deviceFrees(), end.peakReservedBytes(), end.peakAllocatedBytes(),
-                end.peakRequestedBytes(), end.reservedBytes(), ooms, end.allocationRetries(), fragmentation,
-                requestedFragmentation, n / (bestNanos / 1e9), null, timeline, peak);
+        return ReplayResult.builder().trace(trace).allocator(allocatorName).device(DEVICE).conf(conf).events(n)
+                .allocs(end.allocationCount()).frees(end.freeCount()).deviceMallocs(end.deviceMallocs())
+                .deviceFrees(end.deviceFrees()).peakReservedBytes(end.peakReservedBytes())
+                .peakAllocatedBytes(end.peakAllocatedBytes()).peakRequestedBytes(end.peakRequestedBytes())
+                .endReservedBytes(end.reservedBytes()).ooms(ooms).allocRetries(end.allocationRetries())
+                .fragmentation(fragmentation).requestedFragmentation(requestedFragmentation)
+                .eventsPerSecond(n / (bestNanos / 1e9)).timeline(timeline).peakSnapshot(peak).build();
     }
 
     private static DeviceAllocator open(String allocator, String conf) {

@@ -41,24 +41,38 @@ final class SyntheticResults {
      */
     static List<ReplayResult> threeAllocatorsAndAWarmTrace() {
         List<ReplayResult> results = new ArrayList<>();
-        results.add(new ReplayResult(OPT, "direct", "sim:80GiB", "", 1_234_567, 617_000, 616_990, 120, 118,
-                2_040_109_465L, 1_900_000_000L, 1_850_000_000L, 0, 0, 0, 0.0, 0.02, 2_100_000,
-                new GroundTruth(61, 59, 1_897_922_560L, false, "device malloc 3: 20.00 MiB, the trace has 2.00 MiB"),
-                timeline(1_234_567, 2_000, 1_850_000_000L, 1.0, 11), direct(40)));
-        results.add(new ReplayResult(OPT, "bfc", "sim:80GiB", "allow_growth:true", 1_234_567, 617_000, 616_990, 9, 0,
-                2 * GiB + 512 * MiB, 1_950_000_000L, 1_850_000_000L, 2 * GiB + 512 * MiB, 2, 3, 0.21, 0.25,
-                6_200_000, null, timeline(1_234_567, 2_000, 1_850_000_000L, 1.3, 12), bfc(1_500)));
-        results.add(new ReplayResult(OPT, "caching", "sim:80GiB", "", 1_234_567, 617_000, 616_990, 61, 59,
-                1_897_922_560L, 1_880_000_000L, 1_850_000_000L, 40 * MiB, 0, 0, 0.05, 0.07, 7_500_000,
-                new GroundTruth(61, 59, 1_897_922_560L, true, null),
-                timeline(1_234_567, 2_000, 1_850_000_000L, 1.1, 13), caching(60)));
-        results.add(new ReplayResult(WARM, "caching", "sim:80GiB", "", 40_000, 20_000, 20_000, 30, 2,
-                900 * MiB, 800 * MiB, 790 * MiB, 880 * MiB, 0, 0, 0.11, 0.12, 5_000_000,
-                new GroundTruth(30, 2, 900 * MiB, true, null), timeline(40_000, 500, 790 * MiB, 1.12, 14), null));
-        results.add(new ReplayResult(WARM, "caching", "sim:80GiB", "expandable_segments:True,max_split_size_mb:128",
-                40_000, 20_000, 20_000, 44, 10, 820 * MiB, 800 * MiB, 790 * MiB, 800 * MiB, 0, 0, 0.02, 0.04,
-                4_000_000, new GroundTruth(30, 2, 900 * MiB, false, "device mallocs: 44, the trace has 30"),
-                timeline(40_000, 500, 790 * MiB, 1.03, 15), expandable()));
+        results.add(ReplayResult.builder().trace(OPT).allocator("direct").device("sim:80GiB").conf("").events(1_234_567)
+                .allocs(617_000).frees(616_990).deviceMallocs(120).deviceFrees(118).peakReservedBytes(2_040_109_465L)
+                .peakAllocatedBytes(1_900_000_000L).peakRequestedBytes(1_850_000_000L).requestedFragmentation(0.02)
+                .eventsPerSecond(2_100_000)
+                .groundTruth(new GroundTruth(61, 59, 1_897_922_560L, false,
+                        "device malloc 3: 20.00 MiB, the trace has 2.00 MiB"))
+                .timeline(timeline(1_234_567, 2_000, 1_850_000_000L, 1.0, 11)).peakSnapshot(direct(40)).build());
+        results.add(ReplayResult.builder().trace(OPT).allocator("bfc").device("sim:80GiB").conf("allow_growth:true")
+                .events(1_234_567).allocs(617_000).frees(616_990).deviceMallocs(9)
+                .peakReservedBytes(2 * GiB + 512 * MiB).peakAllocatedBytes(1_950_000_000L)
+                .peakRequestedBytes(1_850_000_000L).endReservedBytes(2 * GiB + 512 * MiB).ooms(2).allocRetries(3)
+                .fragmentation(0.21).requestedFragmentation(0.25).eventsPerSecond(6_200_000)
+                .timeline(timeline(1_234_567, 2_000, 1_850_000_000L, 1.3, 12)).peakSnapshot(bfc(1_500)).build());
+        results.add(ReplayResult.builder().trace(OPT).allocator("caching").device("sim:80GiB").conf("")
+                .events(1_234_567).allocs(617_000).frees(616_990).deviceMallocs(61).deviceFrees(59)
+                .peakReservedBytes(1_897_922_560L).peakAllocatedBytes(1_880_000_000L).peakRequestedBytes(1_850_000_000L)
+                .endReservedBytes(40 * MiB).fragmentation(0.05).requestedFragmentation(0.07).eventsPerSecond(7_500_000)
+                .groundTruth(new GroundTruth(61, 59, 1_897_922_560L, true, null))
+                .timeline(timeline(1_234_567, 2_000, 1_850_000_000L, 1.1, 13)).peakSnapshot(caching(60)).build());
+        results.add(ReplayResult.builder().trace(WARM).allocator("caching").device("sim:80GiB").conf("").events(40_000)
+                .allocs(20_000).frees(20_000).deviceMallocs(30).deviceFrees(2).peakReservedBytes(900 * MiB)
+                .peakAllocatedBytes(800 * MiB).peakRequestedBytes(790 * MiB).endReservedBytes(880 * MiB)
+                .fragmentation(0.11).requestedFragmentation(0.12).eventsPerSecond(5_000_000)
+                .groundTruth(new GroundTruth(30, 2, 900 * MiB, true, null))
+                .timeline(timeline(40_000, 500, 790 * MiB, 1.12, 14)).build());
+        results.add(ReplayResult.builder().trace(WARM).allocator("caching").device("sim:80GiB")
+                .conf("expandable_segments:True,max_split_size_mb:128").events(40_000).allocs(20_000).frees(20_000)
+                .deviceMallocs(44).deviceFrees(10).peakReservedBytes(820 * MiB).peakAllocatedBytes(800 * MiB)
+                .peakRequestedBytes(790 * MiB).endReservedBytes(800 * MiB).fragmentation(0.02)
+                .requestedFragmentation(0.04).eventsPerSecond(4_000_000)
+                .groundTruth(new GroundTruth(30, 2, 900 * MiB, false, "device mallocs: 44, the trace has 30"))
+                .timeline(timeline(40_000, 500, 790 * MiB, 1.03, 15)).peakSnapshot(expandable()).build());
         return results;
     }
 
@@ -213,8 +227,10 @@ final class SyntheticResults {
 
     /** A result on {@code trace} with the given set-up and snapshot, and ordinary figures. */
     static ReplayResult withSnapshot(String trace, String allocator, String conf, MemorySnapshot snapshot) {
-        return new ReplayResult(trace, allocator, "sim:80GiB", conf, 10_000, 5_000, 5_000, 10, 0,
-                snapshot == null ? 0 : snapshot.totalSegmentBytes(), 1_000, 900, 0, 0, 0, 0.1, 0.2, 1_000_000, null,
-                timeline(10_000, 100, 800 * MiB, 1.1, 5), snapshot);
+        return ReplayResult.builder().trace(trace).allocator(allocator).device("sim:80GiB").conf(conf).events(10_000)
+                .allocs(5_000).frees(5_000).deviceMallocs(10)
+                .peakReservedBytes(snapshot == null ? 0 : snapshot.totalSegmentBytes()).peakAllocatedBytes(1_000)
+                .peakRequestedBytes(900).fragmentation(0.1).requestedFragmentation(0.2).eventsPerSecond(1_000_000)
+                .timeline(timeline(10_000, 100, 800 * MiB, 1.1, 5)).peakSnapshot(snapshot).build();
     }
 }

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  * A long synthetic workload recorded with the caching allocator's history and exported with devalloc's own pickle
  * writer, then read back by {@link PyTorchPickleReader}: every allocation and completed free comes back, in order.
  *
- * <p>Also the tool that makes the large pickle of {@code docs/benchmarks.md} ("cold replay speed"): with
+ * <p>Also the tool that makes the large pickle of {@code docs/benchmarks.md} ("a pickle of a million entries"): with
  * {@code -Ddevalloc.longHistory.entries=1000000} it records about that many trace entries and keeps the pickle as
  * {@code trace-io/target/long-history.pickle} (not committed; about 174 MB). By default it records a small one in a
  * temporary file.
