@@ -186,7 +186,7 @@ public interface DeviceAllocator extends AutoCloseable {
 
     /**
      * This allocator, or the one a decorator wraps, as {@code type}: its own interface (e.g. the caching allocator's
-     * {@code CachingAllocator}) or a capability (e.g. {@link io.devalloc.api.spi.TraceStateRestore}), when it is
+     * {@code CachingAllocator}) or a capability (e.g. {@link io.devalloc.api.spi.PyTorchStateRestore}), when it is
      * one. Decorators forward the question to what they wrap, so that a recorded or observed allocator still offers
      * everything it is.
      *

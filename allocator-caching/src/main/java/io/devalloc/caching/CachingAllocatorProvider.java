@@ -4,12 +4,10 @@ import io.devalloc.api.config.AllocatorConfig;
 import io.devalloc.api.config.ConfigSchema;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.observe.AllocatorListener;
-import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
 import io.devalloc.api.spi.EnvironmentConfig;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * configuration (devalloc's {@code devalloc.config} / {@code DEVALLOC_CONFIG}, or the builder's) wins.
  * {@link #configFromEnvironment(String)} says when the variable applies, and which one. Immutable and thread-safe.
  */
-public final class CachingAllocatorProvider implements AllocatorProvider {
+public final class CachingAllocatorProvider implements PyTorchAllocatorProvider {
 
     public static final String NAME = "caching";
 
@@ -84,23 +82,9 @@ public final class CachingAllocatorProvider implements AllocatorProvider {
         return CachingGrid.of(largestRequestBytes);
     }
 
-    /** The keys of devalloc's own, which PyTorch refuses. */
-    private static final Set<String> DEVALLOC_KEYS = Set.of("search_pool_after_release");
-
-    /** A port of PyTorch's allocator: its replays are judged by the snapshot PyTorch recorded. */
     @Override
-    public boolean portsPyTorch() {
-        return true;
-    }
-
-    @Override
-    public Optional<String> frameworkVariable(String configText) {
-        return SettingCaveats.pytorchVariable(configText, DEVALLOC_KEYS);
-    }
-
-    @Override
-    public List<String> caveats(String configText) {
-        return SettingCaveats.of(configText, DEVALLOC_KEYS);
+    public Set<String> devallocKeys() {
+        return Set.of("search_pool_after_release");
     }
 
     @Override

@@ -21,8 +21,8 @@ import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.spi.AbstractDeviceAllocator;
 import io.devalloc.api.spi.LiveBytes;
 import io.devalloc.api.spi.MappedPages;
+import io.devalloc.api.spi.PyTorchStateRestore;
 import io.devalloc.api.spi.SizeRounding;
-import io.devalloc.api.spi.TraceStateRestore;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.stats.PoolUsage;
 import io.devalloc.caching.DeviceStats.Metric;
@@ -56,7 +56,7 @@ import org.slf4j.LoggerFactory;
  * read the state through the package-private accessors at the end.
  *
  * <p><b>Restoring a recorded state</b> (warm trace replays; PyTorch has no such calls) is
- * {@link CachingArenaRestore}'s, which the arena hands out as its {@link TraceStateRestore}; it works under the
+ * {@link CachingArenaRestore}'s, which the arena hands out as its {@link PyTorchStateRestore}; it works under the
  * arena's lock with the bookkeeping of the malloc path ({@code mallocSegment}, {@code addExpandableSegment},
  * {@code addMapped}, {@code countAllocation}), which is package-private for it.
  *
@@ -156,12 +156,12 @@ final class CachingArena extends AbstractDeviceAllocator
     }
 
     /**
-     * This allocator as {@code type}; as a {@link TraceStateRestore}, its {@link CachingArenaRestore}, so that a
+     * This allocator as {@code type}; as a {@link PyTorchStateRestore}, its {@link CachingArenaRestore}, so that a
      * replay reaches it through any decorator as before.
      */
     @Override
     public <T> Optional<T> unwrap(Class<T> type) {
-        if (type == TraceStateRestore.class) {
+        if (type == PyTorchStateRestore.class) {
             return Optional.of(type.cast(restore));
         }
         return super.unwrap(type);

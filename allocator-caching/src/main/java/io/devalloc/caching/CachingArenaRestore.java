@@ -8,13 +8,13 @@ import static io.devalloc.caching.SizeRules.SMALL_SIZE;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.VirtualMemory;
-import io.devalloc.api.spi.TraceStateRestore;
+import io.devalloc.api.spi.PyTorchStateRestore;
 import io.devalloc.caching.DeviceStats.Metric;
 import java.util.Objects;
 
 /**
  * Restoring a recorded state into a {@link CachingArena} (warm trace replays; PyTorch has no such calls), apart
- * from the port of {@code DeviceCachingAllocator} itself. The arena hands it out as its {@link TraceStateRestore}
+ * from the port of {@code DeviceCachingAllocator} itself. The arena hands it out as its {@link PyTorchStateRestore}
  * through {@code unwrap}; there is one per arena.
  *
  * <p>{@code restoreSegment} is a device malloc kept as one free block. With expandable segments,
@@ -33,7 +33,7 @@ import java.util.Objects;
  * cannot count differently. The sizing questions are answered by the arena's own rules ({@code round_size},
  * {@code should_split}, the pools' page sizes).
  */
-final class CachingArenaRestore implements TraceStateRestore {
+final class CachingArenaRestore implements PyTorchStateRestore {
 
     private final CachingArena arena;
     private final BlockTable blocks;

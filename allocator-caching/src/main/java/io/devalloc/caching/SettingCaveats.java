@@ -7,21 +7,20 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * What PyTorch documents against a setting of its allocators, and where the setting goes: what the providers of
- * {@code caching} and {@code caching-host} answer to {@code AllocatorProvider.caveats} and
- * {@code frameworkVariable}. Keys are matched in the configuration text as {@code key:value} entries. Stateless
- * and thread-safe.
+ * What PyTorch documents against a setting of its allocators, and where the setting goes: what
+ * {@link PyTorchAllocatorProvider} answers to {@code AllocatorProvider.caveats} and {@code frameworkVariable}. Keys
+ * are matched in the configuration text as {@code key:value} entries. Stateless and thread-safe.
  */
-public final class SettingCaveats {
+final class SettingCaveats {
 
     /** PyTorch's variable for its CUDA allocators' settings (device and pinned host alike). */
-    public static final String PYTORCH_VARIABLE = "PYTORCH_CUDA_ALLOC_CONF";
+    static final String PYTORCH_VARIABLE = "PYTORCH_CUDA_ALLOC_CONF";
 
     private SettingCaveats() {
     }
 
     /** The keys of {@code config} among {@code devallocOwn}, the keys of devalloc's own that PyTorch refuses. */
-    public static List<String> devallocKeys(String config, Set<String> devallocOwn) {
+    static List<String> devallocKeys(String config, Set<String> devallocOwn) {
         List<String> found = new ArrayList<>();
         for (String entry : config.split(",")) {
             int colon = entry.indexOf(':');
@@ -34,12 +33,12 @@ public final class SettingCaveats {
     }
 
     /** {@link #PYTORCH_VARIABLE}, unless {@code config} uses a key of devalloc's own, which PyTorch refuses. */
-    public static Optional<String> pytorchVariable(String config, Set<String> devallocOwn) {
+    static Optional<String> pytorchVariable(String config, Set<String> devallocOwn) {
         return devallocKeys(config, devallocOwn).isEmpty() ? Optional.of(PYTORCH_VARIABLE) : Optional.empty();
     }
 
     /** What upstream documents against {@code config}, one sentence each. */
-    public static List<String> of(String config, Set<String> devallocOwn) {
+    static List<String> of(String config, Set<String> devallocOwn) {
         List<String> out = new ArrayList<>();
         String c = config.toLowerCase(Locale.ROOT).replace(" ", "");
         if (c.contains("expandable_segments:true")) {

@@ -13,7 +13,7 @@
  *       {@code AllocParams} is upstream's {@code AllocParams}: the search key and {@code alloc_block}'s verdict
  *       that a malloc carries through the search (one per arena, reused).</li>
  *   <li>{@code CachingArenaRestore}: the warm-start restore of replays (PyTorch has no such calls), the arena's
- *       {@link io.devalloc.api.spi.TraceStateRestore}, handed out by its {@code unwrap}; it runs under the arena's
+ *       {@link io.devalloc.api.spi.PyTorchStateRestore}, handed out by its {@code unwrap}; it runs under the arena's
  *       lock with the malloc path's bookkeeping. {@code CachingArenaReports}: what the arena says when an
  *       allocation fails (upstream's out-of-memory message and hints, the {@code throw_on_cudamalloc_oom}
  *       rejection, {@code format_size}).</li>

@@ -12,8 +12,8 @@ import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.spi.ForwardingDeviceAllocator;
 import io.devalloc.api.spi.LiveBytes;
 import io.devalloc.api.spi.MappedPages;
+import io.devalloc.api.spi.PyTorchStateRestore;
 import io.devalloc.api.spi.SizeRounding;
-import io.devalloc.api.spi.TraceStateRestore;
 import io.devalloc.sim.SimulatedDevice;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * The warm-start restore is the arena's {@link TraceStateRestore} without being the arena: {@code unwrap} hands out
+ * The warm-start restore is the arena's {@link PyTorchStateRestore} without being the arena: {@code unwrap} hands out
  * its one {@link CachingArenaRestore}, through decorators too, while the arena's own capabilities still unwrap to
  * the arena, and a restore on a closed arena is refused with its lock released.
  */
@@ -36,10 +36,10 @@ class CachingArenaRestoreTest {
     @Test
     void unwrapHandsOutOneRestoreThatIsNotTheArena() {
         CachingArena a = arena();
-        TraceStateRestore restore = a.unwrap(TraceStateRestore.class).orElseThrow();
+        PyTorchStateRestore restore = a.unwrap(PyTorchStateRestore.class).orElseThrow();
         assertInstanceOf(CachingArenaRestore.class, restore);
-        assertFalse(TraceStateRestore.class.isInstance(a), "the arena is the port of DeviceCachingAllocator only");
-        assertSame(restore, a.unwrap(TraceStateRestore.class).orElseThrow(), "one per arena");
+        assertFalse(PyTorchStateRestore.class.isInstance(a), "the arena is the port of DeviceCachingAllocator only");
+        assertSame(restore, a.unwrap(PyTorchStateRestore.class).orElseThrow(), "one per arena");
         a.close();
     }
 
@@ -48,8 +48,8 @@ class CachingArenaRestoreTest {
         CachingArena a = arena();
         DeviceAllocator decorated = new ForwardingDeviceAllocator(a) {
         };
-        assertSame(a.unwrap(TraceStateRestore.class).orElseThrow(),
-                decorated.unwrap(TraceStateRestore.class).orElseThrow());
+        assertSame(a.unwrap(PyTorchStateRestore.class).orElseThrow(),
+                decorated.unwrap(PyTorchStateRestore.class).orElseThrow());
         assertSame(a, decorated.unwrap(LiveBytes.class).orElseThrow());
         assertSame(a, decorated.unwrap(SizeRounding.class).orElseThrow());
         assertSame(a, decorated.unwrap(MappedPages.class).orElseThrow());
@@ -60,7 +60,7 @@ class CachingArenaRestoreTest {
     @Test
     void theSizingQuestionsAreTheArenasRules() {
         CachingArena a = arena();
-        TraceStateRestore restore = a.unwrap(TraceStateRestore.class).orElseThrow();
+        PyTorchStateRestore restore = a.unwrap(PyTorchStateRestore.class).orElseThrow();
         assertEquals(a.roundedSize(1000), restore.roundSize(1000), "round_size");
         assertTrue(restore.isSmallRequest(MiB));
         assertFalse(restore.isSmallRequest(MiB + 512));
@@ -73,7 +73,7 @@ class CachingArenaRestoreTest {
     @Test
     void aRestoreRestoresThroughTheMallocBookkeepingAndIsRefusedOnceClosed() throws Exception {
         CachingArena a = arena();
-        TraceStateRestore restore = a.unwrap(TraceStateRestore.class).orElseThrow();
+        PyTorchStateRestore restore = a.unwrap(PyTorchStateRestore.class).orElseThrow();
         long segment = restore.restoreSegment(20 * MiB, DeviceStream.DEFAULT);
         restore.restoreAllocation(segment, 4 * MiB, 4 * MiB - 100, DeviceStream.DEFAULT);
         assertEquals(20 * MiB, a.stats().reservedBytes());

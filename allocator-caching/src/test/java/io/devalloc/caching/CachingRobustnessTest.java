@@ -7,10 +7,9 @@ import io.devalloc.api.device.*;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.spi.ForwardingDeviceMemory;
 import io.devalloc.api.spi.ForwardingVirtualMemory;
-import io.devalloc.api.spi.TraceStateRestore;
+import io.devalloc.api.spi.PyTorchStateRestore;
 import io.devalloc.sim.EventCompletion;
 import io.devalloc.sim.SimulatedDevice;
-import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.util.*;
 import org.junit.jupiter.api.Test;
@@ -212,7 +211,7 @@ class CachingRobustnessTest {
         CachingArena a = arena(d, "expandable_segments:True");
         long p = a.malloc(12 * MiB, DeviceStream.DEFAULT);
         a.free(p);
-        a.unwrap(TraceStateRestore.class).orElseThrow()
+        a.unwrap(PyTorchStateRestore.class).orElseThrow()
                 .restoreAllocation(p + 2 * MiB, 2 * MiB, 2 * MiB, DeviceStream.DEFAULT);
         CachingInvariants.check(a);
         a.emptyCache();

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.device.DeviceStream;
-import io.devalloc.api.spi.TraceStateRestore;
+import io.devalloc.api.spi.PyTorchStateRestore;
 import io.devalloc.sim.DeviceOperation;
 import io.devalloc.sim.SimulatedDevice;
 import java.util.ArrayList;
@@ -41,8 +41,8 @@ class RestoreExpandableTest {
     }
 
     /** The arena's warm-start restore, reached as a replay reaches it. */
-    private static TraceStateRestore restore(CachingArena a) {
-        return a.unwrap(TraceStateRestore.class).orElseThrow();
+    private static PyTorchStateRestore restore(CachingArena a) {
+        return a.unwrap(PyTorchStateRestore.class).orElseThrow();
     }
 
     @AfterEach

@@ -1,7 +1,7 @@
 package io.devalloc.replay;
 
 import io.devalloc.api.device.DeviceStream;
-import io.devalloc.api.spi.TraceStateRestore;
+import io.devalloc.api.spi.PyTorchStateRestore;
 import io.devalloc.replay.TraceScan.MapRow;
 import io.devalloc.replay.TraceScan.Pre;
 import java.util.ArrayList;
@@ -17,8 +17,9 @@ import java.util.TreeMap;
  * How a warm start rebuilds the expandable segments of a trace's start, for a caching allocator that runs with
  * {@code expandable_segments:True}: which presegment rows (each a mapped range, as PyTorch's snapshot shows an
  * expandable segment) belong to which segment, where each segment's reservation starts and how large it may be.
- * {@link WarmStart} then restores each segment ({@link TraceStateRestore#restoreExpandableSegment}), its ranges at
- * their recorded offsets from its base ({@link TraceStateRestore#restoreExpandableRange}) and the live blocks in them.
+ * {@link WarmStart} then restores each segment ({@link PyTorchStateRestore#restoreExpandableSegment}), its ranges
+ * at their recorded offsets from its base ({@link PyTorchStateRestore#restoreExpandableRange}) and the live blocks
+ * in them.
  *
  * <ol>
  *   <li><b>Pool of a range.</b> A live block ({@code prealloc} row) inside it whose rounded size is at most 1 MiB
@@ -33,7 +34,7 @@ import java.util.TreeMap;
  *       of the range before it unless it touches it (two mapped ranges of one segment that touch are one range: a
  *       reader shows touching ranges apart only when they belong to different segments), is not whole pages away
  *       from the segment's base, or would make the segment span more than the reserve of a new segment
- *       ({@link TraceStateRestore#expandableSegmentSize}). Usually there is one segment per (stream, pool). A range
+ *       ({@link PyTorchStateRestore#expandableSegmentSize}). Usually there is one segment per (stream, pool). A range
  *       larger than that reserve is an error (the replay's reserve is smaller than the recording's, or the trace
  *       joined the ranges of two segments that lay side by side).</li>
  *   <li><b>Base.</b> A segment's reservation starts at its lowest range, or lower: at the lowest traced
@@ -143,8 +144,8 @@ final class ExpandableLayout {
      * @param space where a simulated device can reserve, or null for a device that cannot place reservations
      * @throws IllegalArgumentException naming the row, if a presegment holds live blocks of both pools
      */
-    static ExpandableLayout plan(TraceStateRestore allocator, TraceScan scan, AddressSpace space) {
-        TraceStateRestore options = allocator;
+    static ExpandableLayout plan(PyTorchStateRestore allocator, TraceScan scan, AddressSpace space) {
+        PyTorchStateRestore options = allocator;
         if (!options.expandableSegments()) {
             throw new IllegalStateException("allocator runs without expandable segments");
         }
@@ -247,7 +248,7 @@ final class ExpandableLayout {
     }
 
     /** The pool of a range (rule 1 in the class documentation). */
-    private static boolean poolOf(TraceStateRestore options, TraceScan scan, Pre range, List<Pre> blocks) {
+    private static boolean poolOf(PyTorchStateRestore options, TraceScan scan, Pre range, List<Pre> blocks) {
         Pre first = null;
         for (Pre b : blocks) {
             if (b.size() <= 0) {
@@ -273,13 +274,13 @@ final class ExpandableLayout {
         return range.size() % options.largeSegmentSize() != 0;
     }
 
-    private static boolean isSmallRequest(TraceStateRestore options, long requested) {
+    private static boolean isSmallRequest(PyTorchStateRestore options, long requested) {
         return options.isSmallRequest(options.roundSize(requested));
     }
 
     /** Rule 3 in the class documentation: lowers bases to the traced maps below the lowest ranges. */
     private static void lowerBases(List<Building> segments, List<Pre> allRanges, List<MapRow> maps,
-                                   TraceStateRestore options) {
+                                   PyTorchStateRestore options) {
         if (maps.isEmpty()) {
             return;
         }

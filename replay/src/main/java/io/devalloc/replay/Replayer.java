@@ -13,8 +13,8 @@ import io.devalloc.api.spi.DeviceSpec;
 import io.devalloc.api.spi.EnvironmentConfig;
 import io.devalloc.api.spi.MappedPages;
 import io.devalloc.api.spi.PyTorchMemoryHistory;
+import io.devalloc.api.spi.PyTorchStateRestore;
 import io.devalloc.api.spi.SizeRounding;
-import io.devalloc.api.spi.TraceStateRestore;
 import io.devalloc.api.stats.AllocatorStats;
 import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.ReplayOutcome.WarmStartKind;
@@ -26,7 +26,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.function.Function;
 
 /**
@@ -227,10 +226,6 @@ public final class Replayer {
         }
     }
 
-    /** How a replay's warm state was set up, and what the notes say about it. */
-    private record WarmSetup(WarmStartKind kind, long restoredSegments, long restoredBlocks, List<String> notes) {
-    }
-
     /** The peak snapshot and what it shows, from the replay up to the peak. */
     private record PeakState(MemorySnapshot snapshot, WasteAtPeak waste, String note) {
     }
@@ -246,7 +241,7 @@ public final class Replayer {
         final long total;
         final EventDispatch dispatch;
         final PeakSampler sampler;
-        final WarmSetup warm;
+        final WarmStartPlan.Setup warm;
         /** The reader of a one-pass replay, for the progress estimate; null otherwise. */
         ReadAhead reader;
         long events;
@@ -262,7 +257,7 @@ public final class Replayer {
         String deviceName;
 
         Pass(TraceScan scan, boolean collectGroundTruth, boolean twoPasses, long total, EventDispatch dispatch,
-             PeakSampler sampler, WarmSetup warm) {
+             PeakSampler sampler, WarmStartPlan.Setup warm) {
             this.scan = scan;
             this.collectGroundTruth = collectGroundTruth;
             this.twoPasses = twoPasses;
@@ -298,6 +293,8 @@ public final class Replayer {
         private boolean compareSegments;
         /** The replay up to the peak for its snapshot: no ground truth, no allocation hook. */
         private boolean snapshotPass;
+        /** The warm start, worked out on the replaying pass and executed again on the replay up to the peak. */
+        private WarmStartPlan warmPlan;
         /** What the replaying pass's allocator and device tell, passed to the observer once its events start. */
         private final ListenerRelay relay = new ListenerRelay();
 
@@ -372,7 +369,7 @@ public final class Replayer {
         /** Restores the warm state, starts counting and sampling: the replaying pass, ready for its first event. */
         private Pass begin(TraceScan scan, SegmentComparison comparison, boolean collectGroundTruth,
                            boolean twoPasses, long total) {
-            WarmSetup warm = setUpWarm(scan);
+            WarmStartPlan.Setup warm = setUpWarm(scan);
             if (observed) {
                 relay.to(AllocatorListener.all(List.of(observer.listener(device.descriptor()))));
                 observer.opened(allocator);
@@ -495,63 +492,23 @@ public final class Replayer {
         // ------------------------------------------------------------------------------------------ warm start
 
         /**
-         * Restores the trace's warm state when asked and there is one (reopening a simulated device scripted with the
-         * recorded addresses), and says how in notes.
+         * Sets the trace's warm state up as the plan says, working the plan out on the first call (the replaying
+         * pass) and executing the same plan on the replay up to the peak: reopens a simulated device scripted with
+         * the recorded addresses when the plan places segments, then restores.
          */
-        private WarmSetup setUpWarm(TraceScan scan) {
-            List<String> notes = new ArrayList<>();
-            WarmStartKind warm = WarmStartKind.NONE;
-            long restoredSegments = 0;
-            long restoredBlocks = 0;
-            if (options.warm() && scan.startsWarm()) {
-                Optional<TraceStateRestore> restorable = allocator.unwrap(TraceStateRestore.class);
-                if (restorable.isPresent()) {
-                    TraceStateRestore restore = restorable.get();
-                    boolean sim = spec.provider().equals(SimulatedDeviceProvider.NAME);
-                    // With expandable segments the presegments are the mapped ranges of expandable segments, unless
-                    // the trace shows it was recorded without them.
-                    ExpandableLayout layout = restore.expandableSegments() && !scan.presegmentRows.isEmpty()
-                            ? ExpandableLayout.plan(restore, scan, sim ? WARM_SPACE : null) : null;
-                    boolean expandable = layout != null && layout.ordinaryReason() == null;
-                    boolean placed = false;
-                    if (sim && !scan.presegmentRows.isEmpty()) {
-                        reopenScripted(expandable ? layout.scriptedAddresses() : presegmentAddresses(scan));
-                        restore = allocator.unwrap(TraceStateRestore.class).orElseThrow(() -> new IllegalStateException(
-                                "allocator '" + options.allocator() + "' changed kind on a new device"));
-                        placed = true;
-                    }
-                    List<WarmStart.RestoredBlock> restored = WarmStart.seed(restore, scan,
-                            expandable ? layout : null, dispatch::stream, dispatch.live());
-                    warm = WarmStartKind.RESTORED;
-                    restoredSegments = scan.presegmentRows.size();
-                    restoredBlocks = restored.size();
-                    String how = expandable ? ", the presegments as the mapped ranges of " + layout.segments().size()
-                            + " expandable segments" : "";
-                    notes.add("warm start: " + restoredSegments + " presegments and " + restoredBlocks
-                            + " prealloc blocks restored" + (placed ? " at their recorded addresses" + how
-                            : how + "; this device cannot place segments at the recorded addresses, so blocks keep"
-                            + " their offsets within their segments and ties between equal free blocks may go"
-                            + " elsewhere"));
-                    if (expandable) {
-                        notes.addAll(layout.notes());
-                    } else if (layout != null) {
-                        notes.add("warm start: the presegments were restored as ordinary (cudaMalloc'd) segments, not"
-                                + " as mapped ranges of expandable segments: " + layout.ordinaryReason());
-                    } else if (restoredSegments > 0 && (scan.segmentMaps > 0 || scan.segmentUnmaps > 0)) {
-                        notes.add("warm start: the trace maps and unmaps expandable segments, but this replay runs"
-                                + " without them: its presegments were restored as ordinary (cudaMalloc'd) segments");
-                    }
-                } else {
-                    warm = WarmStartKind.MALLOC;
-                    restoredBlocks = scan.preallocs;
-                    notes.add("warm start: allocator '" + options.allocator() + "' cannot restore the recorded state:"
-                            + " the " + scan.preallocs + " prealloc blocks were allocated with malloc and the "
-                            + scan.presegments + " presegments were not restored");
-                }
-            } else if (options.warm()) {
-                notes.add("--warm: the trace has no presegment or prealloc rows (it starts from an empty allocator)");
+        private WarmStartPlan.Setup setUpWarm(TraceScan scan) {
+            if (warmPlan == null) {
+                boolean sim = spec.provider().equals(SimulatedDeviceProvider.NAME);
+                warmPlan = WarmStartPlan.of(options, scan, allocator.unwrap(PyTorchStateRestore.class).orElse(null),
+                        sim ? WARM_SPACE : null, options.allocator());
             }
-            return new WarmSetup(warm, restoredSegments, restoredBlocks, notes);
+            if (warmPlan.scriptedAddresses() != null) {
+                reopenScripted(warmPlan.scriptedAddresses());
+            }
+            PyTorchStateRestore restore = warmPlan.kind() != WarmStartKind.RESTORED ? null
+                    : allocator.unwrap(PyTorchStateRestore.class).orElseThrow(() -> new IllegalStateException(
+                            "allocator '" + options.allocator() + "' changed kind on a new device"));
+            return warmPlan.execute(scan, restore, dispatch::stream, dispatch.live());
         }
 
         // ------------------------------------------------------------------------------------------ peak snapshot
@@ -565,7 +522,7 @@ public final class Replayer {
             close(null);
             snapshotPass = true;
             open(devices.open(options.device()));
-            WarmSetup warm = setUpWarm(scan);
+            WarmStartPlan.Setup warm = setUpWarm(scan);
             dispatch.start(warm.kind() == WarmStartKind.RESTORED, options.emptyCacheAtSegmentFree(), reproduces(),
                     scan.decidedFlushes());
         }
@@ -784,14 +741,6 @@ public final class Replayer {
                 throw e;
             }
             dispatch = new EventDispatch(allocator, device, snapshotPass ? null : allocationHook);
-        }
-
-        private static List<Long> presegmentAddresses(TraceScan scan) {
-            List<Long> addresses = new ArrayList<>();
-            for (TraceScan.Pre s : scan.presegmentRows) {
-                addresses.add(s.address());
-            }
-            return addresses;
         }
 
         /**

@@ -1,7 +1,7 @@
 package io.devalloc.replay;
 
 import io.devalloc.api.device.DeviceStream;
-import io.devalloc.api.spi.TraceStateRestore;
+import io.devalloc.api.spi.PyTorchStateRestore;
 import io.devalloc.replay.TraceScan.Pre;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -12,10 +12,10 @@ import java.util.function.LongFunction;
 
 /**
  * Seeds a caching allocator with a warm PyTorch trace's state from when recording began: each {@code presegment}
- * row becomes {@link TraceStateRestore#restoreSegment}, or, when the allocator runs with expandable segments and
+ * row becomes {@link PyTorchStateRestore#restoreSegment}, or, when the allocator runs with expandable segments and
  * an {@link ExpandableLayout} is given, a mapped range of a restored expandable segment
- * ({@link TraceStateRestore#restoreExpandableSegment}, {@link TraceStateRestore#restoreExpandableRange}); each
- * {@code prealloc} row becomes {@link TraceStateRestore#restoreAllocation} with the block size PyTorch must have made
+ * ({@link PyTorchStateRestore#restoreExpandableSegment}, {@link PyTorchStateRestore#restoreExpandableRange}); each
+ * {@code prealloc} row becomes {@link PyTorchStateRestore#restoreAllocation} with the block size PyTorch must have made
  * for it (see the package documentation for the rules). The same logic as the caching module's test-only
  * {@code TraceReplayer}, on the first pass's rows instead of a trace held in memory.
  *
@@ -57,17 +57,17 @@ final class WarmStart {
      * @return the restored blocks, in prealloc row order
      * @throws IllegalArgumentException naming the row, if the rows do not describe a state PyTorch could have had
      */
-    static List<RestoredBlock> seed(TraceStateRestore allocator, TraceScan scan, LongFunction<DeviceStream> streams,
+    static List<RestoredBlock> seed(PyTorchStateRestore allocator, TraceScan scan, LongFunction<DeviceStream> streams,
                                     KeyMap live) {
         return seed(allocator, scan, null, streams, live);
     }
 
     /**
-     * As {@link #seed(TraceStateRestore, TraceScan, LongFunction, KeyMap)}, restoring the presegments as the mapped
+     * As {@link #seed(PyTorchStateRestore, TraceScan, LongFunction, KeyMap)}, restoring the presegments as the mapped
      * ranges of {@code layout}'s expandable segments when it is given and has no
      * {@link ExpandableLayout#ordinaryReason() reason} against it.
      */
-    static List<RestoredBlock> seed(TraceStateRestore allocator, TraceScan scan, ExpandableLayout layout,
+    static List<RestoredBlock> seed(PyTorchStateRestore allocator, TraceScan scan, ExpandableLayout layout,
                                     LongFunction<DeviceStream> streams, KeyMap live) {
         boolean expandable = layout != null && layout.ordinaryReason() == null;
         Map<Long, Long> ourSegment = expandable ? restoreRanges(allocator, scan, layout, streams)
@@ -123,7 +123,7 @@ final class WarmStart {
     }
 
     /** Each presegment as an ordinary segment, in row order: with scripted addresses, at its recorded address. */
-    private static Map<Long, Long> restoreSegments(TraceStateRestore allocator, TraceScan scan,
+    private static Map<Long, Long> restoreSegments(PyTorchStateRestore allocator, TraceScan scan,
                                                    LongFunction<DeviceStream> streams) {
         Map<Long, Long> ourSegment = new HashMap<>();
         for (Pre s : scan.presegmentRows) {
@@ -143,7 +143,7 @@ final class WarmStart {
      * Each expandable segment of {@code layout}, in its order (with scripted addresses the placed ones reserve at
      * their recorded bases), then its ranges at their recorded offsets from its base.
      */
-    private static Map<Long, Long> restoreRanges(TraceStateRestore allocator, TraceScan scan, ExpandableLayout layout,
+    private static Map<Long, Long> restoreRanges(PyTorchStateRestore allocator, TraceScan scan, ExpandableLayout layout,
                                                  LongFunction<DeviceStream> streams) {
         Map<Long, Long> ourRange = new HashMap<>();
         for (ExpandableLayout.Segment s : layout.segments()) {
@@ -172,9 +172,9 @@ final class WarmStart {
     }
 
     /**
-     * {@link #inferBlockSize(TraceStateRestore, long, long, boolean, boolean)} for a segment that is not expandable.
+     * {@link #inferBlockSize(PyTorchStateRestore, long, long, boolean, boolean)} for a segment that is not expandable.
      */
-    static long inferBlockSize(TraceStateRestore allocator, long rounded, long room, boolean small) {
+    static long inferBlockSize(PyTorchStateRestore allocator, long rounded, long room, boolean small) {
         return inferBlockSize(allocator, rounded, room, small, false);
     }
 
@@ -185,7 +185,7 @@ final class WarmStart {
      * size &lt; max_split_size and remainder &gt; 1 MiB). In the large pool of ordinary segments every free block is
      * larger than 1 MiB, so room of at most 1 MiB past the rounded size can only be this block's unsplit tail.
      */
-    static long inferBlockSize(TraceStateRestore allocator, long rounded, long room, boolean small,
+    static long inferBlockSize(PyTorchStateRestore allocator, long rounded, long room, boolean small,
                                boolean expandable) {
         long remainder = room - rounded;
         if (remainder < 0) {

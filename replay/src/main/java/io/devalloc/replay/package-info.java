@@ -83,8 +83,8 @@
  * <h2>Warm start ({@code --warm}, PyTorch traces)</h2>
  * A snapshot taken after the allocator was already in use starts with {@code presegment} rows (the segments of that
  * moment) and {@code prealloc} rows (its live blocks). With an allocator that offers the
- * {@link io.devalloc.api.spi.TraceStateRestore} capability ({@code caching} does), reached with
- * {@code allocator.unwrap(TraceStateRestore.class)} through any decorator, they are restored:
+ * {@link io.devalloc.api.spi.PyTorchStateRestore} capability ({@code caching} does), reached with
+ * {@code allocator.unwrap(PyTorchStateRestore.class)} through any decorator, they are restored:
  * <ol>
  *   <li>On a simulated device ({@code sim:SIZE}) the replay opens its own {@link io.devalloc.sim.SimulatedDevice} of
  *       the same capacity, with the address space [2 MiB, 2^47) (the recorded addresses, about 2^35, lie inside, and

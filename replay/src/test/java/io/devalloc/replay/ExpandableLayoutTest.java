@@ -8,10 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.device.DeviceStream;
-import io.devalloc.api.spi.TraceStateRestore;
+import io.devalloc.api.spi.PyTorchStateRestore;
 import io.devalloc.caching.CachingAllocator;
 import io.devalloc.caching.CachingAllocatorProvider;
-import io.devalloc.caching.CachingOptions;
 import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.trace.TraceEvent.Kind;
 import java.io.IOException;
@@ -225,7 +224,7 @@ class ExpandableLayoutTest {
 
     @Test
     void blocksOfExpandableSegmentsSplitEveryRemainderOf512BOrMore() {
-        TraceStateRestore defaults = TestTraces.defaultCachingRules();
+        PyTorchStateRestore defaults = TestTraces.defaultCachingRules();
         assertEquals(12 * MiB, WarmStart.inferBlockSize(defaults, 12 * MiB, 12 * MiB + MiB / 2, false, true));
         assertEquals(12 * MiB + MiB / 2, WarmStart.inferBlockSize(defaults, 12 * MiB, 12 * MiB + MiB / 2, false,
                 false), "an ordinary large segment keeps a tail of at most 1 MiB");

@@ -15,7 +15,7 @@ import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.snapshot.SegmentSnapshot;
 import io.devalloc.api.spi.AllocatorRegistry;
-import io.devalloc.api.spi.TraceStateRestore;
+import io.devalloc.api.spi.PyTorchStateRestore;
 import io.devalloc.caching.CachingAllocator;
 import io.devalloc.caching.CachingAllocatorProvider;
 import io.devalloc.replay.ReplayOutcome.WarmStartKind;
@@ -267,7 +267,7 @@ class ReplayerTest {
             assertEquals(3, live.size());
             assertEquals(A, live.remove(A, EventDispatch.MISSING), "restored at the recorded address");
         }
-        TraceStateRestore defaults = TestTraces.defaultCachingRules();
+        PyTorchStateRestore defaults = TestTraces.defaultCachingRules();
         assertEquals(12 * MiB, WarmStart.inferBlockSize(defaults, 12 * MiB, 13 * MiB + 512, false));
         assertEquals(13 * MiB, WarmStart.inferBlockSize(defaults, 12 * MiB, 13 * MiB, false));
         assertEquals(12 * MiB + MiB / 2, WarmStart.inferBlockSize(defaults, 12 * MiB, 12 * MiB + MiB / 2, false));

@@ -1,7 +1,7 @@
 package io.devalloc.replay;
 
 import io.devalloc.api.DeviceAllocator;
-import io.devalloc.api.spi.TraceStateRestore;
+import io.devalloc.api.spi.PyTorchStateRestore;
 import io.devalloc.caching.CachingAllocatorProvider;
 import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.trace.TraceEvent;
@@ -147,12 +147,12 @@ public final class TestTraces {
     }
 
     /** The warm-start capability of a caching allocator (what a replay reaches through {@code unwrap}). */
-    public static TraceStateRestore restore(DeviceAllocator allocator) {
-        return allocator.unwrap(TraceStateRestore.class).orElseThrow();
+    public static PyTorchStateRestore restore(DeviceAllocator allocator) {
+        return allocator.unwrap(PyTorchStateRestore.class).orElseThrow();
     }
 
     /** PyTorch's sizing rules with the default settings: a caching allocator's, on a small simulated device. */
-    public static TraceStateRestore defaultCachingRules() {
+    public static PyTorchStateRestore defaultCachingRules() {
         return restore(new CachingAllocatorProvider(Map.of())
                 .create(SimulatedDevice.ofCapacity(1L << 30), ""));
     }

@@ -3,14 +3,12 @@ package io.devalloc.caching.host;
 import io.devalloc.api.config.ConfigSchema;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.observe.AllocatorListener;
-import io.devalloc.api.spi.AllocatorProvider;
 import io.devalloc.api.spi.AllocatorSetup;
 import io.devalloc.api.units.ByteSize;
-import io.devalloc.caching.SettingCaveats;
+import io.devalloc.caching.PyTorchAllocatorProvider;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -19,7 +17,7 @@ import java.util.Set;
  * {@code pinned_*} keys plus {@code pinned_round_threshold_mb} (see {@link CachingHostOptions}). Registered for
  * {@link java.util.ServiceLoader}. Immutable and thread-safe.
  */
-public final class CachingHostAllocatorProvider implements AllocatorProvider {
+public final class CachingHostAllocatorProvider implements PyTorchAllocatorProvider {
 
     public static final String NAME = "caching-host";
 
@@ -61,23 +59,9 @@ public final class CachingHostAllocatorProvider implements AllocatorProvider {
         return List.copyOf(grid);
     }
 
-    /** The keys of devalloc's own, which PyTorch refuses. */
-    private static final Set<String> DEVALLOC_KEYS = Set.of("pinned_round_threshold_mb");
-
-    /** A port of PyTorch's allocator: its replays are judged by the snapshot PyTorch recorded. */
     @Override
-    public boolean portsPyTorch() {
-        return true;
-    }
-
-    @Override
-    public Optional<String> frameworkVariable(String configText) {
-        return SettingCaveats.pytorchVariable(configText, DEVALLOC_KEYS);
-    }
-
-    @Override
-    public List<String> caveats(String configText) {
-        return SettingCaveats.of(configText, DEVALLOC_KEYS);
+    public Set<String> devallocKeys() {
+        return Set.of("pinned_round_threshold_mb");
     }
 
     @Override

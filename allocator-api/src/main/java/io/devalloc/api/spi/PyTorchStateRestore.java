@@ -3,10 +3,11 @@ package io.devalloc.api.spi;
 import io.devalloc.api.device.DeviceStream;
 
 /**
- * An allocator capability for trace replay: rebuilding the state a recorded PyTorch trace started from (its
+ * An allocator capability for trace replay, named for whom it is: an allocator that ports PyTorch's caching
+ * allocator rebuilding the state a recorded PyTorch trace started from (its
  * {@code presegment} and {@code prealloc} rows), so that a window of a real program's history replays as the real
  * allocator ran it. The caching allocator offers it; a replay reaches it with
- * {@code allocator.unwrap(TraceStateRestore.class)}, through any decorator, without knowing the allocator's own
+ * {@code allocator.unwrap(PyTorchStateRestore.class)}, through any decorator, without knowing the allocator's own
  * interface.
  *
  * <p>Besides the restore operations it answers the sizing questions the replay needs to infer each live block's
@@ -15,7 +16,7 @@ import io.devalloc.api.device.DeviceStream;
  * <p>Implementations are as thread-safe as the allocator; a replay restores before its first event, from one
  * thread.
  */
-public interface TraceStateRestore {
+public interface PyTorchStateRestore {
 
     /** The block size the allocator makes for a request of {@code requested} bytes (PyTorch's {@code round_size}). */
     long roundSize(long requested);
