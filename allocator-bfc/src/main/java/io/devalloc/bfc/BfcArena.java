@@ -1170,14 +1170,7 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
             eventPool.addLast(p.event());
         }
         pendingFrees.clear();
-        for (DeviceEvent e : eventPool) {
-            try {
-                device().destroyEvent(e);
-            } catch (RuntimeException ex) {
-                failures.add(ex);
-            }
-        }
-        eventPool.clear();
+        destroyEvents(eventPool, failures);
         // Waiters only ever hold the retry lock, never this one, so signalling under this lock cannot deadlock.
         notifyFreed();
     }

@@ -1,17 +1,16 @@
 package io.devalloc.bfc;
 
+import io.devalloc.api.collect.HandleTable;
 import java.util.Arrays;
 
 /**
  * Chunks as columns of primitive arrays indexed by handle, as TensorFlow stores them in a vector: no object per
  * chunk, so allocate and free create no garbage. Unused handles form a LIFO free list linked through
- * {@link #next}, like TensorFlow's {@code free_chunks_list_}.
+ * {@link #next}, like TensorFlow's {@code free_chunks_list_} ({@link HandleTable} hands them out).
  *
  * <p>Not thread-safe: the arena's lock guards it.
  */
-final class ChunkTable {
-
-    static final int NONE = -1;
+final class ChunkTable extends HandleTable {
 
     long[] ptr;
     long[] size;
@@ -30,13 +29,9 @@ final class ChunkTable {
     /** Whether the chunk was used on streams other than {@link #stream} (recordStream). */
     boolean[] crossStream;
 
-    private int capacity;
-    private int used;
-    private int freeList = NONE;
-    private int live;
-
     ChunkTable(int initialCapacity) {
-        capacity = Math.max(16, initialCapacity);
+        super(initialCapacity);
+        int capacity = capacity();
         ptr = new long[capacity];
         size = new long[capacity];
         requested = new long[capacity];
@@ -51,16 +46,7 @@ final class ChunkTable {
 
     /** A fresh handle with every field reset: free, unbinned, unlinked. */
     int allocate() {
-        int h;
-        if (freeList != NONE) {
-            h = freeList;
-            freeList = next[h];
-        } else {
-            if (used == capacity) {
-                grow();
-            }
-            h = used++;
-        }
+        int h = takeHandle();
         ptr[h] = 0;
         size[h] = 0;
         requested[h] = 0;
@@ -71,7 +57,6 @@ final class ChunkTable {
         freedAtCount[h] = 0;
         stream[h] = 0;
         crossStream[h] = false;
-        live++;
         return h;
     }
 
@@ -80,9 +65,7 @@ final class ChunkTable {
         allocationId[h] = -1;
         bin[h] = NONE;
         size[h] = 0;
-        next[h] = freeList;
-        freeList = h;
-        live--;
+        returnHandle(h);
     }
 
     boolean inUse(int h) {
@@ -91,11 +74,21 @@ final class ChunkTable {
 
     /** Handles currently describing chunks. */
     int liveHandles() {
-        return live;
+        return liveCount();
     }
 
-    private void grow() {
-        int c = capacity * 2;
+    @Override
+    protected int freeLink(int h) {
+        return next[h];
+    }
+
+    @Override
+    protected void setFreeLink(int h, int link) {
+        next[h] = link;
+    }
+
+    @Override
+    protected void growColumns(int c) {
         ptr = Arrays.copyOf(ptr, c);
         size = Arrays.copyOf(size, c);
         requested = Arrays.copyOf(requested, c);
@@ -106,6 +99,5 @@ final class ChunkTable {
         freedAtCount = Arrays.copyOf(freedAtCount, c);
         stream = Arrays.copyOf(stream, c);
         crossStream = Arrays.copyOf(crossStream, c);
-        capacity = c;
     }
 }

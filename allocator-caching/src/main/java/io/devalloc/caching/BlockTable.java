@@ -1,18 +1,17 @@
 package io.devalloc.caching;
 
+import io.devalloc.api.collect.HandleTable;
 import io.devalloc.api.snapshot.BlockState;
 import java.util.Arrays;
 
 /**
  * Blocks as columns of primitive arrays indexed by handle, so that allocate and free create no objects. A block is
  * PyTorch's {@code Block}: a piece of a segment, allocated or free, linked to its address-order neighbours in the
- * same segment. Unused handles form a LIFO free list through {@link #next}.
+ * same segment. Unused handles form a LIFO free list through {@link #next} ({@link HandleTable} hands them out).
  *
  * <p>Not thread-safe: the arena's lock guards it.
  */
-final class BlockTable {
-
-    static final int NONE = -1;
+final class BlockTable extends HandleTable {
 
     long[] ptr;
     long[] size;
@@ -35,13 +34,9 @@ final class BlockTable {
     /** Whether the block has streams recorded with recordStream (kept in a side table). */
     boolean[] hasStreamUses;
 
-    private int capacity;
-    private int used;
-    private int freeList = NONE;
-    private int live;
-
     BlockTable(int initialCapacity) {
-        capacity = Math.max(16, initialCapacity);
+        super(initialCapacity);
+        int capacity = capacity();
         ptr = new long[capacity];
         size = new long[capacity];
         requested = new long[capacity];
@@ -59,16 +54,7 @@ final class BlockTable {
 
     /** A new block. */
     int create(long address, long bytes, long streamHandle, boolean smallPool) {
-        int h;
-        if (freeList != NONE) {
-            h = freeList;
-            freeList = next[h];
-        } else {
-            if (used == capacity) {
-                grow();
-            }
-            h = used++;
-        }
+        int h = takeHandle();
         ptr[h] = address;
         size[h] = bytes;
         requested[h] = 0;
@@ -82,22 +68,17 @@ final class BlockTable {
         gcCountBase[h] = 0;
         expandable[h] = NONE;
         hasStreamUses[h] = false;
-        live++;
         return h;
     }
 
     void delete(int h) {
         size[h] = 0;
-        next[h] = freeList;
-        freeList = h;
-        live--;
+        returnHandle(h);
     }
 
     /** Deletes every block at once (the allocator closed); the arrays are kept. */
     void clear() {
-        used = 0;
-        freeList = NONE;
-        live = 0;
+        returnAllHandles();
     }
 
     boolean isSplit(int h) {
@@ -124,11 +105,21 @@ final class BlockTable {
     }
 
     int liveBlocks() {
-        return live;
+        return liveCount();
     }
 
-    private void grow() {
-        int c = capacity * 2;
+    @Override
+    protected int freeLink(int h) {
+        return next[h];
+    }
+
+    @Override
+    protected void setFreeLink(int h, int link) {
+        next[h] = link;
+    }
+
+    @Override
+    protected void growColumns(int c) {
         ptr = Arrays.copyOf(ptr, c);
         size = Arrays.copyOf(size, c);
         requested = Arrays.copyOf(requested, c);
@@ -142,6 +133,5 @@ final class BlockTable {
         gcCountBase = Arrays.copyOf(gcCountBase, c);
         expandable = Arrays.copyOf(expandable, c);
         hasStreamUses = Arrays.copyOf(hasStreamUses, c);
-        capacity = c;
     }
 }

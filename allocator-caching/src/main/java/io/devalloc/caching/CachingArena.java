@@ -1494,14 +1494,7 @@ final class CachingArena extends AbstractDeviceAllocator
             }
         }
         expandableSegments.clear();
-        for (DeviceEvent e : eventPool) {
-            try {
-                device().destroyEvent(e);
-            } catch (RuntimeException ex) {
-                failures.add(ex);
-            }
-        }
-        eventPool.clear();
+        destroyEvents(eventPool, failures);
         allocatedBlocks.clear();
         // The books describe what is held, which is now nothing: stats() and snapshots after close say so (as bfc,
         // direct and caching-host do), keeping peaks and cumulative figures.

@@ -183,10 +183,7 @@ public abstract class AllocatorReliabilityContract {
             DeviceProbe probe = probe(device);
             for (int round = 0; round < 40 && problems.isEmpty(); round++) {
                 DeviceAllocator allocator = createAllocator(device);
-                List<Allocation> shared = new ArrayList<>();
-                for (int i = 0; i < SHARED_HANDLES; i++) {
-                    shared.add(allocator.allocate(1 + 4096L * i));
-                }
+                List<Allocation> shared = allocateShared(allocator);
                 AllocatorStats before = allocator.stats();
                 AtomicIntegerArray closes = new AtomicIntegerArray(SHARED_HANDLES);
                 CyclicBarrier start = new CyclicBarrier(WORKERS + 1);
@@ -277,10 +274,7 @@ public abstract class AllocatorReliabilityContract {
             DeviceProbe probe = probe(device);
             for (int round = 0; round < 200 && problems.isEmpty(); round++) {
                 DeviceAllocator allocator = createAllocator(device);
-                List<Allocation> shared = new ArrayList<>();
-                for (int i = 0; i < SHARED_HANDLES; i++) {
-                    shared.add(allocator.allocate(1 + 4096L * i));
-                }
+                List<Allocation> shared = allocateShared(allocator);
                 AtomicIntegerArray closes = new AtomicIntegerArray(SHARED_HANDLES);
                 CyclicBarrier start = new CyclicBarrier(WORKERS + 1);
                 List<Future<?>> futures = new ArrayList<>();
@@ -322,6 +316,15 @@ public abstract class AllocatorReliabilityContract {
         if (!problems.isEmpty()) {
             fail(problems.size() + " problems, the first: " + String.join("\n", first(problems, 5)));
         }
+    }
+
+    /** The handles that every racing thread closes: {@link #SHARED_HANDLES} of different sizes, 4 KiB apart. */
+    private static List<Allocation> allocateShared(DeviceAllocator allocator) {
+        List<Allocation> shared = new ArrayList<>();
+        for (int i = 0; i < SHARED_HANDLES; i++) {
+            shared.add(allocator.allocate(1 + 4096L * i));
+        }
+        return shared;
     }
 
     /** Each thread closes every shared handle, in its own order; exactly one close of each may succeed. */

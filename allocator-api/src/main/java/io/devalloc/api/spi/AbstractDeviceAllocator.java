@@ -1,6 +1,7 @@
 package io.devalloc.api.spi;
 
 import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.InvalidFreeException;
@@ -8,6 +9,7 @@ import io.devalloc.api.internal.AllocationRequest;
 import io.devalloc.api.internal.Failures;
 import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.api.observe.AllocatorListener.RetryCause;
+import java.util.Collection;
 import java.util.Objects;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
@@ -316,6 +318,22 @@ public abstract class AbstractDeviceAllocator implements DeviceAllocator {
      * that one device error loses no other memory.
      */
     protected abstract void releaseAll(CloseFailures failures);
+
+    /**
+     * For {@link #releaseAll}: destroys every event of {@code events} (an allocator's pool of idle events) on the
+     * device and empties it, recording each failure and carrying on, so that one event the device cannot destroy
+     * leaks no other.
+     */
+    protected final void destroyEvents(Collection<DeviceEvent> events, CloseFailures failures) {
+        for (DeviceEvent e : events) {
+            try {
+                device.destroyEvent(e);
+            } catch (RuntimeException ex) {
+                failures.add(ex);
+            }
+        }
+        events.clear();
+    }
 
     /** The failures of one close, the first one thrown with the others suppressed. Not thread-safe. */
     protected static final class CloseFailures {

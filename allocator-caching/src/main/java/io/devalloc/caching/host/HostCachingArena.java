@@ -885,14 +885,7 @@ final class HostCachingArena extends AbstractDeviceAllocator
             reserveBase = 0;
             reserveUsed = 0;
         }
-        for (DeviceEvent e : eventPool) {
-            try {
-                device().destroyEvent(e);
-            } catch (RuntimeException ex) {
-                failures.add(ex);
-            }
-        }
-        eventPool.clear();
+        destroyEvents(eventPool, failures);
         Arrays.fill(bucketLists, null);
         exactLists.clear();
         byAddress.clear();
