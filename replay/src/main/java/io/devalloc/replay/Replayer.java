@@ -22,6 +22,7 @@ import io.devalloc.sim.SimulatedDevice;
 import io.devalloc.sim.SimulatedDeviceProvider;
 import io.devalloc.trace.TraceEvent;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -184,19 +185,7 @@ public final class Replayer {
     public ReplayOutcome replay(String traceName, TraceSource source) throws IOException {
         Objects.requireNonNull(traceName, "traceName");
         Objects.requireNonNull(source, "source");
-        AllocatorProvider provider = allocators.get(options.allocator());
-        DeviceSpec spec = devices.resolve(options.device());
-        Run run = new Run(traceName, provider, spec);
-        Throwable failure = null;
-        try {
-            return run.execute(source);
-        } catch (Throwable t) {
-            failure = t;
-            throw t;
-        } finally {
-            progress.finish();
-            run.close(failure);
-        }
+        return run(traceName, run -> run.execute(source));
     }
 
     /**
@@ -211,12 +200,30 @@ public final class Replayer {
      */
     public ReplayOutcome replay(CompactTrace trace) {
         Objects.requireNonNull(trace, "trace");
+        try {
+            return run(trace.name(), run -> run.execute(trace));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a compact trace is in memory: nothing is read
+        }
+    }
+
+    /** What a replay does with its {@link Run} once the allocator and the device are known. */
+    @FunctionalInterface
+    private interface RunBody {
+        ReplayOutcome execute(Run run) throws IOException;
+    }
+
+    /**
+     * Looks the allocator and the device up (so that an unknown one fails first), runs {@code body} on a new
+     * {@link Run}, and closes it and the progress whatever happens, the failure first.
+     */
+    private ReplayOutcome run(String traceName, RunBody body) throws IOException {
         AllocatorProvider provider = allocators.get(options.allocator());
         DeviceSpec spec = devices.resolve(options.device());
-        Run run = new Run(trace.name(), provider, spec);
+        Run run = new Run(traceName, provider, spec);
         Throwable failure = null;
         try {
-            return run.execute(trace);
+            return body.execute(run);
         } catch (Throwable t) {
             failure = t;
             throw t;
