@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.devalloc.api.device.DeviceEvent;
@@ -12,6 +13,7 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
+import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -44,6 +46,19 @@ public abstract class DeviceMemoryContract {
     /** The smallest capacity the suite assumes (it allocates at most a quarter of it at once). */
     protected long testCapacityFloor() {
         return 64L << 20;
+    }
+
+    /**
+     * Arms {@link #device} so that the next {@link VirtualMemory#unmap} it accepts fails in the device: it throws a
+     * {@link DeviceException}, and only that one call fails. Called only for devices with virtual memory, after a
+     * range was mapped. Every such adapter owes the port's duty that a failed unmap leaves its range unmapped, so
+     * every adapter with virtual memory overrides this: with a hook into its fault injection or its (simulated)
+     * driver, or with {@link UnmapFailure#impossible} and why its unmap cannot fail (the check is then skipped,
+     * naming the reason). The default fails the check, so that a new adapter cannot pass the suite without an answer.
+     */
+    protected UnmapFailure armUnmapFailure() {
+        return fail("a device with virtual memory must say how its unmap is made to fail: override armUnmapFailure()"
+                + " with a hook into its fault injection, or return UnmapFailure.impossible(why)");
     }
 
     protected DeviceMemory device;
@@ -310,6 +325,42 @@ public abstract class DeviceMemoryContract {
         assertMapped(v, 0, freeBefore, "after unmapping both");
         v.release(base);
         assertEquals(freeBefore, device.memoryInfo().freeBytes());
+    }
+
+    /**
+     * The port's duty after a failed unmap ({@link VirtualMemory#unmap}): the range counts as unmapped, so that no
+     * caller uses it or unmaps it twice. The caching allocator's expandable segments rely on it: after a failed
+     * unmap they map the same pages again when they grow, and a range left mapped would be refused then, or leak.
+     * Its memory may be lost, so free bytes are not checked until a clean unmap.
+     */
+    @Test
+    void virtualMemoryFailedUnmapLeavesTheRangeUnmapped() {
+        Optional<VirtualMemory> vm = device.virtualMemory();
+        if (vm.isEmpty()) {
+            return;
+        }
+        VirtualMemory v = vm.get();
+        long g = v.granularity();
+        long freeBefore = device.memoryInfo().freeBytes();
+        assumeTrue(freeBefore >= 3 * g, () -> "the device has " + freeBefore + " bytes free, fewer than 3 granules of "
+                + g + " bytes");
+        long base = v.reserve(4 * g);
+        assertNotEquals(DeviceMemory.NULL, base);
+        assertTrue(v.map(base, 3 * g), "3 granules");
+        UnmapFailure failure = armUnmapFailure();
+        assumeTrue(failure.willFail(), failure::reason);
+
+        assertThrows(DeviceException.class, () -> v.unmap(base + g, g), "the unmap armed to fail");
+        assertEquals(2 * g, v.mappedBytes(), "mapped bytes after the failed unmap: its range counts as unmapped");
+        assertThrows(IllegalArgumentException.class, () -> v.unmap(base + g, g),
+                "unmapping the range again: it is no longer mapped");
+        assertThrows(IllegalArgumentException.class, () -> v.unmap(base, 3 * g), "a range over the failed one");
+
+        assertTrue(v.map(base + g, g), "the range of the failed unmap maps again");
+        assertEquals(3 * g, v.mappedBytes(), "mapped bytes after mapping it again");
+        v.unmap(base, 3 * g);
+        assertEquals(0, v.mappedBytes(), "mapped bytes after a clean unmap of all three");
+        v.release(base);
     }
 
     private void assertMapped(VirtualMemory v, long mapped, long freeBefore, String when) {

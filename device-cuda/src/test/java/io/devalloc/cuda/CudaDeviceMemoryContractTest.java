@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.testkit.DeviceMemoryContract;
+import io.devalloc.testkit.UnmapFailure;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,6 +17,8 @@ import org.junit.jupiter.api.Test;
 class CudaDeviceMemoryContractTest extends DeviceMemoryContract {
 
     private static final long CAPACITY = 256L << 20;
+    /** {@code CUDA_ERROR_LAUNCH_FAILED}: an earlier kernel's failure, reported by whichever call comes next. */
+    private static final int LAUNCH_FAILED = 719;
 
     private FakeCuda cuda;
 
@@ -23,6 +26,12 @@ class CudaDeviceMemoryContractTest extends DeviceMemoryContract {
     protected DeviceMemory openDevice() {
         cuda = new FakeCuda(2, CAPACITY);
         return CudaDeviceMemory.gpu(cuda, 1, true);
+    }
+
+    @Override
+    protected UnmapFailure armUnmapFailure() {
+        cuda.failNextMemUnmap(LAUNCH_FAILED);
+        return UnmapFailure.armed();
     }
 
     @Test

@@ -47,6 +47,7 @@ final class FakeCuda implements CudaApi {
     private final AtomicLong nextId = new AtomicLong(1);
     private long nextReservation = 0x6000_0000_0000L;
     private int setDeviceCalls;
+    private int nextMemUnmapError = SUCCESS;
 
     FakeCuda(int deviceCount, long capacity) {
         this.deviceCount = deviceCount;
@@ -72,6 +73,16 @@ final class FakeCuda implements CudaApi {
 
     synchronized int liveVirtualMemoryObjects() {
         return reservations.size() + mappings.size() + handles.size();
+    }
+
+    /**
+     * Makes the next {@code cuMemUnmap} that finds its mapping unmap it and answer {@code error} all the same: what
+     * the driver documents for an error of an earlier asynchronous launch, which any call may report ("this function
+     * may also return error codes from previous, asynchronous launches"). The one way CUDA lets a valid
+     * {@code cuMemUnmap} fail on a live context.
+     */
+    synchronized void failNextMemUnmap(int error) {
+        nextMemUnmapError = error;
     }
 
     synchronized int setDeviceCalls() {
@@ -379,7 +390,9 @@ final class FakeCuda implements CudaApi {
             return ERROR_INVALID_VALUE;
         }
         mappings.remove(address);
-        return SUCCESS;
+        int answer = nextMemUnmapError;
+        nextMemUnmapError = SUCCESS;
+        return answer;
     }
 
     @Override

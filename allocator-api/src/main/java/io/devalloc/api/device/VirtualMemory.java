@@ -83,6 +83,13 @@ public interface VirtualMemory {
      *
      * @throws IllegalArgumentException if the range is not granule-aligned, not wholly mapped, or cuts a piece
      *                                  (starts or ends inside one) (nothing changes then)
+     * <p><b>A failed unmap leaves the range unmapped.</b> This is a duty of every adapter, not a hope: when the
+     * device fails an unmap whose arguments were accepted, the adapter still counts the whole range as unmapped
+     * ({@link #mappedBytes()} drops by {@code bytes}; unmapping it again is refused; mapping it again succeeds, memory
+     * permitting) and then throws. Callers rely on it: the caching allocator's expandable segments forget a page
+     * whose unmap failed and map it again when they grow, and a range an adapter kept mapped would be refused then
+     * or leak. The device contract suite checks it ({@code DeviceMemoryContract#armUnmapFailure}).
+     *
      * @throws io.devalloc.api.error.DeviceException if the device failed; the range counts as unmapped afterwards
      *                                  (its memory may be lost), so that no caller uses it again or unmaps it twice
      */

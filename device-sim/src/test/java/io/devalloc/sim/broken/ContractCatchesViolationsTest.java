@@ -53,6 +53,21 @@ class ContractCatchesViolationsTest {
     }
 
     @Test
+    void aDeviceThatLeavesAFailedUnmapsRangeMappedFailsTheContract() {
+        Events events = run(BrokenDeviceFixtures.MappedAfterFailedUnmap.class,
+                "virtualMemoryFailedUnmapLeavesTheRangeUnmapped");
+        events.assertStatistics(s -> s.failed(1));
+        assertTrue(failureMessages(events).contains("its range counts as unmapped"), failureMessages(events));
+    }
+
+    @Test
+    void theSameDeviceCheckOnTheCorrectDevicePasses() throws ClassNotFoundException {
+        Events events = run(Class.forName("io.devalloc.sim.SimulatedDeviceContractTest"),
+                "virtualMemoryFailedUnmapLeavesTheRangeUnmapped");
+        events.assertStatistics(s -> s.succeeded(1).failed(0));
+    }
+
+    @Test
     void theSameSuiteOnTheCorrectAllocatorPasses() throws ClassNotFoundException {
         Events events = run(Class.forName("io.devalloc.sim.DirectAllocatorOnSimContractTest"),
                 "longRandomWorkloadKeepsEveryInvariant");
