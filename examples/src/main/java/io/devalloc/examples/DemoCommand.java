@@ -84,13 +84,14 @@ final class DemoCommand implements Callable<Integer> {
         // Opened before anything is printed, so a bad device, allocator or configuration prints only the error.
         observability.start();
         boolean failed = true;
+        boolean written;
         try {
             run(out, workload, config.value());
             failed = false;
         } finally {
-            observability.finish(out, spec.commandLine().getErr(), false, failed);
+            written = observability.finish(out, spec.commandLine().getErr(), false, failed);
         }
-        return Launcher.EXIT_OK;
+        return written ? Launcher.EXIT_OK : Launcher.EXIT_OUTPUT;
     }
 
     private void run(PrintWriter out, TrainingLoopWorkload workload, String configText) {

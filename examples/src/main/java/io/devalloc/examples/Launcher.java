@@ -37,8 +37,11 @@ import picocli.CommandLine.UnmatchedArgumentException;
  * it to that list. Subcommands print through {@code spec.commandLine().getOut()} so that {@link #run} can capture
  * their output, and report bad input by throwing: {@link DevallocException} and {@link IllegalArgumentException}
  * become a one-line {@code devalloc: error: ...} and exit code {@value #EXIT_USAGE}; anything else is a bug and
- * exits with {@value #EXIT_INTERNAL}. Messages name no Java class: {@code --verbose} adds the stack trace and, when
- * run from {@link #main}, the allocator's info-level log with the loggers' names.
+ * exits with {@value #EXIT_INTERNAL}. A file a command writes after its run ({@code --html}, {@code --export},
+ * {@code --jfr}) is checked before the run (a usage error); when it still cannot be written at the end, the command
+ * says so on one line, prints its results all the same and exits with {@value #EXIT_OUTPUT}. Messages name no Java
+ * class: {@code --verbose} adds the stack trace and, when run from {@link #main}, the allocator's info-level log
+ * with the loggers' names.
  *
  * <p>{@code --device}, {@code --allocator} and {@code --config}, in every command that has them, default to the
  * {@code devalloc.*} system properties and {@code DEVALLOC_*} environment variables, as applications read them
@@ -70,6 +73,8 @@ public final class Launcher implements Callable<Integer> {
     public static final int EXIT_INTERNAL = ExitCodes.INTERNAL;
     /** Bad command line or bad input: unknown command or option, unknown device, refused configuration. */
     public static final int EXIT_USAGE = ExitCodes.USAGE;
+    /** The run finished, but a file it was asked to write (--html, --export, --jfr) could not be written. */
+    public static final int EXIT_OUTPUT = ExitCodes.OUTPUT;
 
     private static final String PROGRAM = "devalloc";
     private static final String LOG_LEVEL_PROPERTY = "org.slf4j.simpleLogger.defaultLogLevel";
@@ -95,7 +100,8 @@ public final class Launcher implements Callable<Integer> {
 
     /**
      * Runs the launcher with output going to {@code out} and {@code err}, and returns the exit code instead of
-     * exiting: {@value #EXIT_OK} ok, {@value #EXIT_USAGE} bad usage or input, {@value #EXIT_INTERNAL} a bug.
+     * exiting: {@value #EXIT_OK} ok, {@value #EXIT_USAGE} bad usage or input, {@value #EXIT_INTERNAL} a bug,
+     * {@value #EXIT_OUTPUT} a run whose output file could not be written.
      */
     public static int run(PrintStream out, PrintStream err, String... args) {
         return run(out, err, System.getProperties(), System.getenv(), args);

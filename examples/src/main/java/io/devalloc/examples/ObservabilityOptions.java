@@ -7,6 +7,7 @@ import io.devalloc.api.jfr.JfrEvents;
 import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.micrometer.DevallocMetrics;
 import io.devalloc.replay.ReplayObserver;
+import io.devalloc.replay.cli.OutputFiles;
 import io.devalloc.replay.cli.RunInstrumentation;
 import io.micrometer.core.instrument.Measurement;
 import io.micrometer.core.instrument.Meter;
@@ -15,7 +16,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -39,7 +39,9 @@ import picocli.CommandLine.Option;
  * peak's snapshot, are not in them). {@code --jfr FILE} records devalloc's events (every device call, out-of-memory
  * error, retry and cache release, and the gauges every 100 ms and at both ends of the watch, so that a run shorter
  * than the period has them too) from the start of the run to its end and writes them to {@code FILE}, for
- * {@code jfr print --events 'io.devalloc.*' FILE}.
+ * {@code jfr print --events 'io.devalloc.*' FILE}. The file is checked when the run starts; when it still cannot
+ * be written at the end, the recording is kept in a temporary file, both paths are said, and the run's command exits
+ * with {@link io.devalloc.replay.cli.ExitCodes#OUTPUT}.
  *
  * <p>Not thread-safe: one run at a time.
  */
@@ -88,7 +90,7 @@ final class ObservabilityOptions implements RunInstrumentation {
             registry = new SimpleMeterRegistry();
         }
         if (jfr != null) {
-            checkWritable(jfr);
+            OutputFiles.checkWritable("--jfr", jfr);
             recording = new Recording();
             recording.setName("devalloc " + name);
             for (String event : JfrEvents.CALL_EVENTS) {
@@ -96,20 +98,6 @@ final class ObservabilityOptions implements RunInstrumentation {
             }
             recording.enable(JfrEvents.MEMORY_USAGE_EVENT).withPeriod(GAUGE_PERIOD);
             recording.start();
-        }
-    }
-
-    /** Refuses, before the run, a file that cannot be written: a usage error, not a lost recording at the end. */
-    private static void checkWritable(Path file) {
-        Path dir = file.toAbsolutePath().getParent();
-        if (Files.isDirectory(file)) {
-            throw new IllegalArgumentException("--jfr " + file + ": is a directory; give a file name, e.g. run.jfr");
-        }
-        if (dir == null || !Files.isDirectory(dir)) {
-            throw new IllegalArgumentException("--jfr " + file + ": no such directory: " + dir);
-        }
-        if (!Files.isWritable(dir) || (Files.exists(file) && !Files.isWritable(file))) {
-            throw new IllegalArgumentException("--jfr " + file + ": not writable");
         }
     }
 
@@ -190,9 +178,10 @@ final class ObservabilityOptions implements RunInstrumentation {
     }
 
     @Override
-    public void finish(PrintWriter out, PrintWriter err, boolean json, boolean failed) {
+    public boolean finish(PrintWriter out, PrintWriter err, boolean json, boolean failed) {
         stopGauges();
         PrintWriter to = json ? err : out;
+        boolean written = true;
         try {
             if (meterText != null && !failed) {
                 to.println();
@@ -201,22 +190,54 @@ final class ObservabilityOptions implements RunInstrumentation {
             }
         } finally {
             if (recording != null) {
-                writeRecording(to, failed);
+                written = writeRecording(to, err, failed);
             }
         }
+        return written;
     }
 
-    private void writeRecording(PrintWriter to, boolean failed) {
+    /**
+     * Stops the recording and writes it to the {@code --jfr} file. When that fails (checked before the run, the
+     * disk can still fill up), the recording is kept in a temporary file instead and both are said on {@code err}:
+     * a run's recording cannot be made again.
+     *
+     * @return whether it went to the {@code --jfr} file
+     */
+    private boolean writeRecording(PrintWriter to, PrintWriter err, boolean failed) {
         try (Recording r = recording) {
             recording = null;
             r.stop();
-            r.dump(jfr);
+            try {
+                // Missing folders are made, as the other files' writers make theirs (the check allowed them).
+                Path parent = jfr.toAbsolutePath().getParent();
+                if (parent != null) {
+                    Files.createDirectories(parent);
+                }
+                r.dump(jfr);
+            } catch (IOException e) {
+                OutputFiles.reportFailure(err, "--jfr", jfr, e);
+                keepElsewhere(r, err);
+                return false;
+            }
             to.println();
             to.println("JFR recording" + (failed ? " of the failed run" : "") + ": " + jfr
                     + " (jfr print --events 'io.devalloc.*' " + jfr + ")");
-        } catch (IOException e) {
-            throw new UncheckedIOException("--jfr " + jfr + ": cannot write the recording: " + e.getMessage(), e);
+            return true;
         }
+    }
+
+    /** Dumps the recording to a temporary file, and says where (or that it is lost, and why). */
+    private static void keepElsewhere(Recording r, PrintWriter err) {
+        try {
+            Path kept = Files.createTempFile("devalloc-", ".jfr");
+            r.dump(kept);
+            err.println("devalloc: the JFR recording was kept in " + kept + " (jfr print --events 'io.devalloc.*' "
+                    + kept + ")");
+        } catch (IOException | SecurityException e) {
+            err.println("devalloc: the JFR recording is lost: it could not be kept in a temporary file either ("
+                    + e.getMessage() + ")");
+        }
+        err.flush();
     }
 
     /**

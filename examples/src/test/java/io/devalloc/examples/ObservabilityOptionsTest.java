@@ -207,11 +207,13 @@ class ObservabilityOptionsTest {
     }
 
     @Test
-    void aJfrFileThatCannotBeWrittenIsAUsageErrorBeforeTheRun(@TempDir Path dir) {
-        Path file = dir.resolve("no-such-dir").resolve("run.jfr");
+    void aJfrFileThatCannotBeWrittenIsAUsageErrorBeforeTheRun(@TempDir Path dir) throws IOException {
+        Path notAFolder = Files.writeString(dir.resolve("file.txt"), "");
+        Path file = notAFolder.resolve("run.jfr");
         Run r = run("replay", "rmm.csv", "--jfr", file.toString());
         assertEquals(Launcher.EXIT_USAGE, r.exitCode(), r::toString);
-        assertTrue(r.err().contains("--jfr " + file + ": no such directory"), r::toString);
+        assertTrue(r.err().contains("--jfr " + file + ": cannot be written: " + notAFolder + " is not a folder"),
+                r::toString);
         assertEquals("", r.out(), "nothing was replayed");
         Run demo = run("demo", "--device", "sim:1GiB", "--jfr", dir.toString());
         assertEquals(Launcher.EXIT_USAGE, demo.exitCode(), demo::toString);

@@ -110,7 +110,8 @@ class ReplaySnapshotCommandTest {
         assertTrue(bfc.err().contains("keeps no PyTorch memory history"), bfc::toString);
         Run folder = run("replay", twoGpus.toString(), "--export", dir.toString());
         assertEquals(Launcher.EXIT_USAGE, folder.exitCode(), folder::toString);
-        assertTrue(folder.err().contains("--export: " + dir + " cannot be written"), folder::toString);
+        assertTrue(folder.err().contains("--export " + dir + ": cannot be written: it is a directory"),
+                folder::toString);
         assertTrue(Files.notExists(dir.resolve("bfc.pickle")));
     }
 

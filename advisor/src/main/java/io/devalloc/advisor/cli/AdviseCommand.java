@@ -11,6 +11,8 @@ import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.ProgressBar;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.TraceFile;
+import io.devalloc.replay.cli.ExitCodes;
+import io.devalloc.replay.cli.OutputFiles;
 import io.devalloc.replay.cli.SettingOption;
 import io.devalloc.replay.cli.TraceReplays;
 import java.io.IOException;
@@ -30,7 +32,9 @@ import picocli.CommandLine.Spec;
  * runs on and recommends one (see package {@code io.devalloc.advisor} for the rules). Bad input (a missing or
  * malformed trace, an unknown allocator, grid or objective, a capacity below the trace's first request, a trace
  * without allocations) throws {@link IllegalArgumentException} or a {@link io.devalloc.api.error.DevallocException}
- * before any output: the launcher turns it into one error line and exit code 2.
+ * before any output: the launcher turns it into one error line and exit code 2; so does an {@code --html} file that
+ * cannot be written ({@link OutputFiles#checkWritable}). One that still cannot be written after the replays is
+ * reported on one line, the advice is printed, and the exit code is {@link ExitCodes#OUTPUT}.
  */
 @Command(name = "advise",
         mixinStandardHelpOptions = true,
@@ -120,28 +124,34 @@ public final class AdviseCommand implements Callable<Integer> {
         if (cudaDevice != null && cudaDevice < 0) {
             throw new IllegalArgumentException("--cuda-device: a device index is 0 or more, got " + cudaDevice);
         }
+        if (html != null) {
+            OutputFiles.checkWritable("--html", html);
+        }
         Advisor.Options options = new Advisor.Options(allocator.value(), grid, capacityBytes, goal, n, margin);
         TraceFile read = TraceReplays.readFile(trace, cudaDevice == null ? TraceFile.ALL_DEVICES : cudaDevice);
         Advisor advisor = new Advisor();
         JobAdvice advice = advisor.advise(read, options, ProgressBar.forTerminal(err, "advise "
                 + trace.getFileName()));
+        boolean reported = false;
         if (html != null) {
             try {
                 AdviceHtml.write(html, advice);
+                reported = true;
             } catch (UncheckedIOException e) {
-                throw new IllegalArgumentException(e.getMessage(), e);
+                // The grid's replays are what took the time: report the file, print the advice all the same.
+                OutputFiles.reportFailure(err, "--html", html, e);
             }
         }
         if (json) {
             out.println(AdviceJson.toJson(advice, true));
         } else {
             AdviceText.print(out, advice);
-            if (html != null) {
+            if (reported) {
                 out.println();
                 out.println("HTML report: " + html);
             }
         }
-        return 0;
+        return html == null || reported ? ExitCodes.OK : ExitCodes.OUTPUT;
     }
 
     /** {@code --capacity}: a size, decimals allowed and rounded down to a whole byte ({@code 1.7GiB}). */

@@ -12,6 +12,7 @@ import io.devalloc.replay.ReplayOutcome;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.TraceFile;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -34,7 +35,9 @@ import picocli.CommandLine.Spec;
  * {@value #BEST}; with several traces, a last table over all of them. The rows of memory held from the device rank
  * only the runs that cache ({@link #notRankedOnMemoryHeld}), as the HTML report's table does. {@code --json}
  * prints an array of the replays' JSON objects instead ({@link ReplayJson}), trace by trace, run by run;
- * {@code --html FILE} also writes the HTML report ({@link io.devalloc.replay.report.HtmlReport}).
+ * {@code --html FILE} also writes the HTML report ({@link io.devalloc.replay.report.HtmlReport}), checked before the
+ * replays ({@link OutputFiles}); when it still cannot be written at the end, the rest is printed and the exit code is
+ * {@link ExitCodes#OUTPUT}.
  */
 @Command(name = "compare",
         mixinStandardHelpOptions = true,
@@ -159,6 +162,9 @@ public final class CompareCommand implements Callable<Integer> {
         for (String r : defaults ? DEFAULT_RUNS : runs) {
             parsed.add(Run.parse(r));
         }
+        if (html != null) {
+            OutputFiles.checkWritable("--html", html);
+        }
         Run defaultBfc = Run.parse(DEFAULT_BFC_RUN);
         List<List<ReplayOutcome>> byTrace = new ArrayList<>();
         for (Path trace : traces) {
@@ -188,16 +194,24 @@ public final class CompareCommand implements Callable<Integer> {
         }
         List<ReplayOutcome> all = new ArrayList<>();
         byTrace.forEach(all::addAll);
+        boolean reported = false;
         if (html != null) {
             List<String> names = new ArrayList<>();
             for (Path trace : traces) {
                 names.add(trace.toString());
             }
-            TraceReplays.writeReport(html, "devalloc compare " + String.join(" ", names), all);
+            try {
+                TraceReplays.writeReport(html, "devalloc compare " + String.join(" ", names), all);
+                reported = true;
+            } catch (UncheckedIOException e) {
+                // The replays are what took the time: report the file, print them all the same.
+                OutputFiles.reportFailure(spec.commandLine().getErr(), "--html", html, e);
+            }
         }
+        int exitCode = html == null || reported ? ExitCodes.OK : ExitCodes.OUTPUT;
         if (json) {
             out.println(ReplayJson.toJson(all, false));
-            return ExitCodes.OK;
+            return exitCode;
         }
         for (List<ReplayOutcome> outcomes : byTrace) {
             printTrace(out, outcomes);
@@ -211,10 +225,10 @@ public final class CompareCommand implements Callable<Integer> {
                 + CACHING_ONLY_RULE + " " + SPEED_ROW + " is how fast this machine replayed the trace, the JVM's"
                 + " warm-up included (most of a short replay's time), not a property of the allocator: it is not"
                 + " ranked. 'devalloc replay TRACE --allocator NAME' shows one run in detail.");
-        if (html != null) {
+        if (reported) {
             out.println("HTML report: " + html);
         }
-        return ExitCodes.OK;
+        return exitCode;
     }
 
     /** Which way a row improves. */

@@ -4,6 +4,7 @@ import io.devalloc.replay.DeviceTrace;
 import io.devalloc.trace.pytorch.PickleWriter;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,7 +18,7 @@ import java.util.Map;
  * history, every segment names its device), written with devalloc's pickle writer in the form
  * {@code torch.cuda.memory._dump_snapshot()} writes, which PyTorch's memory viewer opens. A trace of no named device
  * is written as device 0. The file is checked before the replays, so that a path that cannot be written fails at
- * once.
+ * once; a write that still fails at the end is the caller's to report ({@link OutputFiles#reportFailure}).
  */
 final class Exports {
 
@@ -29,25 +30,12 @@ final class Exports {
     }
 
     /**
-     * An export to {@code file}, its folder made now.
+     * An export to {@code file}, checked now ({@link OutputFiles#checkWritable}); its folder is made when written.
      *
      * @throws IllegalArgumentException when {@code file} cannot be written
      */
     static Exports to(Path file) {
-        Path parent = file.toAbsolutePath().getParent();
-        try {
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-        } catch (IOException e) {
-            throw new IllegalArgumentException("--export: cannot make the folder of " + file + ": " + e.getMessage(),
-                    e);
-        }
-        if (Files.isDirectory(file) || (Files.exists(file) && !Files.isWritable(file))
-                || (parent != null && !Files.isWritable(parent))) {
-            throw new IllegalArgumentException("--export: " + file + " cannot be written (a folder, or no write"
-                    + " permission)");
-        }
+        OutputFiles.checkWritable("--export", file);
         return new Exports(file);
     }
 
@@ -59,7 +47,7 @@ final class Exports {
     /**
      * Writes the merged snapshot of {@code replays}, whose snapshots were {@linkplain #add added} in their order.
      *
-     * @throws IllegalArgumentException when the file cannot be written
+     * @throws UncheckedIOException when the file cannot be written
      */
     void write(TraceReplays.DeviceReplays replayed) {
         List<TraceReplays.DeviceReplay> replays = replayed.devices();
@@ -102,10 +90,16 @@ final class Exports {
         merged.put("device_traces", traces);
         merged.put("allocator_settings", settings == null ? Map.of() : settings);
         merged.put("external_annotations", List.of());
-        try (OutputStream out = Files.newOutputStream(file)) {
-            PickleWriter.write(merged, out);
+        try {
+            Path parent = file.toAbsolutePath().getParent();
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+            try (OutputStream out = Files.newOutputStream(file)) {
+                PickleWriter.write(merged, out);
+            }
         } catch (IOException e) {
-            throw new IllegalArgumentException("--export: cannot write " + file + ": " + e.getMessage(), e);
+            throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
         }
     }
 

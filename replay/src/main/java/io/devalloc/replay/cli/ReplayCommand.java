@@ -14,6 +14,7 @@ import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.TraceFile;
 import io.devalloc.trace.text.JsonWriter;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -31,7 +32,9 @@ import picocli.CommandLine.Spec;
  * {@code devalloc replay TRACE}: replays one allocation trace through one allocator and configuration on one device
  * and prints the figures, with PyTorch's own where the trace has them (see package {@code io.devalloc.replay} for the
  * rules). {@code --json} prints one JSON object instead ({@link ReplayJson}); {@code --html FILE} also writes the
- * HTML report ({@link io.devalloc.replay.report.HtmlReport}).
+ * HTML report ({@link io.devalloc.replay.report.HtmlReport}). Every file it will write is checked before the replay
+ * ({@link OutputFiles}); one that still cannot be written at the end is reported, the rest is printed, and the exit
+ * code is {@link ExitCodes#OUTPUT}.
  */
 @Command(name = "replay",
         mixinStandardHelpOptions = true,
@@ -124,6 +127,9 @@ public final class ReplayCommand implements Callable<Integer> {
         }
         int deviceIndex = cudaDevice == null ? TraceFile.ALL_DEVICES : cudaDevice;
         RunInstrumentation instrument = instruments.isEmpty() ? null : instruments.get(0);
+        if (html != null) {
+            OutputFiles.checkWritable("--html", html);
+        }
         Exports exports = export == null ? null : Exports.to(export);
         List<String> configNotes = new ArrayList<>();
         String givenFrom = config.defaultSource();
@@ -151,12 +157,26 @@ public final class ReplayCommand implements Callable<Integer> {
             notes.addAll(r.outcome().notes());
             outcomes.add(r.outcome().withNotes(notes));
         }
+        // A file that cannot be written at the end is reported, and the figures, the meters and the recording are
+        // still given: the run is what took the time.
+        boolean exported = false;
         if (exports != null) {
-            exports.write(file);
+            try {
+                exports.write(file);
+                exported = true;
+            } catch (UncheckedIOException e) {
+                OutputFiles.reportFailure(err, "--export", export, e);
+            }
         }
+        boolean reported = false;
         if (html != null) {
-            TraceReplays.writeReport(html, "devalloc replay " + trace + " (" + outcomes.getFirst().label() + " on "
-                    + device.value() + ")", outcomes);
+            try {
+                TraceReplays.writeReport(html, "devalloc replay " + trace + " (" + outcomes.getFirst().label()
+                        + " on " + device.value() + ")", outcomes);
+                reported = true;
+            } catch (UncheckedIOException e) {
+                OutputFiles.reportFailure(err, "--html", html, e);
+            }
         }
         if (json) {
             if (!file.several()) {
@@ -186,19 +206,18 @@ public final class ReplayCommand implements Callable<Integer> {
                 }
                 print(out, outcomes.get(i), replays.get(i).label());
             }
-            if (html != null) {
+            if (reported) {
                 out.println();
                 out.println("HTML report: " + html);
             }
-            if (exports != null) {
-                out.println((html != null ? "" : "\n") + "PyTorch snapshot: " + export + " (open it in"
+            if (exported) {
+                out.println((reported ? "" : "\n") + "PyTorch snapshot: " + export + " (open it in"
                         + " https://pytorch.org/memory_viz)");
             }
         }
-        if (instrument != null) {
-            instrument.finish(out, err, json, false);
-        }
-        return ExitCodes.OK;
+        boolean recorded = instrument == null || instrument.finish(out, err, json, false);
+        boolean written = (exports == null || exported) && (html == null || reported) && recorded;
+        return written ? ExitCodes.OK : ExitCodes.OUTPUT;
     }
 
     /** A device's replay as JSON: {@link ReplayJson}'s object, then the CUDA device and whether it has a history. */

@@ -11,7 +11,12 @@ import java.io.PrintWriter;
  */
 public interface RunInstrumentation {
 
-    /** Called before the run starts (to start a recording, say). */
+    /**
+     * Called before the run starts (to start a recording, say). Checks the files it will write
+     * ({@link OutputFiles#checkWritable}) first.
+     *
+     * @throws IllegalArgumentException when a file it was asked to write cannot be written
+     */
     void start();
 
     /** The observer of the replay: {@link ReplayObserver#NONE} when this run watches nothing. */
@@ -26,6 +31,9 @@ public interface RunInstrumentation {
      * @param json   whether the result was printed as JSON on {@code out} (what is printed must then go to
      *               {@code err}, to keep {@code out} one JSON document)
      * @param failed whether the run failed
+     * @return whether every file it was asked to write was written; when one was not, it has said so on
+     *         {@code err} (and where what it recorded was kept) rather than thrown, so that the command still
+     *         prints its results and exits with {@link ExitCodes#OUTPUT}
      */
-    void finish(PrintWriter out, PrintWriter err, boolean json, boolean failed);
+    boolean finish(PrintWriter out, PrintWriter err, boolean json, boolean failed);
 }

@@ -405,9 +405,10 @@ public final class TraceReplays {
     }
 
     /**
-     * Writes the HTML report of {@code outcomes} to {@code file}.
+     * Writes the HTML report of {@code outcomes} to {@code file}, which was checked before the run
+     * ({@link OutputFiles#checkWritable}).
      *
-     * @throws IllegalArgumentException when the file cannot be written (a usage error, exit 2)
+     * @throws UncheckedIOException when the file cannot be written (the caller reports it and keeps the rest)
      */
     static void writeReport(Path file, String title, List<ReplayOutcome> outcomes) {
         List<ReplayResult> results = new ArrayList<>(outcomes.size());
@@ -416,11 +417,7 @@ public final class TraceReplays {
             results.add(o.result());
             notes.add(o.notes());
         }
-        try {
-            HtmlReport.write(file, title, results, notes);
-        } catch (UncheckedIOException e) {
-            throw new IllegalArgumentException(e.getMessage(), e);
-        }
+        HtmlReport.write(file, title, results, notes);
     }
 
     /** {@code PyTorch CSV} for {@link TraceFormat#PYTORCH_CSV}. */
