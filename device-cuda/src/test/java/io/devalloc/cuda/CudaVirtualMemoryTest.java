@@ -617,6 +617,35 @@ class CudaVirtualMemoryTest {
         vm.release(base);
     }
 
+    /**
+     * The port's duty after a failed unmap, with the driver's documented answers: {@code cuMemUnmap} "may also
+     * return error codes from previous, asynchronous launches", and once it has returned the adapter cannot tell
+     * whether the range was unmapped. The adapter forgets the piece and releases its handle all the same, so the
+     * range maps again with a new handle and a new {@code cuMemMap}, and is not unmapped twice.
+     */
+    @Test
+    void aRangeWhoseCuMemUnmapFailedCountsAsUnmappedAndMapsAgain() {
+        VirtualMemory vm = vm();
+        long base = vm.reserve(4 * G);
+        assertTrue(vm.map(base, 2 * G));
+        when(api.memUnmap(base + G, G)).thenReturn(719); // CUDA_ERROR_LAUNCH_FAILED, from an earlier kernel
+        clearInvocations(api);
+        assertThrows(DeviceException.class, () -> vm.unmap(base + G, G));
+        verify(api).memRelease(102);
+        assertEquals(G, vm.mappedBytes());
+        assertThrows(IllegalArgumentException.class, () -> vm.unmap(base + G, G), "not unmapped twice");
+        when(api.memUnmap(base + G, G)).thenReturn(CudaApi.SUCCESS);
+        clearInvocations(api);
+        assertTrue(vm.map(base + G, G), "the range maps again");
+        verify(api).memCreate(any(), eq(G), eq(DEVICE), anyLong());
+        verify(api).memMap(eq(base + G), eq(G), eq(0L), eq(103L), anyLong());
+        assertEquals(2 * G, vm.mappedBytes());
+        vm.unmap(base, 2 * G);
+        verify(api).memUnmap(base + G, G);
+        verify(api).memRelease(103);
+        vm.release(base);
+    }
+
     @Test
     void aDriverThatFailsEveryCallListsTheFirstFailuresAndCountsTheRest() {
         VirtualMemory vm = vm();
