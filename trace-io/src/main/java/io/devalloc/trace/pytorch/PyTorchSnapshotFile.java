@@ -1,6 +1,7 @@
 package io.devalloc.trace.pytorch;
 
 import io.devalloc.trace.TraceFormatException;
+import io.devalloc.trace.UntrustedText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.math.BigInteger;
@@ -360,8 +361,15 @@ public final class PyTorchSnapshotFile {
             throw new TraceFormatException(file, 0, e.getMessage());
         } catch (PickleException e) {
             throw new TraceFormatException(file, 0, "not a readable pickle: " + e.getMessage());
-        } catch (IOException | RuntimeException e) {
-            throw new TraceFormatException(file, 0, "not a readable pickle: " + e);
+        } catch (IOException e) {
+            throw new TraceFormatException(file, 0, "not a readable pickle: it ends early or is cut short ("
+                    + UntrustedText.excerpt(String.valueOf(e.getMessage())) + ")");
+        } catch (RuntimeException e) {
+            // A message names no Java class (the launcher prints it as one line): the error's own text would.
+            TraceFormatException refusal = new TraceFormatException(file, 0, "not a readable pickle: an opcode"
+                    + " met an argument or a value it cannot work on (a FLOAT that is not a number, say)");
+            refusal.initCause(e);
+            throw refusal;
         }
     }
 }

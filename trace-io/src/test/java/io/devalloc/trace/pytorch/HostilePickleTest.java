@@ -274,6 +274,15 @@ class HostilePickleTest {
         assertTrue(message.endsWith("got an integer of 67,108,863 bits"), message);
     }
 
+    // ---- malformed beyond the opcodes' own checks ----
+
+    @Test
+    void aTextFloatThatIsNotANumberIsRefusedWithoutNamingAJavaError() {
+        String message = refusal(new Pickle().op('F').raw("abc\n".getBytes(StandardCharsets.US_ASCII)).stop());
+        assertTrue(message.contains("not a readable pickle: an opcode met an argument or a value it cannot work on"),
+                message);
+    }
+
     // ---- 5. amplification ----
 
     /**
