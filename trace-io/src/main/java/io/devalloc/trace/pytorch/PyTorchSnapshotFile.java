@@ -1,6 +1,7 @@
 package io.devalloc.trace.pytorch;
 
 import io.devalloc.trace.TraceFormatException;
+import io.devalloc.trace.UntrustedText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.math.BigInteger;
@@ -8,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -65,8 +67,10 @@ public final class PyTorchSnapshotFile {
                 ? snapshot.get("device_traces") : List.of(), "device_traces");
         this.segments = SnapshotValues.list(file, snapshot.containsKey("segments") ? snapshot.get("segments")
                 : List.of(), "segments");
+        IdentityHashMap<Object, String> met = new IdentityHashMap<>();
         TreeMap<Integer, long[]> found = new TreeMap<>();
         for (int i = 0; i < traces.size(); i++) {
+            once(met, traces.get(i), "device_traces[" + i + "]");
             List<?> entries = SnapshotValues.list(file, traces.get(i), "device_traces[" + i + "]");
             long events = 0;
             for (Object entry : entries) {
@@ -86,6 +90,15 @@ public final class PyTorchSnapshotFile {
         for (int s = 0; s < segments.size(); s++) {
             String where = "segments[" + s + "]";
             Map<?, ?> seg = SnapshotValues.dict(file, segments.get(s), where);
+            once(met, seg, where);
+            Object blocks = seg.get("blocks");
+            once(met, blocks, where + "['blocks']");
+            if (blocks instanceof List<?> || blocks instanceof Object[]) {
+                List<?> listed = SnapshotValues.list(file, blocks, where + "['blocks']");
+                for (int b = 0; b < listed.size(); b++) {
+                    once(met, listed.get(b), where + "['blocks'][" + b + "]");
+                }
+            }
             int device = segmentDevice(seg, where);
             long[] counts = found.computeIfAbsent(device, d -> new long[4]);
             counts[2]++;
@@ -117,8 +130,8 @@ public final class PyTorchSnapshotFile {
      */
     public static PyTorchSnapshotFile read(Path file) throws IOException {
         String name = file.toString();
-        return new PyTorchSnapshotFile(unpickle(name, () -> RestrictedUnpickler.load(file, SKIPPED_KEYS, TRACES,
-                EntryRow::of)), name);
+        return withinResources(name, () -> new PyTorchSnapshotFile(unpickle(name, () -> RestrictedUnpickler.load(
+                file, SKIPPED_KEYS, TRACES, EntryRow::of)), name));
     }
 
     /**
@@ -130,8 +143,8 @@ public final class PyTorchSnapshotFile {
      */
     public static PyTorchSnapshotFile read(InputStream in, String file) throws IOException {
         byte[] data = in.readAllBytes();
-        return new PyTorchSnapshotFile(unpickle(file, () -> RestrictedUnpickler.load(data, SKIPPED_KEYS, TRACES,
-                EntryRow::of)), file);
+        return withinResources(file, () -> new PyTorchSnapshotFile(unpickle(file, () -> RestrictedUnpickler.load(
+                data, SKIPPED_KEYS, TRACES, EntryRow::of)), file));
     }
 
     /** The name messages give (the path read). */
@@ -257,6 +270,33 @@ public final class PyTorchSnapshotFile {
         return segments;
     }
 
+    /**
+     * Refuses a segment, block list, block or trace list met a second time ({@code met} maps those that something
+     * else could reach to where they were first met). PyTorch builds each of them afresh and writes it once; a
+     * pickle's memo lets 2 bytes list one segment again, so a file of N references to one segment whose blocks list
+     * holds one block M times would cost N x M steps in every walk over the segments and their blocks (a 40 KB file,
+     * seconds; 400 KB, minutes). Refused, every walk is linear in the file. Only what the load marked as reachable
+     * from elsewhere ({@link PickleDict#shared()}, {@link PickleList#shared()}; any tuple) and is not empty is
+     * remembered: in a real snapshot, nothing.
+     */
+    private void once(IdentityHashMap<Object, String> met, Object value, String where) throws TraceFormatException {
+        boolean single = value instanceof PickleDict d ? !d.shared()
+                : value instanceof PickleList l ? !l.shared() : !(value instanceof Object[]);
+        // An empty one costs nothing to walk again, and picklers that memoize share one (Java's List.of()).
+        boolean empty = value instanceof Map<?, ?> m ? m.isEmpty()
+                : value instanceof List<?> l ? l.isEmpty() : value instanceof Object[] a && a.length == 0;
+        if (single || empty) {
+            return;
+        }
+        String first = met.putIfAbsent(value, where);
+        if (first != null) {
+            throw new TraceFormatException(file, 0, where + " is the very object " + first + " is (the pickle refers"
+                    + " to it again through its memo): PyTorch writes each segment, blocks list, block and trace"
+                    + " list once, and reading one again for every reference could take time quadratic in the"
+                    + " file's size");
+        }
+    }
+
     /** A segment's device: its {@code device} key, 0 when it has none. */
     private int segmentDevice(Map<?, ?> seg, String where) throws TraceFormatException {
         if (!seg.containsKey("device")) {
@@ -274,6 +314,30 @@ public final class PyTorchSnapshotFile {
     private static long saturatedAdd(long a, long b) {
         long sum = a + b;
         return sum < 0 ? Long.MAX_VALUE : sum;
+    }
+
+    /** The loading and first reading of a snapshot. */
+    private interface Read {
+        PyTorchSnapshotFile run() throws IOException;
+    }
+
+    /**
+     * {@code read}'s snapshot, or a {@link TraceFormatException} naming the file where it ran out of heap or stack.
+     * Neither should happen: the load ends itself before the heap is full ({@link HeapGuard}) and nothing walks the
+     * snapshot recursively. This is the last line, so that a file built to exhaust either is one clear refusal, not
+     * a thousand lines of stack; what the load built is garbage by the time the error reaches here.
+     */
+    private static PyTorchSnapshotFile withinResources(String file, Read read) throws IOException {
+        try {
+            return read.run();
+        } catch (OutOfMemoryError e) {
+            throw new TraceFormatException(file, 0, "this file needs more memory than the Java heap allows (-Xmx"
+                    + (Runtime.getRuntime().maxMemory() >> 20) + "m): reading it ran out of heap; raise the heap"
+                    + " with JAVA_TOOL_OPTIONS=-Xmx8g, or convert it once with traces/pickle_to_csv.py");
+        } catch (StackOverflowError e) {
+            throw new TraceFormatException(file, 0, "nested too deep: reading it ran out of stack, where PyTorch"
+                    + " nests a snapshot's values 5 deep");
+        }
     }
 
     /** A load of the pickle, from a file or from bytes. */
@@ -297,8 +361,15 @@ public final class PyTorchSnapshotFile {
             throw new TraceFormatException(file, 0, e.getMessage());
         } catch (PickleException e) {
             throw new TraceFormatException(file, 0, "not a readable pickle: " + e.getMessage());
-        } catch (IOException | RuntimeException e) {
-            throw new TraceFormatException(file, 0, "not a readable pickle: " + e);
+        } catch (IOException e) {
+            throw new TraceFormatException(file, 0, "not a readable pickle: it ends early or is cut short ("
+                    + UntrustedText.excerpt(String.valueOf(e.getMessage())) + ")");
+        } catch (RuntimeException e) {
+            // A message names no Java class (the launcher prints it as one line): the error's own text would.
+            TraceFormatException refusal = new TraceFormatException(file, 0, "not a readable pickle: an opcode"
+                    + " met an argument or a value it cannot work on (a FLOAT that is not a number, say)");
+            refusal.initCause(e);
+            throw refusal;
         }
     }
 }

@@ -1,8 +1,10 @@
 package io.devalloc.trace.pytorch;
 
+import io.devalloc.trace.UntrustedText;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -66,6 +68,10 @@ public record RecordedAllocatorSettings(Map<String, Object> values, String confi
             "pinned_max_cached_size_mb");
     private static final long MiB = 1L << 20;
     private static final int DIVISION_ENTRIES = 16;
+    /** What {@link #plain} gives for a value that nests a container in a container: left out, with a note. */
+    private static final Object NESTED = new Object();
+    /** How much of a key or value a note quotes. */
+    private static final int KEY_SHOWN = 60;
 
     public RecordedAllocatorSettings {
         values = Collections.unmodifiableMap(new LinkedHashMap<>(Objects.requireNonNull(values, "values")));
@@ -92,16 +98,27 @@ public record RecordedAllocatorSettings(Map<String, Object> values, String confi
     public static RecordedAllocatorSettings of(Map<?, ?> dict) {
         Objects.requireNonNull(dict, "dict");
         Map<String, Object> values = new LinkedHashMap<>();
+        List<String> nested = new ArrayList<>();
         for (Map.Entry<?, ?> e : dict.entrySet()) {
             if (e.getKey() instanceof String key) {
-                values.put(key, plain(e.getValue()));
+                Object value = plain(e.getValue());
+                if (value == NESTED) {
+                    nested.add("allocator_settings['" + UntrustedText.excerpt(key, KEY_SHOWN) + "'] holds a list or"
+                            + " dict inside a list or dict, which PyTorch never writes there (its settings are"
+                            + " numbers, strings, booleans and one flat dict); left out");
+                } else {
+                    values.put(key, value);
+                }
             }
         }
         if (values.isEmpty()) {
+            if (!nested.isEmpty()) {
+                return new RecordedAllocatorSettings(Map.of(), "", nested);
+            }
             return new RecordedAllocatorSettings(Map.of(), "", List.of("the snapshot's allocator_settings is empty:"
                     + " PyTorch's defaults are assumed"));
         }
-        List<String> notes = new ArrayList<>();
+        List<String> notes = new ArrayList<>(nested);
         List<String> entries = new ArrayList<>();
         for (Map.Entry<String, String> k : orderedDictKeys(values)) {
             String entry = entry(k.getKey(), k.getValue(), values.get(k.getKey()), notes);
@@ -113,8 +130,8 @@ public record RecordedAllocatorSettings(Map<String, Object> values, String confi
         if (text instanceof String s && !s.isBlank()) {
             List<String> tokens = split(s);
             if (tokens == null) {
-                notes.add("PYTORCH_CUDA_ALLOC_CONF '" + s + "' does not split into key:value entries; only the"
-                        + " settings the dict carries were used");
+                notes.add("PYTORCH_CUDA_ALLOC_CONF '" + UntrustedText.excerpt(s) + "' does not split into key:value"
+                        + " entries; only the settings the dict carries were used");
             } else {
                 Set<String> seen = new LinkedHashSet<>();
                 for (String token : tokens) {
@@ -211,9 +228,9 @@ public record RecordedAllocatorSettings(Map<String, Object> values, String confi
                 }
             }
             if (index < 0 || !(e.getValue() instanceof Long v) || v < 0 || (v != 0 && Long.bitCount(v) != 1)) {
-                notes.add("allocator_settings['roundup_power2_divisions'] has an entry " + e.getKey() + ": "
-                        + e.getValue() + " that is not a power-of-two MiB bound (1 to 32768) with 0 or a power of"
-                        + " two; the divisions were left out");
+                notes.add("allocator_settings['roundup_power2_divisions'] has an entry " + quoted(e.getKey()) + ": "
+                        + quoted(e.getValue()) + " that is not a power-of-two MiB bound (1 to 32768) with 0 or a power"
+                        + " of two; the divisions were left out");
                 return null;
             }
             entries[index] = v;
@@ -291,11 +308,24 @@ public record RecordedAllocatorSettings(Map<String, Object> values, String confi
     private static String wrongType(String key, Object value, String expected) {
         String type = value instanceof List<?> || value instanceof Object[] ? "a list or tuple"
                 : SnapshotValues.pythonType(value);
-        return "allocator_settings['" + key + "'] is " + type + (value == null ? "" : " (" + value + ")")
+        return "allocator_settings['" + key + "'] is " + type
+                + (value == null ? "" : " (" + quoted(value) + ")")
                 + ", not " + expected + "; left out";
     }
 
-    /** The unpickler's values as plain ones: ints as {@link Long} (or {@link BigInteger} beyond), maps copied. */
+    /** A value as a note quotes it: a string as it is, anything else as a message shows it; bounded either way. */
+    private static String quoted(Object value) {
+        return value instanceof String s ? UntrustedText.excerpt(s, KEY_SHOWN) : SnapshotValues.show(value);
+    }
+
+    /**
+     * The unpickler's values as plain ones: ints as {@link Long} (or {@link BigInteger} beyond), a dict copied, a
+     * list or tuple kept; {@link #NESTED} for a list, tuple or dict that holds another. PyTorch writes scalars and
+     * one flat dict of ints here; a pickle's memo lets a few hundred bytes nest a dict 40 deep with each level
+     * holding the one below twice, which a deep copy (or any later walk) would expand to 2^40 entries, and a list
+     * that holds itself would never end. So nothing below the first level is opened: the work is one pass over the
+     * value's own items.
+     */
     private static Object plain(Object v) {
         if (v instanceof Integer || v instanceof Short || v instanceof Byte) {
             return ((Number) v).longValue();
@@ -306,10 +336,26 @@ public record RecordedAllocatorSettings(Map<String, Object> values, String confi
         if (v instanceof Map<?, ?> m) {
             Map<String, Object> copy = new LinkedHashMap<>();
             for (Map.Entry<?, ?> e : m.entrySet()) {
-                copy.put(String.valueOf(e.getKey()), plain(e.getValue()));
+                if (holdsOthers(e.getValue())) {
+                    return NESTED;
+                }
+                copy.put(String.valueOf(e.getKey() instanceof Object[] ? "(...)" : e.getKey()),
+                        plain(e.getValue()));
             }
             return Collections.unmodifiableMap(copy);
         }
+        Iterable<?> items = v instanceof Object[] tuple ? Arrays.asList(tuple) : v instanceof List<?> l ? l : null;
+        if (items != null) {
+            for (Object item : items) {
+                if (holdsOthers(item)) {
+                    return NESTED;
+                }
+            }
+        }
         return v;
+    }
+
+    private static boolean holdsOthers(Object v) {
+        return v instanceof Map<?, ?> || v instanceof List<?> || v instanceof Object[];
     }
 }

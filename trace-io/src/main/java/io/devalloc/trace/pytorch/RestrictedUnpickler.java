@@ -1,8 +1,10 @@
 package io.devalloc.trace.pytorch;
 
+import io.devalloc.trace.UntrustedText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.math.BigInteger;
 import java.nio.file.Path;
 import java.util.BitSet;
 import java.util.HashMap;
@@ -12,6 +14,7 @@ import java.util.Map;
 import java.util.Set;
 import net.razorvine.pickle.Opcodes;
 import net.razorvine.pickle.PickleException;
+import net.razorvine.pickle.PickleUtils;
 import net.razorvine.pickle.Unpickler;
 
 /**
@@ -68,6 +71,10 @@ final class RestrictedUnpickler extends Unpickler {
 
     /** Distinct short strings kept for sharing; beyond this many, new ones are not kept. */
     private static final int SHARED_STRINGS = 4096;
+    /** CPython's default limit on the digits of an integer read from text ({@code sys.get_int_max_str_digits()}). */
+    static final int INTEGER_DIGITS = 4300;
+    /** LONG's line at that limit: a sign, the digits, Python 2's {@code L} and blanks around them. */
+    private static final int INTEGER_LINE = INTEGER_DIGITS + 8;
     /** Longer strings are not shared. */
     private static final int SHARED_LENGTH = 64;
     /** The most keys of the root dict before the compacted key, in one SETITEMS batch, for the context check. */
@@ -92,12 +99,17 @@ final class RestrictedUnpickler extends Unpickler {
     /** The memo reads so far, numbered as {@link MemoScan} numbers them. */
     private long reads;
     private final Map<String, String> sharedStrings = new HashMap<>();
+    /** What ends the load when its objects fill the heap. */
+    private final HeapGuard heap;
+    /** Opcodes left before the next look at the heap. */
+    private int untilHeapCheck = HeapGuard.EVERY;
     /** The next identity of a {@link SkippedValue}: one per list, unique within the load. */
     private long nextIdentity;
 
     private RestrictedUnpickler(PickleInput in, MemoScan scan, Set<String> skippedKeys, String compactedKey,
                                 EntryCompactor compactor) {
         this.in = in;
+        this.heap = HeapGuard.ofThisHeap();
         this.values = new PickleStack(in);
         this.scan = scan;
         this.skippedKeys = skippedKeys;
@@ -174,6 +186,11 @@ final class RestrictedUnpickler extends Unpickler {
     private Object run() throws IOException {
         try {
             return load(in);
+        } catch (OutOfMemoryError e) {
+            // What the load built is dropped first, so that the message (and the caller) have a heap to work in.
+            values.clear();
+            table.clear();
+            throw new Refused(HeapGuard.exhausted(in.position()));
         } finally {
             close();
             table.clear();
@@ -201,6 +218,12 @@ final class RestrictedUnpickler extends Unpickler {
     @Override
     protected Object dispatch(short key) throws PickleException, IOException {
         long at = in.position() - 1;
+        if (--untilHeapCheck == 0) {
+            untilHeapCheck = HeapGuard.EVERY;
+            if (heap.exhausted()) {
+                throw new Refused(HeapGuard.exhausted(at));
+            }
+        }
         byte argument = key < 0 || key > 255 ? PickleOpcodes.REFUSED : PickleOpcodes.argument(key);
         if (argument == PickleOpcodes.REFUSED) {
             String name = PickleOpcodes.name(key);
@@ -229,6 +252,7 @@ final class RestrictedUnpickler extends Unpickler {
                 share(top);
                 values.add(top);
             }
+            case Opcodes.LONG -> values.add(PickleUtils.optimizeBigint(textLong(at)));
             case Opcodes.EMPTY_DICT -> values.add(new PickleDict());
             case Opcodes.EMPTY_LIST -> values.add(new PickleList());
             case Opcodes.SHORT_BINUNICODE -> values.add(string(readByte(at)));
@@ -474,6 +498,46 @@ final class RestrictedUnpickler extends Unpickler {
             throw new PickleException("byte " + at + ": the pickle ends inside an opcode");
         }
         return b;
+    }
+
+    /**
+     * LONG's decimal integer, on a line of its own, with or without Python 2's {@code L}: at most
+     * {@value #INTEGER_DIGITS} digits, CPython's limit on converting a string of digits to an int (since 3.11, for
+     * CVE-2020-10735), which it applies to this opcode as well. The conversion is quadratic in the digits: three
+     * million of them take minutes, and no snapshot holds an integer of more than 20.
+     */
+    private BigInteger textLong(long at) throws IOException {
+        StringBuilder text = new StringBuilder();
+        while (true) {
+            int c = in.read();
+            if (c < 0) {
+                throw new PickleException("byte " + at + ": the pickle ends inside LONG's integer");
+            }
+            if (c == '\n') {
+                break;
+            }
+            if (text.length() == INTEGER_LINE) {
+                throw tooManyDigits(at);
+            }
+            text.append((char) c);
+        }
+        int end = text.length() > 0 && text.charAt(text.length() - 1) == 'L' ? text.length() - 1 : text.length();
+        String digits = text.substring(0, end).strip();
+        try {
+            if (digits.length() - (digits.startsWith("-") || digits.startsWith("+") ? 1 : 0) > INTEGER_DIGITS) {
+                throw tooManyDigits(at);
+            }
+            return new BigInteger(digits);
+        } catch (NumberFormatException e) {
+            throw new PickleException("byte " + at + ": LONG with a value that is not an integer: '"
+                    + UntrustedText.excerpt(digits) + "'");
+        }
+    }
+
+    private static Refused tooManyDigits(long at) {
+        return new Refused("byte " + at + ": LONG with an integer of more than " + INTEGER_DIGITS + " digits: it"
+                + " exceeds the limit (" + INTEGER_DIGITS + " digits) for integer string conversion that Python"
+                + " applies when it loads a pickle, and no snapshot holds one");
     }
 
     /** PUT's and GET's decimal key, on a line of its own, read as {@link MemoScan} reads it. */

@@ -29,6 +29,26 @@
  * </ul>
  * Both reject values outside that vocabulary with an {@link IllegalArgumentException} naming the type and the
  * path, so a mistake in building the tree fails in Java rather than in the reader.
+ *
+ * <p><b>Reading pickles from strangers.</b> {@link io.devalloc.trace.pytorch.PyTorchSnapshotFile} loads a pickle
+ * through an unpickler that runs no class and no function, and keeps every file's work bounded by its distinct
+ * objects, since a pickle's memo lets 2 bytes refer to any earlier object again (a few hundred bytes can describe
+ * 2^40 items, or a list that holds itself). What it refuses, each with a
+ * {@link io.devalloc.trace.TraceFormatException} naming the file:
+ * <ul>
+ *   <li>a segment, {@code blocks} list, block or {@code device_traces} list listed twice (PyTorch builds each once;
+ *       N references to one segment whose blocks list holds one block M times would cost N x M steps in every
+ *       walk), naming both places;</li>
+ *   <li>a text {@code LONG} of more than 4,300 digits, CPython's limit on integer string conversion
+ *       (CVE-2020-10735): the conversion is quadratic;</li>
+ *   <li>a load whose live objects pass 85% of the maximum heap ({@code HeapGuard}: a 1-byte {@code EMPTY_DICT} is
+ *       130 bytes of heap), and any out-of-memory or stack-overflow error while a snapshot is read, as "this file
+ *       needs more memory than the Java heap allows" or "nested too deep".</li>
+ * </ul>
+ * And it bounds what it prints: a value quoted in a message is printed item by item from an explicit stack and cut
+ * at 60 characters (a cycle or 10^5 levels of nesting print 60 characters), an integer beyond 256 bits is told by
+ * its size, and an {@code allocator_settings} value that nests a container in a container (PyTorch writes scalars
+ * and one flat dict) is left out with a note rather than copied. No walk over the loaded values recurses.
  */
 package io.devalloc.trace.pytorch;
 

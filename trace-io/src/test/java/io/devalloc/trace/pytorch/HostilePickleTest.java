@@ -1,0 +1,338 @@
+package io.devalloc.trace.pytorch;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.devalloc.trace.TraceFormatException;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Small pickles built to make the reader expand, recurse, walk quadratically, convert huge integers or fill the heap
+ * (an outside campaign's findings): each must end in one clear refusal naming the file, in seconds, or load with its
+ * settings left out and noted. Built opcode by opcode, since no pickler writes them.
+ */
+class HostilePickleTest {
+
+    private static final String FILE = "hostile.pickle";
+    /** Generous for a loaded build machine; each case ran for seconds to minutes, or never ended, before. */
+    private static final Duration BOUND = Duration.ofSeconds(5);
+    private static final Pattern JAVA_NAME = Pattern.compile("java\\.|[A-Z][a-z]+(Exception|Error)|@[0-9a-f]{4,}");
+
+    private static final int EMPTY_DICT = '}';
+    private static final int EMPTY_LIST = ']';
+    private static final int MARK = '(';
+    private static final int POP = '0';
+    private static final int APPEND = 'a';
+    private static final int APPENDS = 'e';
+    private static final int SETITEM = 's';
+    private static final int SETITEMS = 'u';
+    private static final int BINGET = 'h';
+    private static final int BINPUT = 'q';
+    private static final int BININT1 = 'K';
+
+    /** A pickle built opcode by opcode. */
+    private static final class Pickle {
+        private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+
+        Pickle() {
+            op(0x80, 4); // PROTO 4
+        }
+
+        Pickle op(int... bytes) {
+            for (int b : bytes) {
+                out.write(b);
+            }
+            return this;
+        }
+
+        Pickle raw(byte[] bytes) {
+            out.writeBytes(bytes);
+            return this;
+        }
+
+        /** SHORT_BINUNICODE. */
+        Pickle str(String s) {
+            byte[] b = s.getBytes(StandardCharsets.UTF_8);
+            return op(0x8c, b.length).raw(b);
+        }
+
+        /** Pushes memo key {@code key}'s object {@code times} times (2 bytes each). */
+        Pickle get(int key, int times) {
+            for (int i = 0; i < times; i++) {
+                op(BINGET, key);
+            }
+            return this;
+        }
+
+        /** {@code L0 = []; L(i) = [L(i-1), L(i-1)]} through the memo (keys base to base + depth). */
+        Pickle doublingLists(int base, int depth) {
+            op(EMPTY_LIST, BINPUT, base, POP);
+            for (int i = base + 1; i <= base + depth; i++) {
+                op(EMPTY_LIST, MARK).get(i - 1, 2).op(APPENDS, BINPUT, i, POP);
+            }
+            return this;
+        }
+
+        /** {@code D0 = {}; D(i) = {'a': D(i-1), 'b': D(i-1)}} through the memo (keys 0 to depth). */
+        Pickle doublingDicts(int depth) {
+            op(EMPTY_DICT, BINPUT, 0, POP);
+            for (int i = 1; i <= depth; i++) {
+                op(EMPTY_DICT, MARK).str("a").get(i - 1, 1).str("b").get(i - 1, 1).op(SETITEMS, BINPUT, i, POP);
+            }
+            return this;
+        }
+
+        byte[] stop() {
+            op('.');
+            return out.toByteArray();
+        }
+    }
+
+    /**
+     * A snapshot of one segment whose {@code address} is what {@code address} pushes, with an empty history:
+     * {@code {'segments': [{'address': ..., 'total_size': 1, 'blocks': []}], 'device_traces': []}}.
+     */
+    private static byte[] segmentAddress(Pickle before, Consumer<Pickle> address) {
+        Pickle p = before.op(EMPTY_DICT, MARK).str("segments").op(EMPTY_LIST, EMPTY_DICT, MARK).str("address");
+        address.accept(p);
+        return p.str("total_size").op(BININT1, 1).str("blocks").op(EMPTY_LIST, SETITEMS, APPEND)
+                .str("device_traces").op(EMPTY_LIST, SETITEMS).stop();
+    }
+
+    /** The refusal of {@code data}, within the time bound. */
+    private static String refusal(byte[] data) {
+        TraceFormatException e = assertTimeoutPreemptively(BOUND, () -> assertThrows(TraceFormatException.class,
+                () -> new PyTorchPickleReader(new ByteArrayInputStream(data), FILE, PyTorchPickleReader.ONLY_DEVICE)));
+        String message = e.getMessage();
+        assertTrue(message.startsWith(FILE + ": "), message);
+        assertFalse(JAVA_NAME.matcher(message).find(), "names no Java class: " + message);
+        assertTrue(message.length() < 600, "one bounded line: " + message);
+        return message;
+    }
+
+    /** The settings of {@code data}, a snapshot that loads, within the time bound. */
+    private static RecordedAllocatorSettings settings(byte[] data) {
+        return assertTimeoutPreemptively(BOUND, () -> PyTorchSnapshotFile.read(new ByteArrayInputStream(data), FILE)
+                .recordedSettings());
+    }
+
+    // ---- 1. exponential expansion ----
+
+    @Test
+    void aListOfTwoToTheFortyItemsAsAnAddressIsShownWithinItsBudget() {
+        String message = refusal(segmentAddress(new Pickle().doublingLists(0, 40), p -> p.op(BINGET, 40)));
+        assertTrue(message.contains("segments[0]: 'address': expected a non-negative integer below 2^64, got [[[["),
+                message);
+    }
+
+    @Test
+    void nestedSettingsAreLeftOutWithANoteNotCopied() {
+        byte[] data = new Pickle().doublingDicts(40).doublingLists(100, 40).op(EMPTY_DICT, MARK)
+                .str("segments").op(EMPTY_LIST).str("allocator_settings").op(EMPTY_DICT, MARK)
+                .str("roundup_power2_divisions").op(BINGET, 40)
+                .str("max_split_size").op(BINGET, 140)
+                .str("expandable_segments").op(0x88) // NEWTRUE
+                .op(SETITEMS, SETITEMS).stop();
+        RecordedAllocatorSettings settings = settings(data);
+        assertEquals("expandable_segments:True", settings.config());
+        assertEquals(2, settings.notes().size(), settings.notes().toString());
+        assertTrue(settings.notes().getFirst().startsWith("allocator_settings['roundup_power2_divisions'] holds a list"
+                + " or dict inside a list or dict, which PyTorch never writes there"), settings.notes().toString());
+        assertFalse(settings.values().containsKey("max_split_size"));
+    }
+
+    @Test
+    void aWrongTypeNoteShowsAFlatListWithinItsBudget() {
+        Pickle p = new Pickle().op(EMPTY_DICT, MARK).str("segments").op(EMPTY_LIST).str("allocator_settings")
+                .op(EMPTY_DICT).str("max_split_size").op(EMPTY_LIST, MARK);
+        for (int i = 0; i < 100_000; i++) {
+            p.op(BININT1, 7);
+        }
+        RecordedAllocatorSettings settings = settings(p.op(APPENDS, SETITEM, SETITEMS).stop());
+        String note = settings.notes().getFirst();
+        assertTrue(note.startsWith("allocator_settings['max_split_size'] is a list or tuple ([7, 7, 7,"), note);
+        assertTrue(note.length() < 200, note);
+    }
+
+    // ---- 2. cycles and deep nesting ----
+
+    @Test
+    void aListThatHoldsItselfAsAnAddressIsRefusedLikeAnyWrongType() {
+        // a = []; a.append([a])
+        String message = refusal(segmentAddress(new Pickle(), p -> p.op(EMPTY_LIST, BINPUT, 0, EMPTY_LIST,
+                BINGET, 0, APPEND, APPEND)));
+        assertTrue(message.contains("segments[0]: 'address': expected a non-negative integer below 2^64, got [[[["),
+                message);
+    }
+
+    @Test
+    void aHundredThousandLevelsOfNestingAreRefusedWithoutOverflowingTheStack() {
+        int depth = 100_000;
+        String message = refusal(segmentAddress(new Pickle(), p -> {
+            for (int i = 0; i < depth; i++) {
+                p.op(EMPTY_LIST);
+            }
+            for (int i = 1; i < depth; i++) {
+                p.op(APPEND);
+            }
+        }));
+        assertTrue(message.contains("'address': expected a non-negative integer below 2^64, got [[[["), message);
+    }
+
+    @Test
+    void deeplyNestedSettingsAreLeftOut() {
+        Pickle p = new Pickle().op(EMPTY_DICT, MARK).str("segments").op(EMPTY_LIST).str("allocator_settings")
+                .op(EMPTY_DICT).str("garbage_collection_threshold");
+        for (int i = 0; i < 100_000; i++) {
+            p.op(EMPTY_LIST);
+        }
+        for (int i = 1; i < 100_000; i++) {
+            p.op(APPEND);
+        }
+        RecordedAllocatorSettings settings = settings(p.op(SETITEM, SETITEMS).stop());
+        assertTrue(settings.notes().getFirst().contains("holds a list or dict inside a list or dict"),
+                settings.notes().toString());
+    }
+
+    // ---- 3. one segment, blocks list or block listed many times ----
+
+    /**
+     * {@code B = {'state': 'active_allocated', 'size': 1, 'address': 0}; S = {'address': 0, 'total_size': 1,
+     * 'blocks': [B] * blocks}; {'segments': [S] * segments, 'device_traces': []}}, 2 bytes per reference.
+     */
+    private static byte[] repeated(int segments, int blocks) {
+        Pickle p = new Pickle().op(EMPTY_DICT, MARK).str("state").str("active_allocated").str("size")
+                .op(BININT1, 1).str("address").op(BININT1, 0, SETITEMS, BINPUT, 1, POP)
+                .op(EMPTY_DICT, MARK).str("address").op(BININT1, 0).str("total_size").op(BININT1, 1).str("blocks")
+                .op(EMPTY_LIST, MARK).get(1, blocks).op(APPENDS, SETITEMS, BINPUT, 0, POP)
+                .op(EMPTY_DICT, MARK).str("segments").op(EMPTY_LIST, MARK).get(0, segments).op(APPENDS);
+        return p.str("device_traces").op(EMPTY_LIST, SETITEMS).stop();
+    }
+
+    @Test
+    void oneSegmentListedTenThousandTimesIsRefused() {
+        byte[] data = repeated(10_000, 10_000);
+        assertTrue(data.length < 41_000, "about 40 KB: " + data.length);
+        String message = refusal(data);
+        assertTrue(message.contains(" is the very object ") && message.contains("PyTorch writes each segment"),
+                message);
+    }
+
+    @Test
+    void oneSegmentListedTwiceIsRefusedNamingBoth() {
+        assertTrue(refusal(repeated(2, 1)).contains("segments[1] is the very object segments[0] is"));
+    }
+
+    @Test
+    void oneBlocksListInTwoSegmentsIsRefused() {
+        // S0 = {'blocks': L}; S1 = {'blocks': L} with L = [7] memoized (an empty one is harmless, and let be).
+        byte[] data = new Pickle().op(EMPTY_LIST, BININT1, 7, APPEND, BINPUT, 0, POP, EMPTY_DICT, MARK).str("segments")
+                .op(EMPTY_LIST, MARK, EMPTY_DICT).str("blocks").op(BINGET, 0, SETITEM)
+                .op(EMPTY_DICT).str("blocks").op(BINGET, 0, SETITEM, APPENDS, SETITEMS).stop();
+        assertTrue(refusal(data).contains("segments[1]['blocks'] is the very object segments[0]['blocks'] is"));
+    }
+
+    // ---- 4. big integers ----
+
+    @Test
+    void aTextIntegerOfThreeMillionDigitsIsRefusedAsPythonRefusesIt() {
+        byte[] digits = "1".repeat(3_000_000).getBytes(StandardCharsets.US_ASCII);
+        String message = refusal(segmentAddress(new Pickle(), p -> p.op('L').raw(digits).op('L', '\n')));
+        assertTrue(message.contains("LONG with an integer of more than 4300 digits: it exceeds the limit (4300"
+                + " digits) for integer string conversion"), message);
+    }
+
+    @Test
+    void aTextIntegerAtPythonsLimitLoadsAndIsShownByItsSize() {
+        byte[] digits = "9".repeat(4300).getBytes(StandardCharsets.US_ASCII);
+        String message = refusal(segmentAddress(new Pickle(), p -> p.op('L').raw(digits).op('L', '\n')));
+        assertTrue(message.endsWith("got an integer of 14,285 bits"), message);
+    }
+
+    @Test
+    void anEightMebibyteBinaryIntegerIsShownByItsSizeNotConverted() {
+        int length = 8 << 20;
+        byte[] value = new byte[length];
+        Arrays.fill(value, (byte) 0x55);
+        String message = refusal(segmentAddress(new Pickle(), p -> p.op(0x8b, 0, 0, 0x80, 0).raw(value)));
+        assertTrue(message.endsWith("got an integer of 67,108,863 bits"), message);
+    }
+
+    // ---- malformed beyond the opcodes' own checks ----
+
+    @Test
+    void aTextFloatThatIsNotANumberIsRefusedWithoutNamingAJavaError() {
+        String message = refusal(new Pickle().op('F').raw("abc\n".getBytes(StandardCharsets.US_ASCII)).stop());
+        assertTrue(message.contains("not a readable pickle: an opcode met an argument or a value it cannot work on"),
+                message);
+    }
+
+    // ---- 5. amplification ----
+
+    /**
+     * 48 MiB of 1-byte {@code EMPTY_DICT}s, about 6 GB of dicts, read by a JVM of 128 MiB of heap (its own, so that
+     * this test's heap is not the one filled): one refusal naming the heap, not an out-of-memory error.
+     */
+    @Test
+    void emptyDictsThatWouldFillTheHeapEndTheLoadWithAClearRefusal(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve(FILE);
+        try (OutputStream out = Files.newOutputStream(file)) {
+            out.write(new byte[] {(byte) 0x80, 4});
+            byte[] chunk = new byte[1 << 20];
+            Arrays.fill(chunk, (byte) EMPTY_DICT);
+            for (int i = 0; i < 48; i++) {
+                out.write(chunk);
+            }
+            out.write('.');
+        }
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        Process child = new ProcessBuilder(java.toString(), "-Xmx128m", "-cp", System.getProperty("java.class.path"),
+                ReadSnapshot.class.getName(), file.toString()).redirectErrorStream(true).start();
+        boolean ended = child.waitFor(60, TimeUnit.SECONDS);
+        if (!ended) {
+            child.destroyForcibly();
+        }
+        String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertTrue(ended, "ended: " + output);
+        assertEquals(ReadSnapshot.REFUSED, child.exitValue(), output);
+        // The last line: a JVM may warn about its own options before the program runs.
+        String refusal = output.substring(output.lastIndexOf('\n') + 1);
+        assertTrue(refusal.startsWith(file + ": this file needs more memory than the Java heap allows (-Xmx128m)"),
+                output);
+        assertFalse(output.contains("OutOfMemoryError") || output.contains("\tat "), output);
+    }
+
+    /** Reads a snapshot in a JVM of its own: prints the refusal and exits with {@link #REFUSED}, or prints "read". */
+    static final class ReadSnapshot {
+        static final int REFUSED = 3;
+
+        private ReadSnapshot() {
+        }
+
+        public static void main(String[] args) throws IOException {
+            try {
+                PyTorchSnapshotFile.read(Path.of(args[0]));
+                System.out.println("read");
+            } catch (TraceFormatException e) {
+                System.out.println(e.getMessage());
+                System.exit(REFUSED);
+            }
+        }
+    }
+}
