@@ -27,6 +27,7 @@ import io.devalloc.replay.report.HtmlReport;
 import io.devalloc.replay.report.Percent;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
+import io.devalloc.trace.UntrustedText;
 import io.devalloc.trace.detect.TraceFormats;
 import io.devalloc.trace.pytorch.RecordedAllocatorSettings;
 import java.io.IOException;
@@ -85,6 +86,8 @@ public final class TraceReplays {
             return explained(replayer.replay(name, source));
         } catch (IOException e) {
             throw unreadable(name, e);
+        } catch (OutOfMemoryError | StackOverflowError e) {
+            throw tooBig(name, e);
         }
     }
 
@@ -183,12 +186,14 @@ public final class TraceReplays {
         try {
             set = AllocatorRegistry.load().get(allocator).configFromEnvironment("");
         } catch (DevallocException | IllegalArgumentException e) {
-            return "; the environment's configuration is not used (" + e.getMessage() + ")";
+            // The message may quote the variable's text, which can be megabytes: quoted bounded.
+            return "; the environment's configuration is not used ("
+                    + UntrustedText.excerpt(String.valueOf(e.getMessage())) + ")";
         }
         StringBuilder out = new StringBuilder();
         for (EnvironmentConfig e : set) {
-            out.append("; ").append(e.variable()).append('=').append(e.config()).append(" in this environment is not"
-                    + " used");
+            out.append("; ").append(e.variable()).append('=').append(UntrustedText.excerpt(e.config()))
+                    .append(" in this environment is not used");
         }
         return out.toString();
     }
@@ -301,6 +306,8 @@ public final class TraceReplays {
             return TraceFile.read(path, cudaDevice);
         } catch (IOException e) {
             throw unreadable(path.toString(), e);
+        } catch (OutOfMemoryError | StackOverflowError e) {
+            throw tooBig(path.toString(), e);
         }
     }
 
@@ -315,6 +322,8 @@ public final class TraceReplays {
             return explained(replayer.replay(name, source));
         } catch (IOException e) {
             throw unreadable(name, e);
+        } catch (OutOfMemoryError | StackOverflowError e) {
+            throw tooBig(name, e);
         }
     }
 
@@ -330,6 +339,22 @@ public final class TraceReplays {
                     new IllegalArgumentException("trace file is not readable: " + f.getFile(), f);
             default -> new IllegalArgumentException("cannot read trace " + name + ": " + e.getMessage(), e);
         };
+    }
+
+    /**
+     * The error a command prints when reading or replaying {@code name} ran the JVM out of heap or of stack: one
+     * line that names the file and what to do, not the JVM's stack trace (the launcher's {@code --verbose} shows it).
+     * Catching the error is safe here: what the read held is unreachable once it has unwound, and the command ends.
+     */
+    public static IllegalArgumentException tooBig(String name, VirtualMachineError e) {
+        if (e instanceof StackOverflowError) {
+            return new IllegalArgumentException(name + ": nested too deep to read with this Java thread's stack:"
+                    + " no real trace nests so deep; if this one must be read, give Java a larger stack with"
+                    + " JDK_JAVA_OPTIONS=-Xss64m", e);
+        }
+        return new IllegalArgumentException(name + ": this file needs more memory than the Java heap allows (-Xmx, "
+                + ByteSize.format(Runtime.getRuntime().maxMemory()) + " now): give Java more with"
+                + " JDK_JAVA_OPTIONS=-Xmx16g (or as much as this machine has)", e);
     }
 
     /**
