@@ -76,6 +76,15 @@ public final class Grids {
                     check);
         }
         Path file = Path.of(name);
+        if (Files.isDirectory(file)) {
+            throw new IllegalArgumentException("grid file " + name + " is a directory: give a file of configuration"
+                    + " texts, one per line");
+        }
+        if (Files.exists(file) && !Files.isRegularFile(file)) {
+            // A pipe or a device (/dev/zero) may never end: a grid is a file of a few lines.
+            throw new IllegalArgumentException("grid file " + name + " is not a regular file (a pipe or a device):"
+                    + " save the settings to a file first");
+        }
         if (!Files.isRegularFile(file)) {
             throw new IllegalArgumentException("unknown grid '" + name + "': give '" + DEFAULT + "' (the "
                     + provider.name() + " allocator's built-in grid) or a file of configuration texts, one per line;"

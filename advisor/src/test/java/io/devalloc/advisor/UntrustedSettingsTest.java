@@ -1,6 +1,7 @@
 package io.devalloc.advisor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.advisor.report.AdviceText;
@@ -68,5 +69,13 @@ class UntrustedSettingsTest {
         StringWriter text = new StringWriter();
         AdviceText.print(new PrintWriter(text), advice);
         assertTrue(text.toString().length() < 20_000, text.toString().length() + " characters of advice");
+    }
+
+    @Test
+    void aDirectoryGivenAsTheGridIsRefusedAsADirectory() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Grids.resolve(dir.toString(), new CachingAllocatorProvider(Map.of()), 1 << 20, config -> null));
+        assertEquals("grid file " + dir + " is a directory: give a file of configuration texts, one per line",
+                e.getMessage());
     }
 }

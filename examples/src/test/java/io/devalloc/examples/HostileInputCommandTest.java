@@ -11,6 +11,7 @@ import io.devalloc.examples.LauncherTest.Run;
 import io.devalloc.replay.TraceSource;
 import io.devalloc.replay.TraceSources;
 import io.devalloc.replay.cli.TraceReplays;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -55,6 +56,9 @@ class HostileInputCommandTest {
             case "deep.csv" -> () -> {
                 throw new StackOverflowError();
             };
+            case "cut.csv" -> () -> {
+                throw new EOFException();
+            };
             default -> TraceSources.of(path);
         };
     }
@@ -89,6 +93,12 @@ class HostileInputCommandTest {
     @Test
     void aLoadOutOfStackIsOneLineSayingItIsNestedTooDeep() {
         assertOneLine(run("replay", "deep.csv"), "devalloc: error: deep.csv: nested too deep to read");
+    }
+
+    @Test
+    void anInputErrorWithoutAMessageIsSaidInWordsNotByItsClassName() {
+        assertOneLine(run("replay", "cut.csv"), "devalloc: error: cannot read trace cut.csv: the file ends in the"
+                + " middle of its content");
     }
 
     @Test

@@ -30,6 +30,7 @@ import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.UntrustedText;
 import io.devalloc.trace.detect.TraceFormats;
 import io.devalloc.trace.pytorch.RecordedAllocatorSettings;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -337,8 +338,21 @@ public final class TraceReplays {
             case NoSuchFileException f -> new IllegalArgumentException("no such trace file: " + f.getFile(), f);
             case AccessDeniedException f ->
                     new IllegalArgumentException("trace file is not readable: " + f.getFile(), f);
-            default -> new IllegalArgumentException("cannot read trace " + name + ": " + e.getMessage(), e);
+            default -> new IllegalArgumentException("cannot read trace " + name + ": " + ioProblem(e), e);
         };
+    }
+
+    /**
+     * What went wrong, in words: an I/O error's message, bounded (it may quote the file), or for one without a
+     * message, what its kind means, never the exception's class name.
+     */
+    static String ioProblem(IOException e) {
+        String m = e.getMessage();
+        if (m != null && !m.isBlank()) {
+            return UntrustedText.excerpt(m.strip());
+        }
+        return e instanceof EOFException ? "the file ends in the middle of its content (cut short?)"
+                : "the system reported an input error without saying which";
     }
 
     /**
