@@ -26,6 +26,7 @@ import io.devalloc.replay.bounds.LowerBound;
 import io.devalloc.replay.bounds.OfflinePlan;
 import io.devalloc.replay.bounds.PlanOrder;
 import io.devalloc.trace.TraceFormat;
+import io.devalloc.trace.UntrustedText;
 import io.devalloc.trace.pytorch.RecordedAllocatorSettings;
 import java.util.ArrayList;
 import java.util.List;
@@ -508,13 +509,15 @@ public final class Advisor {
             fromEnvironment = asFound.get(allocator).configFromEnvironment("");
         } catch (DevallocException | IllegalArgumentException e) {
             // A variable the allocator refuses is still one advise does not use; the allocator's message says which.
+            // The message may quote the variable's text, which can be megabytes: quoted bounded.
             return baseline.withNote("the environment sets a configuration that " + allocator + " refuses ("
-                    + e.getMessage() + "); advise does not use it");
+                    + UntrustedText.excerpt(String.valueOf(e.getMessage())) + "); advise does not use it");
         }
         Baseline b = baseline;
         for (EnvironmentConfig e : fromEnvironment) {
-            b = b.withNote(e.variable() + "=" + e.config() + " is set in this environment; advise does not use it:"
-                    + " the baseline and every setting run exactly as named here (to try it, put '" + e.config()
+            String config = UntrustedText.excerpt(e.config());
+            b = b.withNote(e.variable() + "=" + config + " is set in this environment; advise does not use it:"
+                    + " the baseline and every setting run exactly as named here (to try it, put '" + config
                     + "' in a --grid file; 'devalloc replay' without --config would use it)");
         }
         return b;

@@ -1,6 +1,7 @@
 package io.devalloc.advisor;
 
 import io.devalloc.api.spi.AllocatorProvider;
+import io.devalloc.trace.UntrustedText;
 import java.io.IOException;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
@@ -23,7 +24,8 @@ import java.util.Objects;
  * comment (to the end of the line), blank lines are skipped, and the line {@value #DEFAULTS_LINE} stands for the
  * allocator's defaults (the empty text, which a line cannot hold).
  * Every setting is checked by creating the allocator with it: one it refuses is a problem
- * ({@code file:line: upstream's message}), left out, and the others still run; so is a setting given twice.
+ * ({@code file:line: upstream's message}), left out, and the others still run; so is a setting given twice. The
+ * first {@value #MAX_LISTED_PROBLEMS} problems of a file are listed, then how many more there were.
  */
 public final class Grids {
 
@@ -31,6 +33,14 @@ public final class Grids {
     public static final String DEFAULT = "default";
     /** The line of a grid file that stands for the allocator's defaults (the empty configuration text). */
     public static final String DEFAULTS_LINE = "defaults";
+
+    /**
+     * How many problems of a grid file are listed; the rest are counted. A file of a hundred thousand bad lines
+     * would otherwise become a report of as many problems (tens of megabytes of JSON), which helps nobody.
+     */
+    public static final int MAX_LISTED_PROBLEMS = 10;
+    /** How much of an allocator's refusal a problem quotes: the refusal may quote the whole setting, from the file. */
+    private static final int REFUSAL_QUOTED = 400;
 
     private Grids() {
     }
@@ -66,6 +76,15 @@ public final class Grids {
                     check);
         }
         Path file = Path.of(name);
+        if (Files.isDirectory(file)) {
+            throw new IllegalArgumentException("grid file " + name + " is a directory: give a file of configuration"
+                    + " texts, one per line");
+        }
+        if (Files.exists(file) && !Files.isRegularFile(file)) {
+            // A pipe or a device (/dev/zero) may never end: a grid is a file of a few lines.
+            throw new IllegalArgumentException("grid file " + name + " is not a regular file (a pipe or a device):"
+                    + " save the settings to a file first");
+        }
         if (!Files.isRegularFile(file)) {
             throw new IllegalArgumentException("unknown grid '" + name + "': give '" + DEFAULT + "' (the "
                     + provider.name() + " allocator's built-in grid) or a file of configuration texts, one per line;"
@@ -92,6 +111,7 @@ public final class Grids {
         List<String> problems = new ArrayList<>();
         Map<String, Integer> seen = new HashMap<>();
         int settings = 0;
+        int unlisted = 0;
         for (int i = 0; i < lines.size(); i++) {
             String line = lines.get(i);
             int hash = line.indexOf('#');
@@ -104,12 +124,12 @@ public final class Grids {
             String where = file + ":" + (i + 1);
             Integer first = seen.putIfAbsent(config, i + 1);
             if (first != null) {
-                problems.add(where + ": the same setting as line " + first + "; left out");
+                unlisted += listed(problems, where + ": the same setting as line " + first + "; left out");
                 continue;
             }
             String refusal = check.refusal(config);
             if (refusal != null) {
-                problems.add(where + ": " + refusal);
+                unlisted += listed(problems, where + ": " + UntrustedText.excerpt(refusal, REFUSAL_QUOTED));
             } else {
                 entries.add(new GridEntry(config, where));
             }
@@ -118,7 +138,20 @@ public final class Grids {
             throw new IllegalArgumentException("grid file " + file + " holds no setting: write one configuration"
                     + " text per line ('" + DEFAULTS_LINE + "' for the allocator's defaults; # starts a comment)");
         }
+        if (unlisted > 0) {
+            problems.add(file + ": and " + unlisted + " more problem" + (unlisted == 1 ? "" : "s")
+                    + " (left out too; the first " + MAX_LISTED_PROBLEMS + " are listed)");
+        }
         return new Grid(file.toString(), entries, problems);
+    }
+
+    /** Adds {@code problem} to {@code problems} if fewer than {@link #MAX_LISTED_PROBLEMS} are; 1 if it is not. */
+    private static int listed(List<String> problems, String problem) {
+        if (problems.size() < MAX_LISTED_PROBLEMS) {
+            problems.add(problem);
+            return 0;
+        }
+        return 1;
     }
 
     private static Grid checked(String name, List<String> configs, String origin, ConfigCheck check) {

@@ -2,6 +2,7 @@ package io.devalloc.examples;
 
 import io.devalloc.advisor.cli.AdviseCommand;
 import io.devalloc.api.error.DevallocException;
+import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.cli.CompareCommand;
 import io.devalloc.replay.cli.ExitCodes;
 import io.devalloc.replay.cli.ReplayCommand;
@@ -141,7 +142,13 @@ public final class Launcher implements Callable<Integer> {
         cmd.setExecutionStrategy(parseResult -> {
             configureLogging(isVerbose(parseResult), lastCommandName(parseResult));
             checkConfigGivenOnce(parseResult);
-            return new CommandLine.RunLast().execute(parseResult);
+            try {
+                return new CommandLine.RunLast().execute(parseResult);
+            } catch (OutOfMemoryError | StackOverflowError e) {
+                // Picocli hands errors on untouched; the commands turn those of a trace's load into a message
+                // naming the file (TraceReplays.tooBig): this is the rest, still one line and no stack trace.
+                return handleResourceError(e, parseResult);
+            }
         });
         return cmd;
     }
@@ -245,6 +252,20 @@ public final class Launcher implements Callable<Integer> {
             err.println("Run again with --verbose for the stack trace.");
         }
         return EXIT_INTERNAL;
+    }
+
+    private static int handleResourceError(VirtualMachineError e, ParseResult parseResult) {
+        PrintWriter err = root(parseResult.commandSpec().commandLine()).getErr();
+        err.println(PROGRAM + ": error: " + (e instanceof StackOverflowError
+                ? "the input is nested too deep for this Java thread's stack: give Java a larger one with"
+                        + " JDK_JAVA_OPTIONS=-Xss64m"
+                : "the command needs more memory than the Java heap allows (-Xmx, "
+                        + ByteSize.format(Runtime.getRuntime().maxMemory()) + " now): give Java more with"
+                        + " JDK_JAVA_OPTIONS=-Xmx16g (or as much as this machine has)"));
+        if (isVerbose(parseResult)) {
+            e.printStackTrace(err);
+        }
+        return EXIT_USAGE;
     }
 
     /** The exception's message, or {@code fallback} when it has none. */

@@ -27,8 +27,10 @@ import io.devalloc.replay.report.HtmlReport;
 import io.devalloc.replay.report.Percent;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
+import io.devalloc.trace.UntrustedText;
 import io.devalloc.trace.detect.TraceFormats;
 import io.devalloc.trace.pytorch.RecordedAllocatorSettings;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -85,6 +87,8 @@ public final class TraceReplays {
             return explained(replayer.replay(name, source));
         } catch (IOException e) {
             throw unreadable(name, e);
+        } catch (OutOfMemoryError | StackOverflowError e) {
+            throw tooBig(name, e);
         }
     }
 
@@ -183,12 +187,14 @@ public final class TraceReplays {
         try {
             set = AllocatorRegistry.load().get(allocator).configFromEnvironment("");
         } catch (DevallocException | IllegalArgumentException e) {
-            return "; the environment's configuration is not used (" + e.getMessage() + ")";
+            // The message may quote the variable's text, which can be megabytes: quoted bounded.
+            return "; the environment's configuration is not used ("
+                    + UntrustedText.excerpt(String.valueOf(e.getMessage())) + ")";
         }
         StringBuilder out = new StringBuilder();
         for (EnvironmentConfig e : set) {
-            out.append("; ").append(e.variable()).append('=').append(e.config()).append(" in this environment is not"
-                    + " used");
+            out.append("; ").append(e.variable()).append('=').append(UntrustedText.excerpt(e.config()))
+                    .append(" in this environment is not used");
         }
         return out.toString();
     }
@@ -301,6 +307,8 @@ public final class TraceReplays {
             return TraceFile.read(path, cudaDevice);
         } catch (IOException e) {
             throw unreadable(path.toString(), e);
+        } catch (OutOfMemoryError | StackOverflowError e) {
+            throw tooBig(path.toString(), e);
         }
     }
 
@@ -315,6 +323,8 @@ public final class TraceReplays {
             return explained(replayer.replay(name, source));
         } catch (IOException e) {
             throw unreadable(name, e);
+        } catch (OutOfMemoryError | StackOverflowError e) {
+            throw tooBig(name, e);
         }
     }
 
@@ -328,8 +338,37 @@ public final class TraceReplays {
             case NoSuchFileException f -> new IllegalArgumentException("no such trace file: " + f.getFile(), f);
             case AccessDeniedException f ->
                     new IllegalArgumentException("trace file is not readable: " + f.getFile(), f);
-            default -> new IllegalArgumentException("cannot read trace " + name + ": " + e.getMessage(), e);
+            default -> new IllegalArgumentException("cannot read trace " + name + ": " + ioProblem(e), e);
         };
+    }
+
+    /**
+     * What went wrong, in words: an I/O error's message, bounded (it may quote the file), or for one without a
+     * message, what its kind means, never the exception's class name.
+     */
+    static String ioProblem(IOException e) {
+        String m = e.getMessage();
+        if (m != null && !m.isBlank()) {
+            return UntrustedText.excerpt(m.strip());
+        }
+        return e instanceof EOFException ? "the file ends in the middle of its content (cut short?)"
+                : "the system reported an input error without saying which";
+    }
+
+    /**
+     * The error a command prints when reading or replaying {@code name} ran the JVM out of heap or of stack: one
+     * line that names the file and what to do, not the JVM's stack trace (the launcher's {@code --verbose} shows it).
+     * Catching the error is safe here: what the read held is unreachable once it has unwound, and the command ends.
+     */
+    public static IllegalArgumentException tooBig(String name, VirtualMachineError e) {
+        if (e instanceof StackOverflowError) {
+            return new IllegalArgumentException(name + ": nested too deep to read with this Java thread's stack:"
+                    + " no real trace nests so deep; if this one must be read, give Java a larger stack with"
+                    + " JDK_JAVA_OPTIONS=-Xss64m", e);
+        }
+        return new IllegalArgumentException(name + ": this file needs more memory than the Java heap allows (-Xmx, "
+                + ByteSize.format(Runtime.getRuntime().maxMemory()) + " now): give Java more with"
+                + " JDK_JAVA_OPTIONS=-Xmx16g (or as much as this machine has)", e);
     }
 
     /**

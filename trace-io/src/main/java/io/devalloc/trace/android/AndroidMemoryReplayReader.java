@@ -5,6 +5,7 @@ import io.devalloc.trace.TraceEvent.Kind;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.TraceReader;
+import io.devalloc.trace.UntrustedText;
 import io.devalloc.trace.text.FusedRow;
 import io.devalloc.trace.text.SwarDigits;
 import io.devalloc.trace.text.TextLines;
@@ -60,7 +61,7 @@ public final class AndroidMemoryReplayReader implements TraceReader {
             try {
                 ZipEntry only = onlyEntry(zip, file);
                 InputStream in = zip.getInputStream(only);
-                this.lines = new TextLines(in, file + "!" + only.getName());
+                this.lines = new TextLines(in, file + "!" + UntrustedText.excerpt(only.getName()));
                 this.row = new FusedRow(lines);
                 this.zip = zip;
             } catch (IOException | RuntimeException e) {
@@ -376,8 +377,8 @@ public final class AndroidMemoryReplayReader implements TraceReader {
         byte[] b = lines.buffer();
         int colon = ends[0] - 1;
         if (ends[0] - starts[0] < 2 || b[colon] != ':') {
-            throw lines.error("expected '<tid>: <verb> ...', got '" + lines.text(lines.start(), lines.end()).strip()
-                    + "'");
+            throw lines.error("expected '<tid>: <verb> ...', got '"
+                    + UntrustedText.excerpt(lines.text(lines.start(), lines.end()).strip()) + "'");
         }
         long tid = lines.unsignedDecimal(starts[0], colon, "thread id");
         if (n < 2) {
@@ -429,7 +430,7 @@ public final class AndroidMemoryReplayReader implements TraceReader {
             skipped++;
             return SKIPPED;
         }
-        throw lines.error("unknown verb '" + lines.text(starts[1], ends[1]) + "': expected " + VERBS);
+        throw lines.error("unknown verb '" + lines.quote(starts[1], ends[1]) + "': expected " + VERBS);
     }
 
     /** Whether the second token is {@code verb} (ASCII). */

@@ -3,15 +3,14 @@ package io.devalloc.trace.detect;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.TraceReader;
+import io.devalloc.trace.UntrustedText;
 import io.devalloc.trace.android.AndroidMemoryReplayReader;
 import io.devalloc.trace.pytorch.PyTorchCsvReader;
 import io.devalloc.trace.pytorch.PyTorchPickleReader;
 import io.devalloc.trace.rmm.RmmCsvReader;
 import io.devalloc.trace.valgrind.ValgrindReader;
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -36,13 +35,21 @@ public final class TraceFormats {
             Pattern.compile("\\d+:[ \\t]+(malloc|calloc|memalign|realloc|free|thread_done)([ \\t].*)?");
     /** How many lines detection looks through for the first non-blank one. */
     private static final int MAX_BLANK_LINES = 1000;
+    /**
+     * How much of a text file (or of a zip's file) detection reads: every supported format's first line is far
+     * shorter, and a file of one endless line must not be read whole (a small zip can inflate to gigabytes).
+     */
+    static final int DETECT_PREFIX_BYTES = 1 << 16;
+    /** How much of an unrecognised first line the message quotes. */
+    private static final int QUOTED = 80;
 
     private TraceFormats() {
     }
 
     /**
      * The format of a trace file, from its first bytes: a zip (then the first line of the file inside it), the
-     * pickle protocol marker, a CSV header, or the shape of the first non-blank line.
+     * pickle protocol marker, a CSV header, or the shape of the first non-blank line. Only the first
+     * {@value #DETECT_PREFIX_BYTES} bytes of text are read; a first line longer than that is refused.
      *
      * @throws TraceFormatException when the content matches no format (the message lists those known)
      */
@@ -61,8 +68,7 @@ public final class TraceFormats {
         if (AndroidMemoryReplayReader.isZip(head)) {
             return detectZip(file);
         }
-        try (BufferedReader in = new BufferedReader(
-                new InputStreamReader(Files.newInputStream(file), StandardCharsets.UTF_8))) {
+        try (InputStream in = Files.newInputStream(file)) {
             return detectText(in, file.toString(), false);
         }
     }
@@ -86,9 +92,8 @@ public final class TraceFormats {
     private static TraceFormat detectZip(Path file) throws IOException {
         try (ZipFile zip = new ZipFile(file.toFile())) {
             ZipEntry only = AndroidMemoryReplayReader.onlyEntry(zip, file);
-            try (BufferedReader in = new BufferedReader(
-                    new InputStreamReader(zip.getInputStream(only), StandardCharsets.UTF_8))) {
-                return detectText(in, file + "!" + only.getName(), true);
+            try (InputStream in = zip.getInputStream(only)) {
+                return detectText(in, file + "!" + UntrustedText.excerpt(only.getName()), true);
             }
         } catch (ZipException e) {
             throw new TraceFormatException(file.toString(), 0, "not a readable zip file (" + e.getMessage()
@@ -96,20 +101,28 @@ public final class TraceFormats {
         }
     }
 
-    private static TraceFormat detectText(BufferedReader in, String name, boolean zipped) throws IOException {
+    private static TraceFormat detectText(InputStream in, String name, boolean zipped) throws IOException {
+        // One byte past the prefix tells a file that ends within it from one that goes on.
+        byte[] head = in.readNBytes(DETECT_PREFIX_BYTES + 1);
+        boolean whole = head.length <= DETECT_PREFIX_BYTES;
+        int limit = Math.min(head.length, DETECT_PREFIX_BYTES);
         String first = null;
         long number = 0;
-        for (int i = 0; i < MAX_BLANK_LINES; i++) {
-            String line = in.readLine();
-            if (line == null) {
-                break;
+        int pos = 0;
+        while (number < MAX_BLANK_LINES && pos < limit) {
+            int end = pos;
+            while (end < limit && head[end] != '\n' && head[end] != '\r') {
+                end++;
             }
+            if (end == limit && !whole) {
+                throw new TraceFormatException(name, number + 1, "line " + (number + 1) + " is longer than "
+                        + DETECT_PREFIX_BYTES + " bytes: no supported trace format has lines that long");
+            }
+            String line = new String(head, pos, end - pos, StandardCharsets.UTF_8);
             number++;
+            pos = end < limit && head[end] == '\r' && end + 1 < limit && head[end + 1] == '\n' ? end + 2 : end + 1;
             if (number == 1 && line.startsWith("\uFEFF")) {
                 line = line.substring(1);
-            }
-            if (line.endsWith("\r")) {
-                line = line.substring(0, line.length() - 1);
             }
             if (number == 1 && !zipped) {
                 if (line.equals(PyTorchCsvReader.HEADER)) {
@@ -131,7 +144,7 @@ public final class TraceFormats {
             return TraceFormat.VALGRIND;
         }
         String seen = first == null ? "no non-blank line"
-                : "line " + number + " is '" + (first.length() > 80 ? first.substring(0, 80) + "..." : first) + "'";
+                : "line " + number + " is '" + UntrustedText.excerpt(first, QUOTED) + "'";
         String what = zipped ? "a zip whose file is not an Android memory_replay trace" : "not a known trace format";
         throw new TraceFormatException(name, first == null ? 0 : number,
                 what + " (" + seen + "): expected one of " + KNOWN);

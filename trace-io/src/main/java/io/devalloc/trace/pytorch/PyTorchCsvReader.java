@@ -104,7 +104,7 @@ public final class PyTorchCsvReader implements TraceReader {
             lines.unsignedDecimal(columns.start(0), columns.end(0), "seq");
             PyTorchAction action = PyTorchAction.of(line, columns.start(1), columns.end(1));
             if (action == null) {
-                throw lines.error("unknown action '" + lines.text(columns.start(1), columns.end(1))
+                throw lines.error("unknown action '" + lines.quote(columns.start(1), columns.end(1))
                         + "': expected one of " + PyTorchAction.EXPECTED);
             }
             boolean optional = !action.needsAddressAndSize;

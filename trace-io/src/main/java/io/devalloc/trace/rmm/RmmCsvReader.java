@@ -5,6 +5,7 @@ import io.devalloc.trace.TraceEvent.Kind;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.TraceReader;
+import io.devalloc.trace.UntrustedText;
 import io.devalloc.trace.text.CsvColumns;
 import io.devalloc.trace.text.FusedRow;
 import io.devalloc.trace.text.SwarDigits;
@@ -91,7 +92,7 @@ public final class RmmCsvReader implements TraceReader {
                 case "allocate" -> Kind.ALLOC;
                 case "free" -> Kind.FREE;
                 case "allocate failure" -> Kind.OOM;
-                default -> throw lines.error("unknown Action '" + action
+                default -> throw lines.error("unknown Action '" + UntrustedText.excerpt(action)
                         + "': expected allocate, free or allocate failure");
             };
             long pointer = pointer(line, columns.start(3), columns.end(3), "Pointer");
@@ -233,7 +234,7 @@ public final class RmmCsvReader implements TraceReader {
         }
         if (!ok) {
             throw lines.error("Time: expected HH:MM:SS.micro (like 15:47:02.841961), got '"
-                    + line.substring(from, to) + "'");
+                    + UntrustedText.excerpt(line.substring(from, to)) + "'");
         }
     }
 

@@ -1,6 +1,7 @@
 package io.devalloc.trace.text;
 
 import io.devalloc.trace.TraceFormatException;
+import io.devalloc.trace.UntrustedText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.Reader;
@@ -26,10 +27,15 @@ import java.util.Arrays;
  * read): {@link #nextLine()} makes the current line {@code buffer()[start(), end())} with no copy, and the number
  * parsers read ASCII digits from the bytes; a {@code String} is built only by {@link #next()} and on the error path.
  * Lines end at {@code \n}, {@code \r} or {@code \r\n}, as {@link java.io.BufferedReader#readLine()} ends them.
+ *
+ * <p>A line longer than {@link #MAX_LINE_BYTES} is refused ({@link TraceFormatException}) before it is held whole:
+ * no supported format comes near it, and a file of one endless line must not exhaust the heap.
  */
 public final class TextLines implements AutoCloseable {
 
     private static final int BUFFER = 1 << 17;
+    /** The longest line read: every supported format's rows are a few hundred bytes at most. */
+    public static final int MAX_LINE_BYTES = 1 << 20;
     private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     private final InputStream in;
@@ -137,18 +143,30 @@ public final class TextLines implements AutoCloseable {
                 return false;
             }
             int scanned = limit - pos;
+            if (scanned > MAX_LINE_BYTES) {
+                throw tooLong(file, lineNumber + 1);
+            }
             fill();
             scan = pos + scanned;
         }
     }
 
-    private boolean found() {
+    private boolean found() throws TraceFormatException {
+        if (end - start > MAX_LINE_BYTES) {
+            throw tooLong(file, lineNumber + 1);
+        }
         lineNumber++;
         if (lineNumber == 1 && end - start >= 3 && buf[start] == (byte) 0xEF && buf[start + 1] == (byte) 0xBB
                 && buf[start + 2] == (byte) 0xBF) {
             start += 3;
         }
         return true;
+    }
+
+    /** The refusal of line {@code number}: longer than {@link #MAX_LINE_BYTES}. */
+    public static TraceFormatException tooLong(String file, long number) {
+        return new TraceFormatException(file, number, "line " + number + " is longer than " + MAX_LINE_BYTES
+                + " bytes: no supported trace format has lines that long");
     }
 
     /** Keeps the unread bytes, at the buffer's start (a larger buffer when they fill it), and reads more. */
@@ -255,6 +273,14 @@ public final class TextLines implements AutoCloseable {
         return new String(buf, from, to - from, StandardCharsets.UTF_8);
     }
 
+    /**
+     * {@code buffer()[from, to)} as a message may quote it ({@link UntrustedText#excerpt(CharSequence)}): bounded,
+     * control characters escaped.
+     */
+    public String quote(int from, int to) {
+        return UntrustedText.excerpt(text(from, to));
+    }
+
     /** Whether the current line holds only white space (as {@link String#isBlank()} tells). */
     public boolean blank() {
         byte[] b = buf;
@@ -281,7 +307,7 @@ public final class TextLines implements AutoCloseable {
                 throw new TraceFormatException(file, 1, "expected the header '" + header + "', got an empty file");
             }
             if (!first.equals(header)) {
-                throw error("expected the header '" + header + "', got '" + first + "'");
+                throw error("expected the header '" + header + "', got '" + UntrustedText.excerpt(first) + "'");
             }
         } catch (IOException | RuntimeException e) {
             close();
@@ -305,7 +331,7 @@ public final class TextLines implements AutoCloseable {
             for (int i = from; i < to; i++) {
                 int d = b[i] - '0';
                 if (d < 0 || d > 9) {
-                    throw error(what + ": expected a non-negative decimal integer, got '" + text(from, to) + "'");
+                    throw error(what + ": expected a non-negative decimal integer, got '" + quote(from, to) + "'");
                 }
                 value = value * 10 + d;
             }
@@ -319,7 +345,7 @@ public final class TextLines implements AutoCloseable {
     public long size(int from, int to, String what) throws TraceFormatException {
         long v = unsignedDecimal(from, to, what);
         if (v < 0) {
-            throw error(what + ": expected a size below 2^63, got '" + text(from, to) + "'");
+            throw error(what + ": expected a size below 2^63, got '" + quote(from, to) + "'");
         }
         return v;
     }
@@ -337,7 +363,7 @@ public final class TextLines implements AutoCloseable {
             for (int i = digits; i < to; i++) {
                 int d = asciiDigit((char) (b[i] & 0xff), 16);
                 if (d < 0) {
-                    throw error(what + ": expected a hexadecimal number (0x...), got '" + text(from, to) + "'");
+                    throw error(what + ": expected a hexadecimal number (0x...), got '" + quote(from, to) + "'");
                 }
                 value = value * 16 + d;
             }
@@ -361,7 +387,7 @@ public final class TextLines implements AutoCloseable {
     public long size(String text, int from, int to, String what) throws TraceFormatException {
         long v = unsignedDecimal(text, from, to, what);
         if (v < 0) {
-            throw error(what + ": expected a size below 2^63, got '" + text.substring(from, to) + "'");
+            throw error(what + ": expected a size below 2^63, got '" + quote(text, from, to) + "'");
         }
         return v;
     }
@@ -384,7 +410,7 @@ public final class TextLines implements AutoCloseable {
     private long unsigned(String text, int from, int to, int radix, String what, String expected, int shownFrom)
             throws TraceFormatException {
         if (from >= to) {
-            throw error(what + ": expected " + expected + ", got '" + text.substring(shownFrom, to) + "'");
+            throw error(what + ": expected " + expected + ", got '" + quote(text, shownFrom, to) + "'");
         }
         // Up to 18 decimal or 15 hexadecimal digits cannot overflow 64 bits: no check per digit.
         int safe = radix == 10 ? 18 : 15;
@@ -392,15 +418,20 @@ public final class TextLines implements AutoCloseable {
         for (int i = from; i < to; i++) {
             int d = asciiDigit(text.charAt(i), radix);
             if (d < 0) {
-                throw error(what + ": expected " + expected + ", got '" + text.substring(shownFrom, to) + "'");
+                throw error(what + ": expected " + expected + ", got '" + quote(text, shownFrom, to) + "'");
             }
             if (i - from >= safe && Long.compareUnsigned(value, Long.divideUnsigned(-1L - d, radix)) > 0) {
-                throw error(what + ": expected " + expected + " below 2^64, got '" + text.substring(shownFrom, to)
-                        + "'");
+                throw error(what + ": expected " + expected + " below 2^64, got '"
+                        + quote(text, shownFrom, to) + "'");
             }
             value = value * radix + d;
         }
         return value;
+    }
+
+    /** {@code text[from, to)} as a message may quote it, without copying the whole of it first. */
+    private static String quote(String text, int from, int to) {
+        return UntrustedText.excerpt(CharBuffer.wrap(text, from, to));
     }
 
     /** The value of an ASCII digit in the radix (10 or 16), or -1: no other script's digits. */

@@ -5,6 +5,7 @@ import io.devalloc.trace.TraceEvent.Kind;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.TraceReader;
+import io.devalloc.trace.UntrustedText;
 import io.devalloc.trace.text.FusedRow;
 import io.devalloc.trace.text.SwarDigits;
 import io.devalloc.trace.text.TextLines;
@@ -169,7 +170,8 @@ public final class ValgrindReader implements TraceReader {
         boolean alloc = startsWith(b, from, to, "Alloc(");
         boolean free = !alloc && startsWith(b, from, to, "Free(");
         if ((!alloc && !free) || to == from || b[to - 1] != ')') {
-            throw lines.error(EXPECTED + " got '" + lines.text(lines.start(), lines.end()).strip() + "'");
+            throw lines.error(EXPECTED + " got '"
+                    + UntrustedText.excerpt(lines.text(lines.start(), lines.end()).strip()) + "'");
         }
         int open = from + (alloc ? 6 : 5);
         number = lines.size(open, to - 1, alloc ? "Alloc(size)" : "Free(index)");
@@ -211,7 +213,7 @@ public final class ValgrindReader implements TraceReader {
         boolean alloc = line.startsWith("Alloc(", from);
         boolean free = !alloc && line.startsWith("Free(", from);
         if ((!alloc && !free) || to == from || line.charAt(to - 1) != ')') {
-            throw lines.error(EXPECTED + " got '" + line.strip() + "'");
+            throw lines.error(EXPECTED + " got '" + UntrustedText.excerpt(line.strip()) + "'");
         }
         int open = from + (alloc ? 6 : 5);
         number = lines.size(line, open, to - 1, alloc ? "Alloc(size)" : "Free(index)");

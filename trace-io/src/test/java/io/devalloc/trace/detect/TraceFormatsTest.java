@@ -17,6 +17,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.zip.ZipEntry;
@@ -140,5 +141,46 @@ class TraceFormatsTest {
         Path binary = dir.resolve("binary");
         Files.write(binary, new byte[] {(byte) 0x80, 9, 0, 0});
         assertThrows(TraceFormatException.class, () -> TraceFormats.detect(binary));
+    }
+
+    @Test
+    void aZipOfOneEndlessLineIsRefusedAfterAReadOfItsPrefix() throws IOException {
+        // 64 MiB of one line inflate from a zip of a few hundred kilobytes: detection used to read it whole.
+        Path file = dir.resolve("endless.zip");
+        byte[] chunk = new byte[1 << 20];
+        Arrays.fill(chunk, (byte) 'a');
+        try (OutputStream out = Files.newOutputStream(file); ZipOutputStream zip = new ZipOutputStream(out)) {
+            zip.putNextEntry(new ZipEntry("endless.txt"));
+            for (int i = 0; i < 64; i++) {
+                zip.write(chunk);
+            }
+            zip.closeEntry();
+        }
+        TraceFormatException e = assertThrows(TraceFormatException.class, () -> TraceFormats.detect(file));
+        assertEquals(file + "!endless.txt", e.file());
+        assertTrue(e.getMessage().contains("line 1 is longer than " + TraceFormats.DETECT_PREFIX_BYTES
+                + " bytes: no supported trace format has lines that long"), e.getMessage());
+        assertTrue(e.getMessage().length() < 300, e.getMessage());
+    }
+
+    @Test
+    void aTextFileWhoseFirstLineOutrunsThePrefixIsRefused() throws IOException {
+        Path file = text("long.txt", "\n" + "Alloc(1)".repeat(TraceFormats.DETECT_PREFIX_BYTES / 8 + 1) + "\n");
+        TraceFormatException e = assertThrows(TraceFormatException.class, () -> TraceFormats.detect(file));
+        assertEquals(2, e.line());
+        assertTrue(e.getMessage().contains("line 2 is longer than"), e.getMessage());
+        Path fits = text("fits.txt", "x".repeat(TraceFormats.DETECT_PREFIX_BYTES - 1) + "\n");
+        TraceFormatException unknown = assertThrows(TraceFormatException.class, () -> TraceFormats.detect(fits));
+        assertTrue(unknown.getMessage().contains("not a known trace format (line 1 is 'xxx"), unknown.getMessage());
+        assertTrue(unknown.getMessage().length() < 1000, unknown.getMessage());
+    }
+
+    @Test
+    void anUnknownFirstLineAndAZipEntryNameAreQuotedWithTheirControlsEscaped() throws IOException {
+        Path file = zip("evil.zip", "e\u001b]0;owned\u0007.txt", "\u001b[2Jhello\n");
+        TraceFormatException e = assertThrows(TraceFormatException.class, () -> TraceFormats.detect(file));
+        assertEquals(file + "!e\\x1b]0;owned\\x07.txt", e.file());
+        assertTrue(e.getMessage().contains("(line 1 is '\\x1b[2Jhello')"), e.getMessage());
+        assertTrue(e.getMessage().chars().noneMatch(c -> c < 0x20), e.getMessage());
     }
 }
