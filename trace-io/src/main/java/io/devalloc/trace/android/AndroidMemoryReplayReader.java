@@ -9,6 +9,7 @@ import io.devalloc.trace.UntrustedText;
 import io.devalloc.trace.text.FusedRow;
 import io.devalloc.trace.text.SwarDigits;
 import io.devalloc.trace.text.TextLines;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.Reader;
@@ -102,8 +103,10 @@ public final class AndroidMemoryReplayReader implements TraceReader {
     private static ZipFile openZip(Path file) throws IOException {
         try {
             return new ZipFile(file.toFile());
-        } catch (ZipException e) {
-            throw new TraceFormatException(file.toString(), 0, "not a readable zip file: " + e.getMessage());
+        } catch (ZipException | EOFException e) {
+            String problem = e.getMessage() == null ? "an entry ends before its data does" : e.getMessage();
+            throw new TraceFormatException(file.toString(), 0, "not a readable zip file: "
+                    + UntrustedText.excerpt(problem));
         }
     }
 
@@ -157,8 +160,11 @@ public final class AndroidMemoryReplayReader implements TraceReader {
                             lines.lineNumber());
                 }
             }
-        } catch (ZipException e) {
-            throw new TraceFormatException(lines.file(), lines.lineNumber() + 1, "corrupt zip data: " + e.getMessage());
+        } catch (ZipException | EOFException e) {
+            // Only a zip's entry can end before its declared data (a plain file's read just ends): EOFException.
+            String problem = e.getMessage() == null ? "the entry ends before its data does" : e.getMessage();
+            throw new TraceFormatException(lines.file(), lines.lineNumber() + 1, "corrupt zip data: "
+                    + UntrustedText.excerpt(problem));
         }
     }
 

@@ -9,6 +9,7 @@ import io.devalloc.trace.pytorch.PyTorchCsvReader;
 import io.devalloc.trace.pytorch.PyTorchPickleReader;
 import io.devalloc.trace.rmm.RmmCsvReader;
 import io.devalloc.trace.valgrind.ValgrindReader;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -95,9 +96,11 @@ public final class TraceFormats {
             try (InputStream in = zip.getInputStream(only)) {
                 return detectText(in, file + "!" + UntrustedText.excerpt(only.getName()), true);
             }
-        } catch (ZipException e) {
-            throw new TraceFormatException(file.toString(), 0, "not a readable zip file (" + e.getMessage()
-                    + "): expected one of " + KNOWN);
+        } catch (ZipException | EOFException e) {
+            // An entry cut short (its data past the file's end) is an EOFException, often without a message.
+            String problem = e.getMessage() == null ? "an entry ends before its data does" : e.getMessage();
+            throw new TraceFormatException(file.toString(), 0, "not a readable zip file ("
+                    + UntrustedText.excerpt(problem) + "): expected one of " + KNOWN);
         }
     }
 

@@ -5,6 +5,7 @@ import io.devalloc.trace.TraceEvent.Kind;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.TraceReader;
+import io.devalloc.trace.UntrustedText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.math.BigInteger;
@@ -441,7 +442,9 @@ public final class PyTorchPickleReader implements TraceReader {
             Object a = map.get("action");
             PyTorchAction action = a instanceof String s ? PyTorchAction.of(s) : null;
             if (action == null) {
-                throw error("unknown action " + (a instanceof String s ? "'" + s + "'" : pythonType(a))
+                // The action is the file's text: quoted bounded, its control characters escaped.
+                throw error("unknown action " + (a instanceof String s ? "'" + UntrustedText.excerpt(s) + "'"
+                        : pythonType(a))
                         + ": expected one of " + PyTorchAction.EXPECTED);
             }
             return action;

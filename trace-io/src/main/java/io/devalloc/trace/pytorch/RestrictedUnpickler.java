@@ -550,8 +550,9 @@ final class RestrictedUnpickler extends Unpickler {
         try {
             return Integer.parseInt(text.strip());
         } catch (NumberFormatException e) {
-            throw new PickleException("byte " + at + ": " + opcode + " with a key that is not a number: '" + text
-                    + "'");
+            // The line is the file's bytes, control characters and all: quoted as untrusted text.
+            throw new PickleException("byte " + at + ": " + opcode + " with a key that is not a number: '"
+                    + UntrustedText.excerpt(text) + "'");
         }
     }
 
@@ -595,6 +596,7 @@ final class RestrictedUnpickler extends Unpickler {
             module = m instanceof String text ? text : null;
             name = n instanceof String text ? text : null;
         }
-        return module == null || name == null ? "" : " (" + module + "." + name + ")";
+        // Quoted as untrusted text: the names are the file's bytes (an escape sequence, a megabyte of name).
+        return module == null || name == null ? "" : " (" + UntrustedText.excerpt(module + "." + name) + ")";
     }
 }

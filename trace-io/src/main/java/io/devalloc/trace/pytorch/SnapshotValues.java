@@ -154,7 +154,8 @@ final class SnapshotValues {
                         have = true;
                         continue;
                     }
-                    default -> appendScalar(out, next);
+                    // None (a snapshot field that holds it) prints as a scalar does; the switch would throw on it.
+                    case null, default -> appendScalar(out, next);
                 }
             }
             Iterator<?> items = open.peek();

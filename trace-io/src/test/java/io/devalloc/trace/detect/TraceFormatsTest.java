@@ -20,7 +20,10 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.zip.Deflater;
 import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
 import java.util.zip.ZipOutputStream;
 import net.razorvine.pickle.Pickler;
 import org.junit.jupiter.api.Test;
@@ -173,6 +176,40 @@ class TraceFormatsTest {
         TraceFormatException unknown = assertThrows(TraceFormatException.class, () -> TraceFormats.detect(fits));
         assertTrue(unknown.getMessage().contains("not a known trace format (line 1 is 'xxx"), unknown.getMessage());
         assertTrue(unknown.getMessage().length() < 1000, unknown.getMessage());
+    }
+
+    /**
+     * Found by {@code TraceFuzzTest} (seed 20264079, a mutated zip): an entry whose deflated data stops before its
+     * end (the sizes intact, the bytes of an unfinished stream in their place) made detection and the reader throw
+     * the inflater's EOFException, which no caller took for a malformed file.
+     */
+    @Test
+    void aZipEntryWhoseDataEndsEarlyIsRefusedAsCorrupt() throws IOException {
+        Path file = zip("cut.zip", "t.txt", "1: malloc 0x1 16\n".repeat(1000));
+        byte[] zip = Files.readAllBytes(file);
+        int data = 30 + "t.txt".length(); // after the local header, which ZipOutputStream writes without extras
+        int length;
+        try (ZipFile z = new ZipFile(file.toFile())) {
+            length = (int) z.getEntry("t.txt").getCompressedSize();
+        }
+        // The start of a deflate stream much longer than the entry's compressed size: the inflater needs more.
+        byte[] noise = new byte[16 * length];
+        new Random(1).nextBytes(noise);
+        Deflater deflater = new Deflater(Deflater.DEFAULT_COMPRESSION, true);
+        deflater.setInput(noise);
+        deflater.finish();
+        byte[] unfinished = new byte[length];
+        assertEquals(length, deflater.deflate(unfinished));
+        deflater.end();
+        System.arraycopy(unfinished, 0, zip, data, length);
+        Files.write(file, zip);
+
+        TraceFormatException detected = assertThrows(TraceFormatException.class, () -> TraceFormats.detect(file));
+        assertEquals(file + ": not a readable zip file (Unexpected end of ZLIB input stream): expected one of "
+                + TraceFormats.KNOWN, detected.getMessage());
+        TraceFormatException read = assertThrows(TraceFormatException.class,
+                () -> Events.readAll(new AndroidMemoryReplayReader(file)));
+        assertEquals(file + "!t.txt:1: corrupt zip data: Unexpected end of ZLIB input stream", read.getMessage());
     }
 
     @Test

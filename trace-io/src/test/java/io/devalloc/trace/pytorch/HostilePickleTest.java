@@ -283,6 +283,67 @@ class HostilePickleTest {
                 message);
     }
 
+    /**
+     * Found by {@code TraceFuzzTest} (seeds 20261605, 20263110, 20263423): None where a number belongs, or inside a
+     * list there, threw a NullPointerException while the refusal quoted it.
+     */
+    @Test
+    void noneWhereANumberBelongsIsRefusedAndQuotedAsNone() {
+        String bare = refusal(segmentAddress(new Pickle(), p -> p.op('N')));
+        assertTrue(bare.endsWith("segments[0]: 'address': expected a non-negative integer below 2^64, got None"),
+                bare);
+        String listed = refusal(segmentAddress(new Pickle(), p -> p.op(EMPTY_LIST, 'N', APPEND)));
+        assertTrue(listed.endsWith("segments[0]: 'address': expected a non-negative integer below 2^64, got [None]"),
+                listed);
+    }
+
+    /** Found by {@code TraceFuzzTest} (seed 20261215): the names were quoted raw, C1 controls and all. */
+    @Test
+    void aRefusedGlobalsNamesAreQuotedWithTheirControlsEscaped() {
+        String message = refusal(new Pickle().op('c').raw("\u001b]0;owned\u0007\n\u0089x\n"
+                .getBytes(StandardCharsets.ISO_8859_1)).stop());
+        assertTrue(message.contains("refused pickle opcode GLOBAL (\\x1b]0;owned\\x07.\\x89x)"), message);
+    }
+
+    /** Found by {@code TraceFuzzTest} (seed 20287614): the unknown action was quoted raw, and whole. */
+    @Test
+    void anUnknownActionIsQuotedBoundedWithItsControlsEscaped() throws IOException {
+        byte[] data = new Pickle().op(EMPTY_DICT).str("device_traces").op(EMPTY_LIST, EMPTY_LIST, EMPTY_DICT)
+                .str("action").str("\u001b]0;x\u0007" + "a".repeat(200)).op(SETITEM, APPEND, APPEND, SETITEM).stop();
+        PyTorchPickleReader reader = new PyTorchPickleReader(new ByteArrayInputStream(data), FILE,
+                PyTorchPickleReader.ONLY_DEVICE);
+        TraceFormatException e = assertTimeoutPreemptively(BOUND, () -> assertThrows(TraceFormatException.class,
+                reader::next));
+        String message = e.getMessage();
+        assertTrue(message.startsWith(FILE + ":1: device_traces[0][0]: unknown action '\\x1b]0;x\\x07aaa"), message);
+        assertTrue(message.contains("… (6 more characters)': expected one of "), message);
+    }
+
+    /** Found by {@code TraceFuzzTest} (seed 20272010, a mutated real snapshot): the key was quoted raw. */
+    @Test
+    void aTextMemoKeyThatIsNotANumberIsQuotedWithItsControlsEscaped() {
+        String message = refusal(new Pickle().op(EMPTY_LIST, 'p').raw("\u001b]0;x\u0007\n"
+                .getBytes(StandardCharsets.US_ASCII)).stop());
+        assertTrue(message.contains("PUT with a key that is not a number: '\\x1b]0;x\\x07'"), message);
+    }
+
+    @Test
+    void aRefusedStackGlobalsHugeNameIsQuotedBounded() {
+        String name = "n".repeat(1 << 20);
+        String message = refusal(new Pickle().str("m").op(0x8d).raw(littleEndian8(name.length()))
+                .raw(name.getBytes(StandardCharsets.US_ASCII)).op(0x93).stop()); // BINUNICODE8, STACK_GLOBAL
+        assertTrue(message.contains("refused pickle opcode STACK_GLOBAL (m.nnn"), message);
+        assertTrue(message.contains(" more characters)"), message);
+    }
+
+    private static byte[] littleEndian8(long value) {
+        byte[] b = new byte[8];
+        for (int i = 0; i < 8; i++) {
+            b[i] = (byte) (value >>> (8 * i));
+        }
+        return b;
+    }
+
     // ---- 5. amplification ----
 
     /**
