@@ -44,10 +44,11 @@ class TraceFuzzTest {
     private static final int ENTRY_NAME = 1 + UntrustedText.DEFAULT_LIMIT + 40;
     /**
      * A Java name in a message: a package, an exception's name, or an object's default {@code toString}
-     * ({@code PickleDict@1b2c3d}: a class name before the hash, since a quoted field may hold {@code 1783k@98740}).
+     * ({@code PickleDict@1b2c3d}: a class name before the hash, since a quoted field may hold {@code 1783k@98740}),
+     * or the JDK's zip classes that its zip messages begin with.
      */
     private static final Pattern JAVA_NAME = Pattern.compile("java\\.|io\\.devalloc\\.|Exception:"
-            + "|[A-Z][a-z]+(Exception|Error)\\b|\\b[A-Z][a-z]+[A-Za-z0-9$]*@[0-9a-f]{4,}");
+            + "|[A-Z][a-z]+(Exception|Error)\\b|\\b[A-Z][a-z]+[A-Za-z0-9$]*@[0-9a-f]{4,}|\\bZip(File|InputStream)\\b");
     /** How many crashes the failure lists in full; the count covers them all. */
     private static final int SHOWN = 10;
 

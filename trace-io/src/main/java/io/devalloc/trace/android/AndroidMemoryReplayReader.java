@@ -9,6 +9,7 @@ import io.devalloc.trace.UntrustedText;
 import io.devalloc.trace.text.FusedRow;
 import io.devalloc.trace.text.SwarDigits;
 import io.devalloc.trace.text.TextLines;
+import io.devalloc.trace.text.ZipProblem;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -104,9 +105,7 @@ public final class AndroidMemoryReplayReader implements TraceReader {
         try {
             return new ZipFile(file.toFile());
         } catch (ZipException | EOFException e) {
-            String problem = e.getMessage() == null ? "an entry ends before its data does" : e.getMessage();
-            throw new TraceFormatException(file.toString(), 0, "not a readable zip file: "
-                    + UntrustedText.excerpt(problem));
+            throw new TraceFormatException(file.toString(), 0, "not a readable zip file: " + ZipProblem.describe(e));
         }
     }
 

@@ -8,6 +8,7 @@ import io.devalloc.trace.android.AndroidMemoryReplayReader;
 import io.devalloc.trace.pytorch.PyTorchCsvReader;
 import io.devalloc.trace.pytorch.PyTorchPickleReader;
 import io.devalloc.trace.rmm.RmmCsvReader;
+import io.devalloc.trace.text.ZipProblem;
 import io.devalloc.trace.valgrind.ValgrindReader;
 import java.io.EOFException;
 import java.io.IOException;
@@ -98,9 +99,8 @@ public final class TraceFormats {
             }
         } catch (ZipException | EOFException e) {
             // An entry cut short (its data past the file's end) is an EOFException, often without a message.
-            String problem = e.getMessage() == null ? "an entry ends before its data does" : e.getMessage();
             throw new TraceFormatException(file.toString(), 0, "not a readable zip file ("
-                    + UntrustedText.excerpt(problem) + "): expected one of " + KNOWN);
+                    + ZipProblem.describe(e) + "): expected one of " + KNOWN);
         }
     }
 
