@@ -15,7 +15,7 @@ import java.util.Locale;
  * and only when that is past {@value #PERCENT}% of the most the heap may grow to, the heap in use after the last
  * collection (what the load's objects really hold), which ends the load when it too is past that share. Where the
  * load still runs out, the unpickler turns the error into the same refusal ({@link #exhausted(long)}). Stateless
- * beyond its limit; thread-safe.
+ * beyond its limit and the pools it looks up once; one load uses it, from one thread.
  */
 final class HeapGuard {
 
@@ -25,13 +25,14 @@ final class HeapGuard {
     static final int PERCENT = 85;
 
     private final long limit;
-    private final List<MemoryPoolMXBean> pools;
+    /**
+     * The heap's pools, looked up the first time the cheap look passes the limit: the management beans cost a few
+     * hundred milliseconds to start, which a load that never comes near the limit should not pay.
+     */
+    private List<MemoryPoolMXBean> pools;
 
     private HeapGuard(long limit) {
         this.limit = limit;
-        this.pools = ManagementFactory.getMemoryPoolMXBeans().stream()
-                .filter(p -> p.getType() == MemoryType.HEAP && p.isCollectionUsageThresholdSupported())
-                .toList();
     }
 
     /** A guard at {@value #PERCENT}% of this JVM's maximum heap. */
@@ -44,6 +45,11 @@ final class HeapGuard {
         Runtime runtime = Runtime.getRuntime();
         if (runtime.totalMemory() - runtime.freeMemory() <= limit) {
             return false;
+        }
+        if (pools == null) {
+            pools = ManagementFactory.getMemoryPoolMXBeans().stream()
+                    .filter(p -> p.getType() == MemoryType.HEAP && p.isCollectionUsageThresholdSupported())
+                    .toList();
         }
         long live = 0;
         for (MemoryPoolMXBean pool : pools) {
