@@ -3,7 +3,7 @@
 
 Each is small (but for the 48 MiB and 100 MB ones) and once crashed or hung devalloc: memo-shared expansion, a
 dict bomb in allocator_settings, a cycle, deep nesting, a quadratic walk, a huge integer string, an EMPTY_DICT
-flood, a 100 MB CSV field with an escape sequence, and a 1 MB zip holding one 1 GiB line.
+flood (and floods of NONE and of two-entry dicts), a 100 MB CSV field with an escape sequence, and a 1 MB zip holding one 1 GiB line.
 
     python3 traces/hostile_files.py /tmp/attacks
     for f in /tmp/attacks/*; do JDK_JAVA_OPTIONS=-Xmx1g /usr/bin/time -f '%e s %M KiB' ./devalloc replay "$f" --json; done
@@ -47,6 +47,17 @@ def main(out):
         f.write(b'\x80\x02(')
         for _ in range(48):
             f.write(b'}' * (1 << 20))
+        f.write(b'l.')
+    with open(os.path.join(out, 'nones.pickle'), 'wb') as f:
+        f.write(b'\x80\x02(')
+        for _ in range(48):
+            f.write(b'N' * (1 << 20))
+        f.write(b'l.')
+    with open(os.path.join(out, 'dicts2.pickle'), 'wb') as f:
+        # dicts of two entries, 11 bytes each: within the reader's budget of containers per byte
+        f.write(b'\x80\x02X\x01\x00\x00\x00aq\x000X\x01\x00\x00\x00bq\x010(')
+        for _ in range(48):
+            f.write(b'}(h\x00h\x01h\x01h\x00u' * ((1 << 20) // 11))
         f.write(b'l.')
     with open(os.path.join(out, 'field.csv'), 'wb') as f:
         f.write(b'seq,action,addr,size,stream,time_us\n1,alloc,\x1b]0;owned\x07')

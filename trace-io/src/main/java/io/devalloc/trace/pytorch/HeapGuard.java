@@ -8,10 +8,11 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Ends a pickle's load before its objects fill the Java heap. A pickle is small for what it builds: a 1-byte
- * {@code EMPTY_DICT} is a dict of about 130 bytes of heap, so 48 MiB of them need 6 GB; no count of objects per
- * byte tells such a file from a real snapshot (whose frames and entries are dropped or compacted as they load), but
- * the heap does. The load looks every {@value #EVERY} opcodes: a cheap look at the heap in use (garbage included),
+ * Ends a pickle's load before its objects fill the Java heap. A pickle is small for what it builds: a dict of one
+ * entry is 6 bytes of file and about 200 bytes of heap. The unpickler's budgets end the plainest floods early (one
+ * dict, list or tuple per {@value RestrictedUnpickler#BYTES_PER_CONTAINER} bytes, {@value PickleStack#MOST_ITEMS}
+ * values on the stack), but what fits them can still expand past any heap, and what a real snapshot keeps depends
+ * on how much of it is dropped or compacted as it loads: the heap tells. The load looks every {@value #EVERY} opcodes: a cheap look at the heap in use (garbage included),
  * and only when that is past {@value #PERCENT}% of the most the heap may grow to, the heap in use after the last
  * collection (what the load's objects really hold), which ends the load when it too is past that share. Where the
  * load still runs out, the unpickler turns the error into the same refusal ({@link #exhausted(long)}). Stateless

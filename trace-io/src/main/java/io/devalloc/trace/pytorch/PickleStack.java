@@ -2,6 +2,7 @@ package io.devalloc.trace.pytorch;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import net.razorvine.pickle.PickleException;
 import net.razorvine.pickle.UnpickleStack;
 
@@ -15,6 +16,12 @@ import net.razorvine.pickle.UnpickleStack;
 final class PickleStack extends UnpickleStack {
 
     private static final long serialVersionUID = 1L;
+    /**
+     * The most values that may wait on the stack at once: Python's pickler writes a list's or dict's items in
+     * batches of 1,000, so a snapshot keeps a few thousand there at the most (deep nesting included); a file of
+     * 1-byte {@code NONE}s would otherwise grow the stack by 8 bytes of heap per byte.
+     */
+    static final int MOST_ITEMS = 1 << 20;
 
     /** For the position in messages. */
     private final transient PickleInput in;
@@ -34,6 +41,12 @@ final class PickleStack extends UnpickleStack {
     @Override
     public void add(Object o) {
         if (size == items.length) {
+            if (size >= MOST_ITEMS) {
+                throw new RestrictedUnpickler.Refused(String.format(Locale.ROOT, "byte %,d: more than %,d values wait"
+                        + " on the pickle's stack at once; Python writes a list's or dict's items in batches of 1,000,"
+                        + " so a snapshot keeps a few thousand there, and this file is built to fill memory",
+                        in.position() - 1, MOST_ITEMS));
+            }
             items = Arrays.copyOf(items, size * 2);
         }
         items[size++] = o;

@@ -10,6 +10,7 @@ import java.util.BitSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import net.razorvine.pickle.Opcodes;
@@ -81,6 +82,18 @@ final class RestrictedUnpickler extends Unpickler {
     private static final int ROOT_KEYS = 64;
     /** The most lists looked past below the one being filled, for the context check (a batch is 1,000 items). */
     private static final int SIBLINGS = 1024;
+    /**
+     * Dicts, lists and tuples a load may make before the budget per byte applies: a million, 40 to 140 MB of heap
+     * at the most even for empty ones.
+     */
+    static final long CONTAINERS_ALLOWED = 1 << 20;
+    /**
+     * The bytes of file each dict, list or tuple beyond {@link #CONTAINERS_ALLOWED} needs. Real snapshots make one
+     * per 50 to 180 bytes over the whole file (a trace entry and its frames, a block of a segment), and never more
+     * than a handful ahead of one per 16 bytes at any point of it. A file of 1-byte {@code EMPTY_DICT}s makes one per
+     * byte: 40 to 140 times its size in heap.
+     */
+    static final int BYTES_PER_CONTAINER = 8;
 
     private final PickleInput in;
     private final PickleStack values;
@@ -105,6 +118,8 @@ final class RestrictedUnpickler extends Unpickler {
     private int untilHeapCheck = HeapGuard.EVERY;
     /** The next identity of a {@link SkippedValue}: one per list, unique within the load. */
     private long nextIdentity;
+    /** The dicts, lists and tuples made so far, against {@link #CONTAINERS_ALLOWED} and the bytes read. */
+    private long containers;
 
     private RestrictedUnpickler(PickleInput in, MemoScan scan, Set<String> skippedKeys, String compactedKey,
                                 EntryCompactor compactor) {
@@ -234,6 +249,12 @@ final class RestrictedUnpickler extends Unpickler {
                     + ": a PyTorch snapshot holds only dicts, lists, tuples, strings, numbers, booleans and None,"
                     + " and this reader constructs no class and calls no function");
         }
+        if (makesContainer(key) && ++containers > CONTAINERS_ALLOWED + in.position() / BYTES_PER_CONTAINER) {
+            throw new Refused(String.format(Locale.ROOT, "byte %,d: the pickle has made %,d dicts, lists and tuples"
+                    + " by this byte; a PyTorch snapshot makes one per 50 bytes or more (this reader allows one per %d"
+                    + " after the first %,d), so the file is built to fill memory", at, containers,
+                    BYTES_PER_CONTAINER, CONTAINERS_ALLOWED));
+        }
         long declared = declaredLength(key, argument);
         if (declared > in.remaining()) {
             throw new Refused("byte " + at + ": " + PickleOpcodes.name(key) + " declares " + declared
@@ -303,6 +324,15 @@ final class RestrictedUnpickler extends Unpickler {
             }
         }
         return NO_RETURN_VALUE;
+    }
+
+    /** Whether opcode {@code key} makes a new dict, list or tuple (what the budget per byte counts). */
+    private static boolean makesContainer(short key) {
+        return switch (key) {
+            case Opcodes.EMPTY_DICT, Opcodes.DICT, Opcodes.EMPTY_LIST, Opcodes.LIST, Opcodes.EMPTY_TUPLE,
+                 Opcodes.TUPLE, Opcodes.TUPLE1, Opcodes.TUPLE2, Opcodes.TUPLE3 -> true;
+            default -> false;
+        };
     }
 
     /**

@@ -16,6 +16,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
@@ -347,23 +349,118 @@ class HostilePickleTest {
     // ---- 5. amplification ----
 
     /**
-     * 48 MiB of 1-byte {@code EMPTY_DICT}s, about 6 GB of dicts, read by a JVM of 128 MiB of heap (its own, so that
-     * this test's heap is not the one filled): one refusal naming the heap, not an out-of-memory error.
+     * 48 MiB of 1-byte {@code EMPTY_DICT}s, about 2 to 6 GB of dicts, read by a JVM of its own with {@code -Xmx1g}
+     * (as the attack ran): refused within its first few MB, in one line (the dicts wait on the stack, whose bound
+     * ends it first), and the process never holds 1 GB.
      */
     @Test
-    void emptyDictsThatWouldFillTheHeapEndTheLoadWithAClearRefusal(@TempDir Path dir) throws Exception {
+    void emptyDictsThatWouldFillTheHeapAreRefusedByTheBudgetPerByte(@TempDir Path dir) throws Exception {
+        Path file = repeated(dir, new byte[] {(byte) EMPTY_DICT}, 48 << 20);
+        Child child = readInOwnJvm(file, "-Xmx1g");
+        assertTrue(child.refusal().startsWith(file + ": byte "), child.output());
+        assertTrue(child.refusal().contains("this file is built to fill memory"), child.output());
+        child.assertPeakBelow(1_000_000_000L);
+    }
+
+    /**
+     * The same dicts appended to a list in Python's batches of 1,000 (so the stack stays short): the budget of
+     * containers per byte refuses them a little past its allowance.
+     */
+    @Test
+    void emptyDictsInAListAreRefusedByTheBudgetPerByte() throws Exception {
+        byte[] batch = new byte[1002];
+        Arrays.fill(batch, (byte) EMPTY_DICT);
+        batch[0] = MARK;
+        batch[1001] = APPENDS;
+        Pickle p = new Pickle().op(EMPTY_LIST);
+        for (int i = 0; i < 2000; i++) {
+            p.raw(batch);
+        }
+        String message = refusal(p.stop());
+        assertTrue(message.contains("dicts, lists and tuples by this byte") && message.contains("built to fill memory"),
+                message);
+    }
+
+    /**
+     * A list of as many empty lists as the budget allows outright, 1 byte each (Python's {@code [[] for _ in
+     * range(n)]}): denser than any snapshot, but within the allowance, so it loads.
+     */
+    @Test
+    void asManyContainersAsTheAllowanceLoadWhateverTheirDensity() throws Exception {
+        Pickle p = new Pickle().op(EMPTY_LIST);
+        int lists = (int) RestrictedUnpickler.CONTAINERS_ALLOWED - 1;
+        for (int done = 0; done < lists; done += 1000) {
+            p.op(MARK);
+            for (int i = done; i < Math.min(lists, done + 1000); i++) {
+                p.op(EMPTY_LIST);
+            }
+            p.op(APPENDS);
+        }
+        Object loaded = RestrictedUnpickler.load(p.stop());
+        assertEquals(lists, ((List<?>) loaded).size());
+    }
+
+    /** 48 MiB of 1-byte {@code NONE}s, 8 bytes of stack each: refused when the stack passes its bound. */
+    @Test
+    void aFloodOfValuesOnTheStackIsRefusedAtItsBound(@TempDir Path dir) throws Exception {
+        Path file = repeated(dir, new byte[] {'N'}, 48 << 20);
+        TraceFormatException e = assertTimeoutPreemptively(BOUND,
+                () -> assertThrows(TraceFormatException.class, () -> PyTorchSnapshotFile.read(file)));
+        assertTrue(e.getMessage().contains(String.format(Locale.ROOT, "more than %,d values wait on the pickle's"
+                + " stack", PickleStack.MOST_ITEMS)), e.getMessage());
+    }
+
+    /**
+     * 8 MiB of 11-byte dicts of two entries each (within the budgets per byte and of the stack), about 110 MB of
+     * dicts, read by a JVM of 64 MiB of heap: the heap check ends it with one refusal naming the heap, not an
+     * out-of-memory error.
+     */
+    @Test
+    void dictsWithinTheBudgetThatWouldFillTheHeapEndTheLoadWithAClearRefusal(@TempDir Path dir) throws Exception {
+        byte[] twoEntries = {(byte) EMPTY_DICT, MARK, BINGET, 0, BINGET, 1, BINGET, 1, BINGET, 0, SETITEMS};
+        Path file = repeated(dir, twoEntries, 8 << 20);
+        Child child = readInOwnJvm(file, "-Xmx64m");
+        assertTrue(child.refusal().startsWith(file + ": this file needs more memory than the Java heap allows"
+                + " (-Xmx64m)"), child.output());
+    }
+
+    /**
+     * A pickle that memoizes "a" and "b" (keys 0 and 1), then {@code unit} repeated to {@code bytes} bytes, then
+     * STOP, written in chunks.
+     */
+    private static Path repeated(Path dir, byte[] unit, int bytes) throws IOException {
         Path file = dir.resolve(FILE);
+        byte[] head = new Pickle().str("a").op(BINPUT, 0, POP).str("b").op(BINPUT, 1, POP).out.toByteArray();
+        byte[] chunk = new byte[unit.length * ((1 << 20) / unit.length)];
+        for (int i = 0; i < chunk.length; i++) {
+            chunk[i] = unit[i % unit.length];
+        }
         try (OutputStream out = Files.newOutputStream(file)) {
-            out.write(new byte[] {(byte) 0x80, 4});
-            byte[] chunk = new byte[1 << 20];
-            Arrays.fill(chunk, (byte) EMPTY_DICT);
-            for (int i = 0; i < 48; i++) {
+            out.write(head);
+            for (int written = 0; written < bytes; written += chunk.length) {
                 out.write(chunk);
             }
             out.write('.');
         }
+        return file;
+    }
+
+    /** What a {@link ReadSnapshot} in a JVM of its own printed, and its peak resident memory (-1 where unknown). */
+    private record Child(String output, String refusal, long peakBytes) {
+        void assertPeakBelow(long bytes) {
+            if (peakBytes >= 0) {
+                assertTrue(peakBytes < bytes, "peak resident memory " + peakBytes + " bytes: " + output);
+            }
+        }
+    }
+
+    /**
+     * Reads {@code file} in a JVM of its own with {@code heap} (so that this test's heap is not the one filled);
+     * asserts that it ended, refused, printed one line without a Java error or stack, and reports its peak RSS.
+     */
+    private static Child readInOwnJvm(Path file, String heap) throws Exception {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process child = new ProcessBuilder(java.toString(), "-Xmx128m", "-cp", System.getProperty("java.class.path"),
+        Process child = new ProcessBuilder(java.toString(), heap, "-cp", System.getProperty("java.class.path"),
                 ReadSnapshot.class.getName(), file.toString()).redirectErrorStream(true).start();
         boolean ended = child.waitFor(60, TimeUnit.SECONDS);
         if (!ended) {
@@ -372,28 +469,49 @@ class HostilePickleTest {
         String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
         assertTrue(ended, "ended: " + output);
         assertEquals(ReadSnapshot.REFUSED, child.exitValue(), output);
-        // The last line: a JVM may warn about its own options before the program runs.
-        String refusal = output.substring(output.lastIndexOf('\n') + 1);
-        assertTrue(refusal.startsWith(file + ": this file needs more memory than the Java heap allows (-Xmx128m)"),
-                output);
         assertFalse(output.contains("OutOfMemoryError") || output.contains("\tat "), output);
+        // The last two lines: a JVM may warn about its own options before the program runs.
+        String[] lines = output.split("\n");
+        String peak = lines[lines.length - 1];
+        assertTrue(peak.startsWith(ReadSnapshot.PEAK), output);
+        return new Child(output, lines[lines.length - 2], Long.parseLong(peak.substring(ReadSnapshot.PEAK.length())));
     }
 
-    /** Reads a snapshot in a JVM of its own: prints the refusal and exits with {@link #REFUSED}, or prints "read". */
+    /**
+     * Reads a snapshot in a JVM of its own: prints the refusal and exits with {@link #REFUSED}, or prints "read";
+     * then a last line with its peak resident memory in bytes (Linux's VmHWM; -1 elsewhere).
+     */
     static final class ReadSnapshot {
         static final int REFUSED = 3;
+        static final String PEAK = "peak resident bytes: ";
 
         private ReadSnapshot() {
         }
 
         public static void main(String[] args) throws IOException {
+            int status = 0;
             try {
                 PyTorchSnapshotFile.read(Path.of(args[0]));
                 System.out.println("read");
             } catch (TraceFormatException e) {
                 System.out.println(e.getMessage());
-                System.exit(REFUSED);
+                status = REFUSED;
             }
+            System.out.println(PEAK + peakResidentBytes());
+            System.exit(status);
+        }
+
+        private static long peakResidentBytes() throws IOException {
+            Path status = Path.of("/proc/self/status");
+            if (!Files.isReadable(status)) {
+                return -1;
+            }
+            for (String line : Files.readAllLines(status)) {
+                if (line.startsWith("VmHWM:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+            return -1;
         }
     }
 }
