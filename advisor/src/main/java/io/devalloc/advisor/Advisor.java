@@ -1,6 +1,7 @@
 package io.devalloc.advisor;
 
 import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.config.UntrustedText;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.error.DevallocException;
 import io.devalloc.api.spi.AllocatorProvider;
@@ -26,7 +27,6 @@ import io.devalloc.replay.bounds.LowerBound;
 import io.devalloc.replay.bounds.OfflinePlan;
 import io.devalloc.replay.bounds.PlanOrder;
 import io.devalloc.trace.TraceFormat;
-import io.devalloc.trace.UntrustedText;
 import io.devalloc.trace.pytorch.RecordedAllocatorSettings;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.devalloc.advisor;
 
+import io.devalloc.api.config.UntrustedText;
 import io.devalloc.api.spi.AllocatorProvider;
-import io.devalloc.trace.UntrustedText;
 import java.io.IOException;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;

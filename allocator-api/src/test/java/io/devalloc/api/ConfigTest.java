@@ -76,6 +76,23 @@ class ConfigTest {
         assertTrue(e.getMessage().contains(key), e.getMessage());
     }
 
+    /**
+     * A configuration from a stranger's environment: a repeated key 10,000 times with a terminal escape in it. The
+     * refusal quotes a bounded excerpt, escapes the control characters, and counts what it left out.
+     */
+    @Test
+    void aHugeOrHostileConfigurationIsQuotedInABoundedExcerpt() {
+        String text = "allow_growth:true,".repeat(10_000) + "\u001b]0;owned\u0007:1";
+        for (String bad : List.of(text, "x".repeat(100_000) + ":1", "memory_limit_mb:" + "9".repeat(100_000),
+                "[".repeat(100_000), "\u001b[2J" + "y".repeat(100_000))) {
+            InvalidConfigurationException e = assertThrows(InvalidConfigurationException.class,
+                    () -> AllocatorConfig.parse(bad, SCHEMA));
+            assertTrue(e.getMessage().length() < 2_000, e.getMessage().length() + ": " + e.getMessage());
+            assertTrue(e.getMessage().contains("more characters)"), e.getMessage());
+            assertTrue(e.getMessage().chars().noneMatch(c -> c < 0x20), e.getMessage());
+        }
+    }
+
     @Test
     void malformedTextIsRefused() {
         for (String bad : new String[] {"allow_growth", "allow_growth:true,,memory_limit_mb:1", ",", "a:[1,2",

@@ -7,6 +7,7 @@ import static io.devalloc.caching.SizeRules.ROUNDUP_INTERVALS;
 import io.devalloc.api.config.AllocatorConfig;
 import io.devalloc.api.config.ConfigOption;
 import io.devalloc.api.config.ConfigSchema;
+import io.devalloc.api.config.UntrustedText;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.units.ByteSize;
@@ -423,7 +424,7 @@ public final class CachingConfig {
         return new ConfigOption<>(name, "True or False", false, description, text -> switch (text) {
             case "True" -> Boolean.TRUE;
             case "False" -> Boolean.FALSE;
-            default -> throw new IllegalArgumentException(BOOL_ERROR + " '" + text + "'");
+            default -> throw new IllegalArgumentException(BOOL_ERROR + " '" + UntrustedText.excerpt(text) + "'");
         });
     }
 
@@ -435,13 +436,14 @@ public final class CachingConfig {
     /** Upstream's {@code toSizeT} (up to 2^64 - 1), clamped to {@link #MAX_PINNED_LIMIT_MB}. */
     private static long parseWholeMegabytes(String text) {
         if (!text.matches("[0-9]+")) {
-            throw new IllegalArgumentException("Expected a non-negative integer but got '" + text + "'");
+            throw new IllegalArgumentException("Expected a non-negative integer but got '"
+                    + UntrustedText.excerpt(text) + "'");
         }
         long mb;
         try {
             mb = Long.parseUnsignedLong(text);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("Value '" + text + "' is out of range");
+            throw new IllegalArgumentException("Value '" + UntrustedText.excerpt(text) + "' is out of range");
         }
         return Long.compareUnsigned(mb, MAX_PINNED_LIMIT_MB) > 0 ? MAX_PINNED_LIMIT_MB : mb;
     }
@@ -449,19 +451,20 @@ public final class CachingConfig {
     /** PyTorch's {@code toSizeT}, strictly: ASCII digits only. */
     private static long nonNegativeInteger(String text) {
         if (!text.matches("[0-9]+")) {
-            throw new IllegalArgumentException("Expected a non-negative integer but got '" + text + "'");
+            throw new IllegalArgumentException("Expected a non-negative integer but got '"
+                    + UntrustedText.excerpt(text) + "'");
         }
         try {
             return Long.parseLong(text);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("Value '" + text + "' is out of range");
+            throw new IllegalArgumentException("Value '" + UntrustedText.excerpt(text) + "' is out of range");
         }
     }
 
     /** PyTorch's {@code toDouble}, strictly: a whole decimal number. */
     private static double decimal(String text) {
         if (!text.matches("[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?")) {
-            throw new IllegalArgumentException("Expected a number but got '" + text + "'");
+            throw new IllegalArgumentException("Expected a number but got '" + UntrustedText.excerpt(text) + "'");
         }
         return Double.parseDouble(text);
     }
@@ -483,8 +486,9 @@ public final class CachingConfig {
         if (mb < largeMb) {
             String value = Long.toString(mb);
             // The rule spans two keys, so the text is named: the value alone is not what is wrong.
-            throw new InvalidConfigurationException(option.name(), value, "bad value '" + value
-                    + "' for configuration key '" + option.name() + "' in configuration '" + text + "' of "
+            throw new InvalidConfigurationException(option.name(), value, "bad value '" + UntrustedText.excerpt(value)
+                    + "' for configuration key '" + option.name() + "' in configuration '"
+                    + UntrustedText.excerpt(text) + "' of "
                     + SCHEMA.owner() + " (" + tooSmall(option.name(), largeMb) + "); allowed: " + option.allowed());
         }
         return mb;
@@ -620,7 +624,8 @@ public final class CachingConfig {
             return e;
         }
         InvalidConfigurationException replaced = new InvalidConfigurationException(key, e.value(),
-                "Unrecognized key '" + key + "' in CUDA allocator config (" + e.getMessage() + ")");
+                "Unrecognized key '" + UntrustedText.excerpt(key) + "' in CUDA allocator config (" + e.getMessage()
+                        + ")");
         replaced.initCause(e);
         return replaced;
     }

@@ -3,6 +3,7 @@ package io.devalloc.trace;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.devalloc.api.config.UntrustedText;
 import io.devalloc.trace.detect.TraceFormats;
 import io.devalloc.trace.pytorch.PyTorchPickleReader;
 import io.devalloc.trace.pytorch.PyTorchSnapshotFile;

@@ -46,31 +46,34 @@ public final class AllocatorConfig {
             return new AllocatorConfig(schema, values);
         }
         for (String pair : splitPairs(text)) {
+            // A configuration may come from a stranger's environment or file: messages quote a bounded excerpt.
             String where = where(text, pair);
+            String shownPair = UntrustedText.excerpt(pair.strip());
             int colon = pair.indexOf(':');
             if (colon < 0) {
                 throw new InvalidConfigurationException(pair.strip(), null, "malformed configuration entry '"
-                        + pair.strip() + "'" + where + " for " + schema.owner() + ": expected key:value (a key, a"
+                        + shownPair + "'" + where + " for " + schema.owner() + ": expected key:value (a key, a"
                         + " colon, then the value); accepted keys: " + schema.describeKeys());
             }
             String key = pair.substring(0, colon).strip();
             String value = pair.substring(colon + 1).strip();
+            String shownKey = UntrustedText.excerpt(key);
             if (key.isEmpty()) {
-                throw new InvalidConfigurationException(null, value, "configuration entry '" + pair.strip() + "'"
+                throw new InvalidConfigurationException(null, value, "configuration entry '" + shownPair + "'"
                         + where + " for " + schema.owner() + " has no key before its colon; accepted keys: "
                         + schema.describeKeys());
             }
             ConfigOption<?> option = schema.option(key);
             if (option == null) {
-                throw new InvalidConfigurationException(key, value, "unknown configuration key '" + key + "'"
+                throw new InvalidConfigurationException(key, value, "unknown configuration key '" + shownKey + "'"
                         + where + " for " + schema.owner() + "; accepted keys: " + schema.describeKeys());
             }
             if (values.containsKey(key)) {
-                throw new InvalidConfigurationException(key, value, "configuration key '" + key + "' given twice"
+                throw new InvalidConfigurationException(key, value, "configuration key '" + shownKey + "' given twice"
                         + where + " for " + schema.owner());
             }
             if (value.isEmpty()) {
-                throw new InvalidConfigurationException(key, value, "configuration key '" + key + "'" + where
+                throw new InvalidConfigurationException(key, value, "configuration key '" + shownKey + "'" + where
                         + " for " + schema.owner() + " has no value; allowed: " + option.allowed());
             }
             Object parsed;
@@ -78,8 +81,9 @@ public final class AllocatorConfig {
                 parsed = option.parse(value);
             } catch (IllegalArgumentException e) {
                 String detail = e.getMessage() == null ? "" : " (" + e.getMessage() + ")";
-                throw new InvalidConfigurationException(key, value, "bad value '" + value + "' for configuration key '"
-                        + key + "'" + where + " of " + schema.owner() + detail + "; allowed: " + option.allowed());
+                throw new InvalidConfigurationException(key, value, "bad value '" + UntrustedText.excerpt(value)
+                        + "' for configuration key '" + shownKey + "'" + where + " of " + schema.owner() + detail
+                        + "; allowed: " + option.allowed());
             }
             values.put(key, parsed);
         }
@@ -92,7 +96,8 @@ public final class AllocatorConfig {
      * when the entry is the whole text, which the message names anyway.
      */
     private static String where(String text, String pair) {
-        return text.strip().equals(pair.strip()) ? "" : " in configuration '" + text.strip() + "'";
+        return text.strip().equals(pair.strip()) ? ""
+                : " in configuration '" + UntrustedText.excerpt(text.strip()) + "'";
     }
 
     /** Splits on commas that are not inside square brackets. */
@@ -107,7 +112,7 @@ public final class AllocatorConfig {
             } else if (c == ']') {
                 if (--depth < 0) {
                     throw new InvalidConfigurationException(null, null, "unbalanced ']' at position " + i
-                            + " in configuration '" + text + "'");
+                            + " in configuration '" + UntrustedText.excerpt(text) + "'");
                 }
             } else if (c == ',' && depth == 0) {
                 addPair(pairs, text, start, i);
@@ -115,7 +120,8 @@ public final class AllocatorConfig {
             }
         }
         if (depth != 0) {
-            throw new InvalidConfigurationException(null, null, "unclosed '[' in configuration '" + text + "'");
+            throw new InvalidConfigurationException(null, null, "unclosed '[' in configuration '"
+                    + UntrustedText.excerpt(text) + "'");
         }
         addPair(pairs, text, start, text.length());
         return pairs;
@@ -125,7 +131,7 @@ public final class AllocatorConfig {
         String pair = text.substring(from, to);
         if (pair.isBlank()) {
             throw new InvalidConfigurationException(null, null, "empty entry at position " + from
-                    + " in configuration '" + text + "' (stray comma?)");
+                    + " in configuration '" + UntrustedText.excerpt(text) + "' (stray comma?)");
         }
         pairs.add(pair);
     }

@@ -1,5 +1,6 @@
 package io.devalloc.api.spi;
 
+import io.devalloc.api.config.UntrustedText;
 import java.util.List;
 import java.util.Objects;
 
@@ -15,18 +16,25 @@ import java.util.Objects;
  */
 public record EnvironmentConfig(String variable, String config) {
 
+    /** The most characters of the configuration that {@link #describe()} shows: every real one is far shorter. */
+    public static final int SHOWN = 500;
+
     public EnvironmentConfig {
         Objects.requireNonNull(variable, "variable");
         Objects.requireNonNull(config, "config");
         if (variable.isBlank() || config.isBlank()) {
             throw new IllegalArgumentException("an environment configuration needs a variable and a configuration, got "
-                    + variable + "=" + config);
+                    + UntrustedText.excerpt(variable) + "=" + UntrustedText.excerpt(config));
         }
     }
 
-    /** {@code max_split_size_mb:128 (from PYTORCH_CUDA_ALLOC_CONF)}. */
+    /**
+     * {@code max_split_size_mb:128 (from PYTORCH_CUDA_ALLOC_CONF)}: at most {@value #SHOWN} characters of the
+     * configuration, control characters escaped ({@link UntrustedText}), since an environment can hold a valid
+     * configuration of any length (leading zeros, blanks) and reports quote this line.
+     */
     public String describe() {
-        return config + " (from " + variable + ")";
+        return UntrustedText.excerpt(config, SHOWN) + " (from " + variable + ")";
     }
 
     /**

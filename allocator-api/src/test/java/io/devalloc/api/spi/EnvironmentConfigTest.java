@@ -2,6 +2,7 @@ package io.devalloc.api.spi;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.api.direct.DirectAllocatorProvider;
 import java.util.List;
@@ -25,6 +26,16 @@ class EnvironmentConfigTest {
                 + " PYTORCH_CUDA_ALLOC_CONF)", EnvironmentConfig.describe(null, List.of(GROWTH, PYTORCH)));
         assertEquals("expandable_segments:True", EnvironmentConfig.describe("expandable_segments:True", List.of()));
         assertEquals("", EnvironmentConfig.describe(null, List.of()), "the defaults");
+    }
+
+    @Test
+    void describesAHugeConfigurationInABoundedExcerpt() {
+        String config = "max_split_size_mb:" + "0".repeat(1_000_000) + "128";
+        String described = new EnvironmentConfig("PYTORCH_CUDA_ALLOC_CONF", config).describe();
+        assertTrue(described.length() < EnvironmentConfig.SHOWN + 100, described);
+        assertTrue(described.endsWith("… (" + (config.length() - EnvironmentConfig.SHOWN)
+                + " more characters) (from PYTORCH_CUDA_ALLOC_CONF)"), described);
+        assertEquals("a:\\x1b]0;x\\x07 (from X)", new EnvironmentConfig("X", "a:\u001b]0;x\u0007").describe());
     }
 
     @Test

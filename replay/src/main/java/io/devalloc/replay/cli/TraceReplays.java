@@ -1,6 +1,7 @@
 package io.devalloc.replay.cli;
 
 import io.devalloc.api.DeviceAllocator;
+import io.devalloc.api.config.UntrustedText;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.error.DevallocException;
 import io.devalloc.api.snapshot.MemorySnapshot;
@@ -27,7 +28,6 @@ import io.devalloc.replay.report.HtmlReport;
 import io.devalloc.replay.report.Percent;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
-import io.devalloc.trace.UntrustedText;
 import io.devalloc.trace.detect.TraceFormats;
 import io.devalloc.trace.pytorch.RecordedAllocatorSettings;
 import java.io.EOFException;

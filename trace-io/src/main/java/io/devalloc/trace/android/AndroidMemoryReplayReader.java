@@ -1,11 +1,11 @@
 package io.devalloc.trace.android;
 
+import io.devalloc.api.config.UntrustedText;
 import io.devalloc.trace.TraceEvent;
 import io.devalloc.trace.TraceEvent.Kind;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.TraceReader;
-import io.devalloc.trace.UntrustedText;
 import io.devalloc.trace.text.FusedRow;
 import io.devalloc.trace.text.SwarDigits;
 import io.devalloc.trace.text.TextLines;

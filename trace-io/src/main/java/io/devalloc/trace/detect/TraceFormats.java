@@ -1,9 +1,9 @@
 package io.devalloc.trace.detect;
 
+import io.devalloc.api.config.UntrustedText;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
 import io.devalloc.trace.TraceReader;
-import io.devalloc.trace.UntrustedText;
 import io.devalloc.trace.android.AndroidMemoryReplayReader;
 import io.devalloc.trace.pytorch.PyTorchCsvReader;
 import io.devalloc.trace.pytorch.PyTorchPickleReader;

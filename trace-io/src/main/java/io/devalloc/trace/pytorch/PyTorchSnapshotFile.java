@@ -1,11 +1,10 @@
 package io.devalloc.trace.pytorch;
 
+import io.devalloc.api.config.UntrustedText;
 import io.devalloc.trace.TraceFormatException;
-import io.devalloc.trace.UntrustedText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.math.BigInteger;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;

@@ -1,6 +1,6 @@
 package io.devalloc.trace.pytorch;
 
-import io.devalloc.trace.UntrustedText;
+import io.devalloc.api.config.UntrustedText;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.ArrayList;

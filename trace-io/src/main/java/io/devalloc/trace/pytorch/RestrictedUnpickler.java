@@ -1,6 +1,6 @@
 package io.devalloc.trace.pytorch;
 
-import io.devalloc.trace.UntrustedText;
+import io.devalloc.api.config.UntrustedText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

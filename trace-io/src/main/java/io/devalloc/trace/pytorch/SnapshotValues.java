@@ -1,7 +1,7 @@
 package io.devalloc.trace.pytorch;
 
+import io.devalloc.api.config.UntrustedText;
 import io.devalloc.trace.TraceFormatException;
-import io.devalloc.trace.UntrustedText;
 import java.math.BigInteger;
 import java.util.ArrayDeque;
 import java.util.Arrays;

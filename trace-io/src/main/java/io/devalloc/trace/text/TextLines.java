@@ -1,7 +1,7 @@
 package io.devalloc.trace.text;
 
+import io.devalloc.api.config.UntrustedText;
 import io.devalloc.trace.TraceFormatException;
-import io.devalloc.trace.UntrustedText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.Reader;

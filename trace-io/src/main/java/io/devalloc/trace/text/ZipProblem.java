@@ -1,6 +1,6 @@
 package io.devalloc.trace.text;
 
-import io.devalloc.trace.UntrustedText;
+import io.devalloc.api.config.UntrustedText;
 import java.io.IOException;
 
 /**

@@ -1,4 +1,4 @@
-package io.devalloc.trace;
+package io.devalloc.api.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

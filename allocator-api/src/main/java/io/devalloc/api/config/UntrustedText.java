@@ -1,4 +1,4 @@
-package io.devalloc.trace;
+package io.devalloc.api.config;
 
 import java.util.Objects;
 
