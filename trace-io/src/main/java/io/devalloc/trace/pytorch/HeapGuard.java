@@ -9,14 +9,15 @@ import java.util.Locale;
 
 /**
  * Ends a pickle's load before its objects fill the Java heap. A pickle is small for what it builds: a dict of one
- * entry is 6 bytes of file and about 200 bytes of heap. The unpickler's budgets end the plainest floods early (one
+ * entry is 6 bytes of file and about 140 bytes of heap. The unpickler's budgets end the plainest floods early (one
  * dict, list or tuple per {@value RestrictedUnpickler#BYTES_PER_CONTAINER} bytes, {@value PickleStack#MOST_ITEMS}
  * values on the stack), but what fits them can still expand past any heap, and what a real snapshot keeps depends
- * on how much of it is dropped or compacted as it loads: the heap tells. The load looks every {@value #EVERY} opcodes: a cheap look at the heap in use (garbage included),
- * and only when that is past {@value #PERCENT}% of the most the heap may grow to, the heap in use after the last
- * collection (what the load's objects really hold), which ends the load when it too is past that share. Where the
- * load still runs out, the unpickler turns the error into the same refusal ({@link #exhausted(long)}). Stateless
- * beyond its limit and the pools it looks up once; one load uses it, from one thread.
+ * on how much of it is dropped or compacted as it loads: the heap tells. The load looks every {@value #EVERY}
+ * opcodes: a cheap look at the heap in use (garbage included), and only when that is past {@value #PERCENT}% of the
+ * most the heap may grow to, the heap in use after the last collection (what the load's objects really hold), which
+ * ends the load when it too is past that share. Where the load still runs out, the unpickler turns the error into
+ * the same refusal ({@link #exhausted(long)}). Stateless beyond its limit and the pools it looks up once; one load
+ * uses it, from one thread.
  */
 final class HeapGuard {
 
