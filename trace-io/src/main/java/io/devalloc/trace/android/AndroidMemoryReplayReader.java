@@ -51,6 +51,7 @@ public final class AndroidMemoryReplayReader implements TraceReader {
     private static final String VERBS = "malloc, calloc, memalign, realloc, free or thread_done";
 
     private final TextLines lines;
+    private final FusedRow row;
     private final ZipFile zip;
     private final int[] starts = new int[8];
     private final int[] ends = new int[8];
@@ -145,7 +146,8 @@ public final class AndroidMemoryReplayReader implements TraceReader {
         }
         try {
             while (true) {
-                int kind = fusedLine();
+                int p = row.start();
+                int kind = p < 0 ? NONE : fusedLine(lines.buffer(), p);
                 if (kind == NONE) {
                     // Anything fusedLine does not take (thread_done, other spacing, pointers without 0x, the last
                     // lines, errors) is read token by token, with the messages.
@@ -245,20 +247,12 @@ public final class AndroidMemoryReplayReader implements TraceReader {
     private static final long LOW7 = 0xFFFFFFFFFFFFFFL;
     private static final long LOW5 = 0xFFFFFFFFFFL;
 
-    private final FusedRow row;
-
     /**
-     * Parses the next line if it has the common shape, moves past it and says what it gave (the event* fields);
-     * {@link #NONE} (nothing read, nothing moved) for any other line, which {@link #parse()} then reads with its
-     * messages. Where both accept a line, both give the same events.
+     * Parses the line at {@code b[p]} if it has the common shape, moves past it and says what it gave (the event*
+     * fields); {@link #NONE} (nothing moved) for any other line, which {@link #parse()} then reads with its messages.
+     * Where both accept a line, both give the same events.
      */
-    private int fusedLine() throws IOException {
-        FusedRow row = this.row;
-        int p = row.start();
-        if (p < 0) {
-            return NONE;
-        }
-        byte[] b = lines.buffer();
+    private int fusedLine(byte[] b, int p) {
         int i = row.decimal(b, p, ':');
         if (i < 0 || b[i] != ' ') {
             return NONE;
