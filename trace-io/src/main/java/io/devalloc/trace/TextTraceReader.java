@@ -6,10 +6,11 @@ import java.util.Objects;
 import java.util.function.LongSupplier;
 
 /**
- * What the line-by-line text readers share: the format they read, how far into their text they are
+ * What the readers of a plain text file share: the format they read, how far into their text they are
  * ({@link #bytesRead()}) and closing it. Each reads and parses its own lines, with trace-io's text helpers; those are
  * exported to the replay and the advisor only, so they stay out of this class's signatures: here the text is what
- * {@link #close()} closes, and a position.
+ * {@link #close()} closes, and a position. (The Android reader, whose text may be a zip's entry, has no position in
+ * the file and closes the zip too: it is not one of them.)
  */
 public abstract class TextTraceReader implements TraceReader {
 
