@@ -6,7 +6,6 @@ import io.devalloc.advisor.AdvisorTrace;
 import io.devalloc.advisor.Objective;
 import io.devalloc.replay.ReplayProgress;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -48,15 +47,11 @@ public class AdviseBenchmark {
 
     @Setup(Level.Trial)
     public void readTrace() throws IOException {
-        readTrace(Path.of(System.getProperty("devalloc.trace", "traces/pt-opt-zeroth-order-fl/memory.pickle")));
+        readTrace(BenchmarkTraces.chosen(BenchmarkTraces.OPT_PICKLE));
     }
 
     void readTrace(Path file) throws IOException {
-        if (!Files.isRegularFile(file)) {
-            throw new IOException("cannot read the trace " + file.toAbsolutePath()
-                    + "; run from the repository root, or pass -Ddevalloc.trace=<trace>");
-        }
-        path = file;
+        path = BenchmarkTraces.existing(file);
         trace = AdvisorTrace.read(file);
         advisor = new Advisor();
         options = new Advisor.Options("caching", null, -1, Objective.CAPACITY, threads);

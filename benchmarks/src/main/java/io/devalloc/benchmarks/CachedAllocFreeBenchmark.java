@@ -2,20 +2,14 @@ package io.devalloc.benchmarks;
 
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.device.DeviceStream;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Allocate and free one size that the allocator has cached, on one thread. One operation is one allocate+free pair;
@@ -40,17 +34,12 @@ import org.openjdk.jmh.annotations.Warmup;
  * <pre>java -jar benchmarks/target/benchmarks.jar CachedAllocFree -prof gc</pre>
  */
 @State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = {
-        // JMH 1.37 calls sun.misc.Unsafe::objectFieldOffset, which JDK 24+ warns about; the flag keeps the forks
-        // quiet, and Netty uses sun.misc.Unsafe only where it is allowed.
+        // As NanosecondBenchmark's fork (Netty uses sun.misc.Unsafe only where it is allowed), and Netty's leak
+        // detector off, as in Netty's own microbenchmarks (see NettyPairAllocator).
         "--sun-misc-unsafe-memory-access=allow",
-        // Netty's leak detector off, as in Netty's own microbenchmarks (see NettyPairAllocator).
         "-Dio.netty.leakDetection.level=disabled"})
-public class CachedAllocFreeBenchmark {
+public class CachedAllocFreeBenchmark extends NanosecondBenchmark {
 
     /** Bytes per allocation: 256 B (BFC's rounding unit), 64 KiB, 4 MiB. */
     @Param({"256", "65536", "4194304"})

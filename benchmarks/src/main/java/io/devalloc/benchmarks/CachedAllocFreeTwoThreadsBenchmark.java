@@ -1,20 +1,14 @@
 package io.devalloc.benchmarks;
 
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
-import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.ThreadParams;
 
 /**
@@ -31,15 +25,11 @@ import org.openjdk.jmh.infra.ThreadParams;
  *
  * <pre>java -jar benchmarks/target/benchmarks.jar CachedAllocFree -prof gc</pre>
  */
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = {
         // As CachedAllocFreeBenchmark.
         "--sun-misc-unsafe-memory-access=allow",
         "-Dio.netty.leakDetection.level=disabled"})
-public class CachedAllocFreeTwoThreadsBenchmark {
+public class CachedAllocFreeTwoThreadsBenchmark extends NanosecondBenchmark {
 
     /** The allocator both threads share. */
     @State(Scope.Benchmark)

@@ -9,20 +9,13 @@ import io.devalloc.micrometer.DevallocMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * What observability costs an allocator built with {@link DeviceAllocators#builder()} over a simulated 80 GiB device
@@ -54,13 +47,7 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <pre>java -jar benchmarks/target/benchmarks.jar ObservabilityBenchmark -prof gc</pre>
  */
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-// JMH 1.37 calls sun.misc.Unsafe::objectFieldOffset, which JDK 24+ warns about; the flag keeps the forks quiet.
-@Fork(value = 1, jvmArgsAppend = "--sun-misc-unsafe-memory-access=allow")
-public class ObservabilityBenchmark {
+public class ObservabilityBenchmark extends NanosecondBenchmark {
 
     /** Bytes per allocation: 1 MiB (the largest size of {@code caching}'s small pool, a 2 MiB segment). */
     static final long SIZE = ByteSize.MiB;

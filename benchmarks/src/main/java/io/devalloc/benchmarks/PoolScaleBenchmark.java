@@ -5,20 +5,13 @@ import io.devalloc.api.device.DeviceStream;
 import io.devalloc.caching.host.CachingHostAllocatorProvider;
 import io.devalloc.sim.SimulatedDevice;
 import java.util.Arrays;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Allocate and free one cached size while {@link #freeBlocks} other free blocks sit in the same pool: whether the
@@ -41,13 +34,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * <pre>java -jar benchmarks/target/benchmarks.jar PoolScale -f 1 -wi 2 -i 3</pre>
  */
 @State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-// JMH 1.37 calls sun.misc.Unsafe::objectFieldOffset, which JDK 24+ warns about; the flag keeps the forks quiet.
-@Fork(value = 1, jvmArgsAppend = "--sun-misc-unsafe-memory-access=allow")
-public class PoolScaleBenchmark {
+public class PoolScaleBenchmark extends NanosecondBenchmark {
 
     /** Free blocks in the probe's pool besides the probe: 1 k, 64 k, 1 M. */
     @Param({"1024", "65536", "1048576"})

@@ -3,21 +3,14 @@ package io.devalloc.benchmarks;
 import io.devalloc.api.DeviceAllocator;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.sim.SimulatedDevice;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * RAPIDS RMM's {@code random_allocations} benchmark ({@code BM_RandomAllocations/<mr>/<N>/<max>}) on the simulated
@@ -37,13 +30,7 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <pre>java -jar benchmarks/target/benchmarks.jar RandomAllocations -prof gc</pre>
  */
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-// JMH 1.37 calls sun.misc.Unsafe::objectFieldOffset, which JDK 24+ warns about; the flag keeps the forks quiet.
-@Fork(value = 1, jvmArgsAppend = "--sun-misc-unsafe-memory-access=allow")
-public class RandomAllocationsBenchmark {
+public class RandomAllocationsBenchmark extends NanosecondBenchmark {
 
     /** The seed of every sequence, so that runs and allocators replay the same sequences. */
     public static final long SEED = 0x5EED_2026L;

@@ -5,7 +5,6 @@ import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.ReplayOutcome;
 import io.devalloc.replay.Replayer;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -45,15 +44,11 @@ public class ReplayCompactTraceBenchmark {
 
     @Setup(Level.Trial)
     public void readTrace() throws IOException {
-        readTrace(Path.of(System.getProperty("devalloc.trace", "traces/pt-opt-zeroth-order-fl/memory.csv")));
+        readTrace(BenchmarkTraces.chosen(BenchmarkTraces.OPT_CSV));
     }
 
     void readTrace(Path path) throws IOException {
-        if (!Files.isRegularFile(path)) {
-            throw new IOException("cannot read the trace " + path.toAbsolutePath()
-                    + "; run from the repository root, or pass -Ddevalloc.trace=<trace>");
-        }
-        trace = CompactTrace.read(path);
+        trace = CompactTrace.read(BenchmarkTraces.existing(path));
         replayer = new Replayer(options(setting).withPeakSnapshot(peakSnapshot));
     }
 

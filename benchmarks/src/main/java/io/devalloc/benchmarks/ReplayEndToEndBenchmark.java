@@ -135,11 +135,7 @@ public class ReplayEndToEndBenchmark {
 
     /** The OPT trace's rows (without the header), from {@code -Ddevalloc.trace} or the repository's copy. */
     static List<String> optTrace() throws IOException {
-        Path path = Path.of(System.getProperty("devalloc.trace", "traces/pt-opt-zeroth-order-fl/memory.csv"));
-        if (!Files.isRegularFile(path)) {
-            throw new IOException("cannot read the trace " + path.toAbsolutePath()
-                    + "; run from the repository root, or pass -Ddevalloc.trace=<csv>");
-        }
+        Path path = BenchmarkTraces.existing(BenchmarkTraces.chosen(BenchmarkTraces.OPT_CSV));
         List<String> lines = Files.readAllLines(path, StandardCharsets.US_ASCII);
         if (lines.isEmpty() || !lines.getFirst().equals(PyTorchCsvReader.HEADER)) {
             throw new IOException(path + " is not a PyTorch CSV trace");

@@ -53,8 +53,7 @@ public class TraceReplayBenchmark {
 
     @Setup(Level.Trial)
     public void loadTrace() {
-        Path path = Path.of(System.getProperty("devalloc.trace",
-                "traces/pt-opt-zeroth-order-fl/memory.csv"));
+        Path path = BenchmarkTraces.chosen(BenchmarkTraces.OPT_CSV);
         List<String> lines;
         try {
             lines = Files.readAllLines(path);

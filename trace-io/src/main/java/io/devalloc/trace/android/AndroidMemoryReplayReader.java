@@ -51,6 +51,7 @@ public final class AndroidMemoryReplayReader implements TraceReader {
     private static final String VERBS = "malloc, calloc, memalign, realloc, free or thread_done";
 
     private final TextLines lines;
+    private final FusedRow row;
     private final ZipFile zip;
     private final int[] starts = new int[8];
     private final int[] ends = new int[8];
@@ -139,13 +140,15 @@ public final class AndroidMemoryReplayReader implements TraceReader {
 
     @Override
     public TraceEvent next() throws IOException {
-        if (pendingAlloc) {
-            pendingAlloc = false;
-            return new TraceEvent(Kind.ALLOC, pendingPtr, pendingSize, 0, pendingTid, pendingRow);
+        if (pendingAlloc != null) {
+            TraceEvent alloc = pendingAlloc;
+            pendingAlloc = null;
+            return alloc;
         }
         try {
             while (true) {
-                int kind = fusedLine();
+                int p = row.start();
+                int kind = p < 0 ? NONE : fusedLine(lines.buffer(), p);
                 if (kind == NONE) {
                     // Anything fusedLine does not take (thread_done, other spacing, pointers without 0x, the last
                     // lines, errors) is read token by token, with the messages.
@@ -177,15 +180,21 @@ public final class AndroidMemoryReplayReader implements TraceReader {
     private long eventTid;
     private long eventPtr;
     private long eventSize;
-    /** A realloc's allocation, which follows its free. */
-    private boolean pendingAlloc;
-    private long pendingTid;
-    private long pendingPtr;
-    private long pendingSize;
-    private long pendingRow;
+    /** A realloc's allocation, which follows its free; null when there is none. */
+    private TraceEvent pendingAlloc;
 
     /** Sets the event* fields to an allocation of {@code ptr} (nothing when it failed: ptr 0). */
     private int allocation(long tid, long ptr, long size) {
+        return event(ALLOC, tid, ptr, size);
+    }
+
+    /** Sets the event* fields to a free of {@code ptr} (nothing for free(NULL)). */
+    private int free(long tid, long ptr) {
+        return event(FREE, tid, ptr, 0);
+    }
+
+    /** Sets the event* fields to {@code kind} of {@code ptr}; a null pointer is nothing (skipped). */
+    private int event(int kind, long tid, long ptr, long size) {
         if (ptr == 0) {
             skipped++;
             return SKIPPED;
@@ -193,19 +202,7 @@ public final class AndroidMemoryReplayReader implements TraceReader {
         eventTid = tid;
         eventPtr = ptr;
         eventSize = size;
-        return ALLOC;
-    }
-
-    /** Sets the event* fields to a free of {@code ptr} (nothing for free(NULL)). */
-    private int free(long tid, long ptr) {
-        if (ptr == 0) {
-            skipped++;
-            return SKIPPED;
-        }
-        eventTid = tid;
-        eventPtr = ptr;
-        eventSize = 0;
-        return FREE;
+        return kind;
     }
 
     /**
@@ -217,16 +214,9 @@ public final class AndroidMemoryReplayReader implements TraceReader {
             return allocation(tid, newPtr, size);
         }
         if (newPtr != 0) {
-            pendingAlloc = true;
-            pendingTid = tid;
-            pendingPtr = newPtr;
-            pendingSize = size;
-            pendingRow = row;
+            pendingAlloc = new TraceEvent(Kind.ALLOC, newPtr, size, 0, tid, row);
         }
-        eventTid = tid;
-        eventPtr = oldPtr;
-        eventSize = 0;
-        return FREE;
+        return free(tid, oldPtr);
     }
 
     // ------------------------------------------------------------------------------------------------ fused path
@@ -245,20 +235,12 @@ public final class AndroidMemoryReplayReader implements TraceReader {
     private static final long LOW7 = 0xFFFFFFFFFFFFFFL;
     private static final long LOW5 = 0xFFFFFFFFFFL;
 
-    private final FusedRow row;
-
     /**
-     * Parses the next line if it has the common shape, moves past it and says what it gave (the event* fields);
-     * {@link #NONE} (nothing read, nothing moved) for any other line, which {@link #parse()} then reads with its
-     * messages. Where both accept a line, both give the same events.
+     * Parses the line at {@code b[p]} if it has the common shape, moves past it and says what it gave (the event*
+     * fields); {@link #NONE} (nothing moved) for any other line, which {@link #parse()} then reads with its messages.
+     * Where both accept a line, both give the same events.
      */
-    private int fusedLine() throws IOException {
-        FusedRow row = this.row;
-        int p = row.start();
-        if (p < 0) {
-            return NONE;
-        }
-        byte[] b = lines.buffer();
+    private int fusedLine(byte[] b, int p) {
         int i = row.decimal(b, p, ':');
         if (i < 0 || b[i] != ' ') {
             return NONE;
@@ -373,7 +355,7 @@ public final class AndroidMemoryReplayReader implements TraceReader {
 
     // ---------------------------------------------------------------------------------------------- general path
 
-    /** The current line's events (the event* fields; a realloc's second waits in the pending* fields). */
+    /** The current line's events (the event* fields; a realloc's second waits in {@link #pendingAlloc}). */
     private int parse() throws IOException {
         int n = tokens();
         if (n == 0) {

@@ -333,85 +333,64 @@ public final class PickleWriter {
         // A tuple as CPython's save_tuple writes it with protocol 2 and no memo (a tuple is never shared, see the
         // class documentation): EMPTY_TUPLE; up to three items followed by TUPLE1..TUPLE3; else MARK, the items,
         // TUPLE.
-
-        @Override
-        public void startTuple(int size) throws IOException {
-            if (size >= TUPLE_OF_SIZE.length) {
-                op(MARK);
-            }
-        }
-
-        @Override
-        public void tupleItem(int index, int size) {
-        }
-
-        @Override
-        public void endTuple(int size) throws IOException {
-            op(size < TUPLE_OF_SIZE.length ? TUPLE_OF_SIZE[size] : TUPLE);
-        }
-
         // A list: EMPTY_LIST, its PUT if shared, and the elements, batched as CPython's batch_list_exact (one
         // element: APPEND; more: MARK ... APPENDS per batch).
-
-        @Override
-        public void startList(Object container, int size) throws IOException {
-            op(EMPTY_LIST);
-            put(container);
-        }
-
-        @Override
-        public void listItem(int index, int size) throws IOException {
-            batch(index, size, APPENDS);
-        }
-
-        @Override
-        public void endList(Object container, int size) throws IOException {
-            end(size, APPEND, APPENDS);
-            close(container);
-        }
-
         // A map: EMPTY_DICT, its PUT if shared, and the entries in iteration order, batched as CPython's
         // batch_dict_exact (one entry: SETITEM; more: MARK ... SETITEMS per batch).
 
         @Override
-        public void startMap(Object map, int size) throws IOException {
-            op(EMPTY_DICT);
-            put(map);
+        public void start(Container kind, Object container, int size) throws IOException {
+            switch (kind) {
+                case TUPLE -> {
+                    if (size >= TUPLE_OF_SIZE.length) {
+                        op(MARK);
+                    }
+                }
+                case LIST -> {
+                    op(EMPTY_LIST);
+                    put(container);
+                }
+                case MAP -> {
+                    op(EMPTY_DICT);
+                    put(container);
+                }
+            }
         }
 
+        /** Before item {@code index} of a list or a map: the {@code MARK} that opens each batch. */
         @Override
-        public void mapEntry(int index, int size) throws IOException {
-            batch(index, size, SETITEMS);
-        }
-
-        @Override
-        public void mapKey(int index, String key) throws IOException {
-            string(key);
-        }
-
-        @Override
-        public void endMap(Object map, int size) throws IOException {
-            end(size, SETITEM, SETITEMS);
-            close(map);
-        }
-
-        /** Before item {@code index} of {@code size} batched ones: the {@code MARK} that opens each batch. */
-        private void batch(int index, int size, int closeBatch) throws IOException {
-            if (size > 1 && index % BATCH_SIZE == 0) {
+        public void item(Container kind, int index, int size, int depth) throws IOException {
+            if (kind != Container.TUPLE && size > 1 && index % BATCH_SIZE == 0) {
                 if (index > 0) {
-                    op(closeBatch);
+                    op(closeBatch(kind));
                 }
                 op(MARK);
             }
         }
 
-        /** After the items: the one opcode of a single item, or the close of the last batch. */
-        private void end(int size, int single, int closeBatch) throws IOException {
-            if (size == 1) {
-                op(single);
-            } else if (size > 1) {
-                op(closeBatch);
+        @Override
+        public void mapKey(String key) throws IOException {
+            string(key);
+        }
+
+        /** After the items: a tuple's opcode; a list's or a map's single-item opcode or the close of its last batch. */
+        @Override
+        public void end(Container kind, Object container, int size, int depth) throws IOException {
+            if (kind == Container.TUPLE) {
+                op(size < TUPLE_OF_SIZE.length ? TUPLE_OF_SIZE[size] : TUPLE);
+                return;
             }
+            if (size == 1) {
+                op(kind == Container.LIST ? APPEND : SETITEM);
+            } else if (size > 1) {
+                op(closeBatch(kind));
+            }
+            close(container);
+        }
+
+        /** The opcode that closes a batch of a list's elements or of a map's entries. */
+        private static int closeBatch(Container kind) {
+            return kind == Container.LIST ? APPENDS : SETITEMS;
         }
 
         @Override

@@ -1,8 +1,8 @@
 package io.devalloc.trace.pytorch;
 
+import io.devalloc.trace.TextTraceReader;
 import io.devalloc.trace.TraceEvent;
 import io.devalloc.trace.TraceFormat;
-import io.devalloc.trace.TraceReader;
 import io.devalloc.trace.text.CsvColumns;
 import io.devalloc.trace.text.FusedRow;
 import io.devalloc.trace.text.SwarDigits;
@@ -37,15 +37,14 @@ import java.nio.file.Path;
  * {@link TraceEvent#line() line} is its line in the file (the header is line 1). One line at a time: constant
  * memory.
  */
-public final class PyTorchCsvReader implements TraceReader {
+public final class PyTorchCsvReader extends TextTraceReader {
 
     /** The header line, exactly. */
     public static final String HEADER = "seq,action,addr,size,stream,time_us";
 
-    private static final int COLUMNS = 6;
-
     private final TextLines lines;
-    private final CsvColumns columns = new CsvColumns(COLUMNS);
+    private final FusedRow row;
+    private final CsvColumns columns = new CsvColumns(HEADER);
     private long skipped;
 
     /** Opens a file. */
@@ -64,14 +63,10 @@ public final class PyTorchCsvReader implements TraceReader {
     }
 
     private PyTorchCsvReader(TextLines lines) throws IOException {
+        super(TraceFormat.PYTORCH_CSV, lines, lines::position);
         this.lines = lines;
         this.row = new FusedRow(lines);
-        lines.expectHeader(HEADER);
-    }
-
-    @Override
-    public TraceFormat format() {
-        return TraceFormat.PYTORCH_CSV;
+        columns.expectHeader(lines);
     }
 
     /** The {@code free_requested} and {@code snapshot} rows read so far (checked, no event). */
@@ -84,7 +79,8 @@ public final class PyTorchCsvReader implements TraceReader {
         TextLines lines = this.lines;
         CsvColumns columns = this.columns;
         while (true) {
-            if (fusedRow()) {
+            int p = row.start();
+            if (p >= 0 && fusedRow(lines.buffer(), p)) {
                 if (fastAction.kind == null) {
                     skipped++;
                     continue;
@@ -100,7 +96,7 @@ public final class PyTorchCsvReader implements TraceReader {
                 continue;
             }
             byte[] line = lines.buffer();
-            columns.splitExactly(lines, HEADER);
+            columns.splitExactly(lines);
             lines.unsignedDecimal(columns.start(0), columns.end(0), "seq");
             PyTorchAction action = PyTorchAction.of(line, columns.start(1), columns.end(1));
             if (action == null) {
@@ -144,24 +140,17 @@ public final class PyTorchCsvReader implements TraceReader {
     private static final long FREE_COM = 0x6D6F635F65657266L;
     private static final long PLETED_COMMA = 0x2C646574656C70L;
 
-    private final FusedRow row;
     private PyTorchAction fastAction;
     private long fastAddr;
     private long fastSize;
     private long fastStream;
 
     /**
-     * Parses the next line into the {@code fast*} fields if it has the common shape, and moves past it; false
-     * (nothing read, nothing moved) for any other line, which the general path then reads with its messages. Where
-     * both accept a row, both give the same values.
+     * Parses the line at {@code b[p]} into the {@code fast*} fields if it has the common shape, and moves past it;
+     * false (nothing moved) for any other line, which the general path then reads with its messages. Where both
+     * accept a row, both give the same values.
      */
-    private boolean fusedRow() throws IOException {
-        FusedRow row = this.row;
-        int p = row.start();
-        if (p < 0) {
-            return false;
-        }
-        byte[] b = lines.buffer();
+    private boolean fusedRow(byte[] b, int p) {
         int i = SwarDigits.skip(b, p);
         if (i < 0 || b[i] != ',') {
             return false;
@@ -210,15 +199,5 @@ public final class PyTorchCsvReader implements TraceReader {
         fastSize = size;
         fastStream = stream;
         return true;
-    }
-
-    @Override
-    public long bytesRead() {
-        return lines.position();
-    }
-
-    @Override
-    public void close() throws IOException {
-        lines.close();
     }
 }

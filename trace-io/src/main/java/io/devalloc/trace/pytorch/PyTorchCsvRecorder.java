@@ -1,6 +1,7 @@
 package io.devalloc.trace.pytorch;
 
 import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.trace.TextTraceRecorder;
 import io.devalloc.trace.TraceRecorder;
 import io.devalloc.trace.text.CsvLine;
 import io.devalloc.trace.text.CsvRecorderOutput;
@@ -43,7 +44,7 @@ import java.nio.file.Path;
  * <p>Lines end with {@code \n}; the file is ASCII. Output is buffered: a crash loses the rows since the last
  * {@link #flush()}. Not thread-safe on its own (see {@link TraceRecorder}).
  */
-public final class PyTorchCsvRecorder implements TraceRecorder {
+public final class PyTorchCsvRecorder extends TextTraceRecorder {
 
     /** The header line. */
     public static final String HEADER = "seq,action,addr,size,stream,time_us";
@@ -67,6 +68,7 @@ public final class PyTorchCsvRecorder implements TraceRecorder {
     }
 
     private PyTorchCsvRecorder(CsvRecorderOutput output) throws IOException {
+        super(output, "PyTorch CSV recorder");
         this.output = output;
         output.row().text(HEADER).end();
     }
@@ -95,20 +97,5 @@ public final class PyTorchCsvRecorder implements TraceRecorder {
     private void row(String action, long address, long size, long stream, long epochMicros) throws IOException {
         output.row().decimal(seq++).comma().text(action).comma().unsignedDecimal(address).comma().decimal(size)
                 .comma().unsignedDecimal(stream).comma().decimal(epochMicros).end();
-    }
-
-    @Override
-    public void flush() throws IOException {
-        output.flush();
-    }
-
-    @Override
-    public void close() throws IOException {
-        output.close();
-    }
-
-    @Override
-    public String toString() {
-        return "PyTorch CSV recorder";
     }
 }

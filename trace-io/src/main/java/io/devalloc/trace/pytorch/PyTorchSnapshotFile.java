@@ -170,13 +170,7 @@ public final class PyTorchSnapshotFile {
 
     /** The devices with a recorded history ({@link SnapshotDevice#hasHistory()}), by index. */
     public List<SnapshotDevice> devicesWithHistory() {
-        List<SnapshotDevice> with = new ArrayList<>();
-        for (SnapshotDevice d : devices) {
-            if (d.hasHistory()) {
-                with.add(d);
-            }
-        }
-        return with;
+        return devices.stream().filter(SnapshotDevice::hasHistory).toList();
     }
 
     /**

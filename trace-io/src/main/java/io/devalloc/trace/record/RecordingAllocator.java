@@ -238,58 +238,54 @@ public final class RecordingAllocator extends ForwardingDeviceAllocator {
             address = delegate.malloc(bytes, stream);
         } catch (DevallocException e) {
             if (bytes > 0 && recording) {
-                recordFailure(bytes, stream.handle(), e);
+                recordMalloc(DeviceMemory.NULL, bytes, stream.handle(), e);
             }
             throw e;
         }
         if (address != DeviceMemory.NULL && recording) {
-            recordAllocate(address, bytes, stream.handle());
+            recordMalloc(address, bytes, stream.handle(), null);
         }
         return address;
     }
 
     @Override
     public void free(long address) {
-        if (address == DeviceMemory.NULL || !recording) {
-            delegate.free(address);
-            return;
-        }
-        long thread = Thread.currentThread().threadId();
-        long generation = beginFree(address, thread);
-        if (generation == 0) {
-            delegate.free(address); // not allocated through this recorder: nothing to record
-            return;
-        }
-        try {
-            delegate.free(address);
-        } catch (RuntimeException | Error e) {
-            abortFree(address, generation, thread);
-            throw e;
-        }
-        endFree(address, generation, thread);
+        free(address, 0, false);
     }
 
     @Override
     public void free(long address, long allocationId) {
+        free(address, allocationId, true);
+    }
+
+    /** A free, of the allocation {@code allocationId} where {@code checked} (else of whatever is at the address). */
+    private void free(long address, long allocationId, boolean checked) {
         if (address == DeviceMemory.NULL || !recording) {
-            delegate.free(address, allocationId);
+            delegateFree(address, allocationId, checked);
             return;
         }
         long thread = Thread.currentThread().threadId();
         long generation = beginFree(address, thread);
         if (generation == 0) {
-            delegate.free(address, allocationId);
+            delegateFree(address, allocationId, checked); // not allocated through this recorder: nothing to record
             return;
         }
         try {
-            delegate.free(address, allocationId);
+            delegateFree(address, allocationId, checked);
         } catch (RuntimeException | Error e) {
-            abortFree(address, generation, thread);
+            endFree(address, generation, thread, false);
             throw e;
         }
-        endFree(address, generation, thread);
+        endFree(address, generation, thread, true);
     }
 
+    private void delegateFree(long address, long allocationId, boolean checked) {
+        if (checked) {
+            delegate.free(address, allocationId);
+        } else {
+            delegate.free(address);
+        }
+    }
 
     @Override
     public void recordStream(long address, DeviceStream stream) {
@@ -366,7 +362,8 @@ public final class RecordingAllocator extends ForwardingDeviceAllocator {
 
     // ------------------------------------------------------------------------------------------------ recording
 
-    private void recordAllocate(long address, long bytes, long stream) {
+    /** A malloc's row: its allocation at {@code address}, or where it threw, its {@code failure}. */
+    private void recordMalloc(long address, long bytes, long stream, DevallocException failure) {
         long thread = Thread.currentThread().threadId();
         lock.lock();
         try {
@@ -374,8 +371,13 @@ public final class RecordingAllocator extends ForwardingDeviceAllocator {
                 return;
             }
             long now = now();
-            int previous = live.find(address);
             try {
+                if (failure != null) {
+                    recorder.allocateFailure(thread, now, bytes, stream, failure);
+                    events++;
+                    return;
+                }
+                int previous = live.find(address);
                 if (previous >= 0) {
                     // The allocation that held this address was freed in the delegate (which is why it could hand
                     // the address out again) and its free is not written yet: write it first, for its thread.
@@ -387,24 +389,6 @@ public final class RecordingAllocator extends ForwardingDeviceAllocator {
                 }
                 live.add(address, bytes, stream);
                 recorder.allocate(thread, now, address, bytes, stream);
-                events++;
-            } catch (IOException | RuntimeException e) {
-                stop(e);
-            }
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private void recordFailure(long bytes, long stream, DevallocException cause) {
-        long thread = Thread.currentThread().threadId();
-        lock.lock();
-        try {
-            if (!recording) {
-                return;
-            }
-            try {
-                recorder.allocateFailure(thread, now(), bytes, stream, cause);
                 events++;
             } catch (IOException | RuntimeException e) {
                 stop(e);
@@ -429,12 +413,25 @@ public final class RecordingAllocator extends ForwardingDeviceAllocator {
         }
     }
 
-    /** The delegate freed it: write the free unless an allocation that reused the address already did. */
-    private void endFree(long address, long generation, long thread) {
+    /**
+     * After the delegate's free of the allocation of {@code generation} that {@code thread} began: where it
+     * {@code freed} it, writes the free (unless an allocation that reused the address already did); where it refused,
+     * the allocation stays live and is no longer being freed by {@code thread}.
+     */
+    private void endFree(long address, long generation, long thread, boolean freed) {
         lock.lock();
         try {
-            int slot = live.find(address);
-            if (!recording || slot < 0 || live.generation[slot] != generation) {
+            int slot = live.find(address, generation);
+            if (slot < 0) {
+                return;
+            }
+            if (!freed) {
+                if (live.freer[slot] == thread) {
+                    live.freer[slot] = 0;
+                }
+                return;
+            }
+            if (!recording) {
                 return;
             }
             try {
@@ -445,19 +442,6 @@ public final class RecordingAllocator extends ForwardingDeviceAllocator {
                 return;
             }
             live.remove(address, slot);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** The delegate refused the free: the allocation stays live and is no longer being freed by {@code thread}. */
-    private void abortFree(long address, long generation, long thread) {
-        lock.lock();
-        try {
-            int slot = live.find(address);
-            if (slot >= 0 && live.generation[slot] == generation && live.freer[slot] == thread) {
-                live.freer[slot] = 0;
-            }
         } finally {
             lock.unlock();
         }
@@ -514,6 +498,12 @@ public final class RecordingAllocator extends ForwardingDeviceAllocator {
 
         int find(long address) {
             return (int) slots.get(address, ABSENT);
+        }
+
+        /** The slot of the allocation at {@code address} if it is still the one of {@code allocationGeneration}. */
+        int find(long address, long allocationGeneration) {
+            int slot = find(address);
+            return slot >= 0 && generation[slot] == allocationGeneration ? slot : -1;
         }
 
         void add(long address, long bytes, long onStream) {

@@ -1,11 +1,11 @@
 package io.devalloc.trace.rmm;
 
 import io.devalloc.api.config.UntrustedText;
+import io.devalloc.trace.TextTraceReader;
 import io.devalloc.trace.TraceEvent;
 import io.devalloc.trace.TraceEvent.Kind;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
-import io.devalloc.trace.TraceReader;
 import io.devalloc.trace.text.CsvColumns;
 import io.devalloc.trace.text.FusedRow;
 import io.devalloc.trace.text.SwarDigits;
@@ -36,15 +36,14 @@ import java.nio.file.Path;
  * Blank lines are ignored. An event's {@link TraceEvent#line() line} is its line in the file (the header is line
  * 1). One line at a time: constant memory.
  */
-public final class RmmCsvReader implements TraceReader {
+public final class RmmCsvReader extends TextTraceReader {
 
     /** The header line, exactly. */
     public static final String HEADER = "Thread,Time,Action,Pointer,Size,Stream";
 
-    private static final int COLUMNS = 6;
-
     private final TextLines lines;
-    private final CsvColumns columns = new CsvColumns(COLUMNS);
+    private final FusedRow row;
+    private final CsvColumns columns = new CsvColumns(HEADER);
 
     /** Opens a file. */
     public RmmCsvReader(Path file) throws IOException {
@@ -62,20 +61,20 @@ public final class RmmCsvReader implements TraceReader {
     }
 
     private RmmCsvReader(TextLines lines) throws IOException {
+        super(TraceFormat.RMM_CSV, lines, lines::position);
         this.lines = lines;
         this.row = new FusedRow(lines);
-        lines.expectHeader(HEADER);
-    }
-
-    @Override
-    public TraceFormat format() {
-        return TraceFormat.RMM_CSV;
+        columns.expectHeader(lines);
     }
 
     @Override
     public TraceEvent next() throws IOException {
-        if (fusedRow()) {
-            return new TraceEvent(fastKind, fastPointer, fastSize, fastStream, fastThread, lines.lineNumber());
+        int p = row.start();
+        if (p >= 0) {
+            TraceEvent fused = fusedRow(lines.buffer(), p);
+            if (fused != null) {
+                return fused;
+            }
         }
         // Anything fusedRow does not take (blank lines, other time forms, (nil), failures, the last lines, errors)
         // is read column by column, with the messages.
@@ -84,7 +83,7 @@ public final class RmmCsvReader implements TraceReader {
             if (line.isBlank()) {
                 continue;
             }
-            columns.splitExactly(line, lines, HEADER);
+            columns.splitExactly(line, lines);
             long thread = lines.unsignedDecimal(line, columns.start(0), columns.end(0), "Thread");
             checkTime(line, columns.start(1), columns.end(1));
             String action = line.substring(columns.start(2), columns.end(2));
@@ -112,32 +111,19 @@ public final class RmmCsvReader implements TraceReader {
     private static final long ALLOCATE = 0x657461636F6C6C61L;
     private static final long FREE_COMMA = 0x2C65657266L;
 
-    private final FusedRow row;
-    private Kind fastKind;
-    private long fastThread;
-    private long fastPointer;
-    private long fastSize;
-    private long fastStream;
-
     /**
-     * Parses the next line into the {@code fast*} fields if it has the common shape, and moves past it; false
-     * (nothing read, nothing moved) for any other line. Where both accept a row, both give the same event.
+     * The event of the line at {@code b[p]} if it has the common shape, moving past it; null (nothing moved) for any
+     * other line. Where both accept a row, both give the same event.
      */
-    private boolean fusedRow() throws IOException {
-        FusedRow row = this.row;
-        int p = row.start();
-        if (p < 0) {
-            return false;
-        }
-        byte[] b = lines.buffer();
+    private TraceEvent fusedRow(byte[] b, int p) {
         int i = row.decimal(b, p, ',');
         if (i < 0) {
-            return false;
+            return null;
         }
         long thread = row.value();
         i = time(b, i);
         if (i < 0 || b[i] != ',') {
-            return false;
+            return null;
         }
         i++;
         Kind kind;
@@ -148,43 +134,38 @@ public final class RmmCsvReader implements TraceReader {
             kind = Kind.FREE;
             i += 5;
         } else {
-            return false;
+            return null;
         }
         if (b[i] != '0' || b[i + 1] != 'x') {
-            return false;
+            return null;
         }
         i = row.hex(b, i + 2);
         if (i < 0 || b[i] != ',') {
-            return false;
+            return null;
         }
         long pointer = row.value();
         i = row.decimal(b, i + 1, ',');
         if (i < 0) {
-            return false;
+            return null;
         }
         long size = row.value();
         long stream;
         if (b[i] == '0' && b[i + 1] == 'x') {
             i = row.hex(b, i + 2);
             if (i < 0) {
-                return false;
+                return null;
             }
             stream = row.value();
         } else if (b[i] == '0') {
             stream = 0;
             i++;
         } else {
-            return false;
+            return null;
         }
         if (!row.end(i)) {
-            return false;
+            return null;
         }
-        fastKind = kind;
-        fastThread = thread;
-        fastPointer = pointer;
-        fastSize = size;
-        fastStream = stream;
-        return true;
+        return new TraceEvent(kind, pointer, size, stream, thread, lines.lineNumber());
     }
 
     /** {@code HH:MM:SS.f} (1 to 9 fraction digits) at {@code i}, as {@link #checkTime} accepts it: its end, or -1. */
@@ -246,15 +227,5 @@ public final class RmmCsvReader implements TraceReader {
             }
         }
         return true;
-    }
-
-    @Override
-    public long bytesRead() {
-        return lines.position();
-    }
-
-    @Override
-    public void close() throws IOException {
-        lines.close();
     }
 }

@@ -1,5 +1,6 @@
 package io.devalloc.trace.rmm;
 
+import io.devalloc.trace.TextTraceRecorder;
 import io.devalloc.trace.TraceRecorder;
 import io.devalloc.trace.text.CsvLine;
 import io.devalloc.trace.text.CsvRecorderOutput;
@@ -45,7 +46,7 @@ import java.util.Objects;
  * <p>Output is buffered: a crash loses the rows since the last {@link #flush()}, as RMM's log without
  * {@code auto_flush}. Not thread-safe on its own (see {@link TraceRecorder}).
  */
-public final class RmmCsvRecorder implements TraceRecorder {
+public final class RmmCsvRecorder extends TextTraceRecorder {
 
     /** The header line, exactly as RMM writes it. */
     public static final String HEADER = "Thread,Time,Action,Pointer,Size,Stream";
@@ -83,6 +84,7 @@ public final class RmmCsvRecorder implements TraceRecorder {
     }
 
     private RmmCsvRecorder(CsvRecorderOutput output, ZoneId zone) throws IOException {
+        super(output, "RMM CSV recorder");
         this.output = output;
         this.zone = Objects.requireNonNull(zone, "zone").getRules();
         output.row().text(HEADER).end();
@@ -148,20 +150,5 @@ public final class RmmCsvRecorder implements TraceRecorder {
             }
         }
         return offsetSeconds;
-    }
-
-    @Override
-    public void flush() throws IOException {
-        output.flush();
-    }
-
-    @Override
-    public void close() throws IOException {
-        output.close();
-    }
-
-    @Override
-    public String toString() {
-        return "RMM CSV recorder";
     }
 }

@@ -1,16 +1,32 @@
 package io.devalloc.trace.text;
 
 import io.devalloc.trace.TraceFormatException;
+import java.io.IOException;
 
-/** Splits a CSV line without quoting into a fixed number of columns, with no copy of the line. */
+/**
+ * Splits a CSV line without quoting into the columns its file's header names, with no copy of the line; checks the
+ * header.
+ */
 public final class CsvColumns {
 
+    private final String header;
     private final int expected;
     private final int[] bounds;
 
-    public CsvColumns(int expected) {
-        this.expected = expected;
+    /** The columns of a file whose first line is exactly {@code header}: as many as it names. */
+    public CsvColumns(String header) {
+        this.header = header;
+        int commas = 0;
+        for (int i = header.indexOf(','); i >= 0; i = header.indexOf(',', i + 1)) {
+            commas++;
+        }
+        this.expected = commas + 1;
         this.bounds = new int[expected + 1];
+    }
+
+    /** Reads the first line of {@code lines} and checks that it is the header; closes {@code lines} if not. */
+    public void expectHeader(TextLines lines) throws IOException {
+        lines.expectHeader(header);
     }
 
     /** Finds the columns of {@code line}; returns how many there are (only the first {@code expected} are kept). */
@@ -51,21 +67,20 @@ public final class CsvColumns {
     }
 
     /**
-     * Splits the current line of {@code lines}, which must have exactly the expected columns.
+     * Splits the current line of {@code lines}, which must have exactly the header's columns.
      *
-     * @param header the columns' names, for the message
      * @throws TraceFormatException naming the file and the line, for any other count
      */
-    public void splitExactly(TextLines lines, String header) throws TraceFormatException {
-        expect(split(lines.buffer(), lines.start(), lines.end()), lines, header);
+    public void splitExactly(TextLines lines) throws TraceFormatException {
+        expect(split(lines.buffer(), lines.start(), lines.end()), lines);
     }
 
-    /** As {@link #splitExactly(TextLines, String)}, for {@code line}, the text of the current line of {@code lines}. */
-    public void splitExactly(String line, TextLines lines, String header) throws TraceFormatException {
-        expect(split(line), lines, header);
+    /** As {@link #splitExactly(TextLines)}, for {@code line}, the text of the current line of {@code lines}. */
+    public void splitExactly(String line, TextLines lines) throws TraceFormatException {
+        expect(split(line), lines);
     }
 
-    private void expect(int count, TextLines lines, String header) throws TraceFormatException {
+    private void expect(int count, TextLines lines) throws TraceFormatException {
         if (count != expected) {
             throw lines.error("expected " + expected + " columns (" + header + "), got " + count);
         }

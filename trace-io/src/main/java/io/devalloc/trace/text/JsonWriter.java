@@ -88,8 +88,6 @@ public final class JsonWriter {
     private static final class Encoder implements SnapshotTreeVisitor {
         private final Appendable out;
         private final boolean pretty;
-        /** The containers open around the current node: the indentation of its line when pretty. */
-        private int depth;
 
         Encoder(Appendable out, boolean pretty) {
             this.out = out;
@@ -126,81 +124,36 @@ public final class JsonWriter {
             out.append(Float.isFinite(value) ? Float.toString(value) : "null");
         }
 
-        @Override
-        public void startList(Object container, int size) throws IOException {
-            open('[');
-        }
-
-        @Override
-        public void listItem(int index, int size) throws IOException {
-            item(index);
-        }
-
-        @Override
-        public void endList(Object container, int size) throws IOException {
-            close(size, ']');
-        }
-
         /** A tuple is an array: JSON has no tuples. */
         @Override
-        public void startTuple(int size) throws IOException {
-            open('[');
+        public void start(Container kind, Object container, int size) throws IOException {
+            out.append(kind == Container.MAP ? '{' : '[');
+        }
+
+        /** The separator before item {@code index}, and in pretty output its own line, indented to {@code depth}. */
+        @Override
+        public void item(Container kind, int index, int size, int depth) throws IOException {
+            if (index > 0) {
+                out.append(',');
+            }
+            newline(depth);
         }
 
         @Override
-        public void tupleItem(int index, int size) throws IOException {
-            item(index);
-        }
-
-        @Override
-        public void endTuple(int size) throws IOException {
-            close(size, ']');
-        }
-
-        @Override
-        public void startMap(Object map, int size) throws IOException {
-            open('{');
-        }
-
-        /** Nothing yet: the separator follows the key's check, so a rejected key leaves none behind. */
-        @Override
-        public void mapEntry(int index, int size) {
-        }
-
-        @Override
-        public void mapKey(int index, String key) throws IOException {
-            item(index);
+        public void mapKey(String key) throws IOException {
             string(key);
             out.append(pretty ? ": " : ":");
         }
 
         @Override
-        public void endMap(Object map, int size) throws IOException {
-            close(size, '}');
-        }
-
-        private void open(char bracket) throws IOException {
-            out.append(bracket);
-            depth++;
-        }
-
-        /** The separator before item {@code index}, and in pretty output its own line. */
-        private void item(int index) throws IOException {
-            if (index > 0) {
-                out.append(',');
-            }
-            newline();
-        }
-
-        private void close(int size, char bracket) throws IOException {
-            depth--;
+        public void end(Container kind, Object container, int size, int depth) throws IOException {
             if (size > 0) {
-                newline();
+                newline(depth - 1);
             }
-            out.append(bracket);
+            out.append(kind == Container.MAP ? '}' : ']');
         }
 
-        private void newline() throws IOException {
+        private void newline(int depth) throws IOException {
             if (pretty) {
                 out.append('\n');
                 for (int i = 0; i < depth; i++) {

@@ -11,10 +11,9 @@ import java.math.BigInteger;
  * writes. A visitor rejects a value by throwing {@link UnwritableValueException}. Internal to trace-io's writers (this
  * package is exported only to the replay and the advisor).
  *
- * <p>A list, {@code Object[]}, {@code long[]}, {@code int[]} or {@code double[]} is
- * {@link #startList startList}, {@link #listItem listItem} before each element, {@link #endList endList}; a
- * {@link PythonTuple} is the same with the tuple methods; a map is {@link #startMap startMap}, then per entry
- * {@link #mapEntry mapEntry}, {@link #mapKey mapKey} and the value, then {@link #endMap endMap}.
+ * <p>A list, {@code Object[]}, {@code long[]}, {@code int[]} or {@code double[]} ({@link Container#LIST}), a
+ * {@link PythonTuple} ({@link Container#TUPLE}) or a map ({@link Container#MAP}) is {@link #start start}, then per
+ * item {@link #item item} (and for a map entry {@link #mapKey mapKey}) and the item's value, then {@link #end end}.
  */
 public interface SnapshotTreeVisitor {
 
@@ -44,28 +43,31 @@ public interface SnapshotTreeVisitor {
         return false;
     }
 
-    /** A list or array of {@code size} elements; {@code container} is the list or the array itself. */
-    void startList(Object container, int size) throws IOException;
+    /** What a container is written as. */
+    enum Container {
+        /** A list or an array. */
+        LIST,
+        /** A {@link PythonTuple}. */
+        TUPLE,
+        /** A map with {@link String} keys. */
+        MAP
+    }
 
-    /** Before element {@code index} of the list or array being written. */
-    void listItem(int index, int size) throws IOException;
+    /**
+     * A container of {@code size} items: {@code container} is the list, the array, the tuple's items or the map
+     * itself.
+     */
+    void start(Container kind, Object container, int size) throws IOException;
 
-    void endList(Object container, int size) throws IOException;
+    /**
+     * Before item {@code index} of the container being written, {@code depth} containers deep (the outermost is 1);
+     * a map entry's key has been checked.
+     */
+    void item(Container kind, int index, int size, int depth) throws IOException;
 
-    void startTuple(int size) throws IOException;
+    /** The key of the map entry whose {@link #item item} came last; its value follows. */
+    void mapKey(String key) throws IOException;
 
-    /** Before item {@code index} of the tuple being written. */
-    void tupleItem(int index, int size) throws IOException;
-
-    void endTuple(int size) throws IOException;
-
-    void startMap(Object map, int size) throws IOException;
-
-    /** Before entry {@code index} of the map being written, before its key is checked. */
-    void mapEntry(int index, int size) throws IOException;
-
-    /** The key of entry {@code index}, known to be a {@link String}; its value follows. */
-    void mapKey(int index, String key) throws IOException;
-
-    void endMap(Object map, int size) throws IOException;
+    /** After the items of the container {@code depth} containers deep. */
+    void end(Container kind, Object container, int size, int depth) throws IOException;
 }

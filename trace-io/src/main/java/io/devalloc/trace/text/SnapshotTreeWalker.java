@@ -1,6 +1,7 @@
 package io.devalloc.trace.text;
 
 import io.devalloc.api.spi.PythonTuple;
+import io.devalloc.trace.text.SnapshotTreeVisitor.Container;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.util.ArrayList;
@@ -80,7 +81,8 @@ public final class SnapshotTreeWalker {
         }
         checkDepth(depth);
         List<?> indexed = list instanceof RandomAccess ? list : new ArrayList<>(list);
-        elements(container, indexed.size(), visitor, i -> value(indexed.get(i), depth, visitor));
+        Element element = i -> value(indexed.get(i), depth, visitor);
+        elements(Container.LIST, container, indexed.size(), depth, visitor, element);
     }
 
     /** A primitive array. */
@@ -90,29 +92,23 @@ public final class SnapshotTreeWalker {
             return;
         }
         checkDepth(depth);
-        elements(array, size, visitor, element);
-    }
-
-    private static void elements(Object container, int size, SnapshotTreeVisitor visitor, Element element)
-            throws IOException {
-        visitor.startList(container, size);
-        for (int i = 0; i < size; i++) {
-            visitor.listItem(i, size);
-            element(element, i);
-        }
-        visitor.endList(container, size);
+        elements(Container.LIST, array, size, depth, visitor, element);
     }
 
     private static void tuple(List<Object> items, int depth, SnapshotTreeVisitor visitor) throws IOException {
         checkDepth(depth);
-        int size = items.size();
-        Element item = i -> value(items.get(i), depth, visitor);
-        visitor.startTuple(size);
+        elements(Container.TUPLE, items, items.size(), depth, visitor, i -> value(items.get(i), depth, visitor));
+    }
+
+    /** A list, an array or a tuple: its elements, each written by {@code element}. */
+    private static void elements(Container kind, Object container, int size, int depth, SnapshotTreeVisitor visitor,
+            Element element) throws IOException {
+        visitor.start(kind, container, size);
         for (int i = 0; i < size; i++) {
-            visitor.tupleItem(i, size);
-            element(item, i);
+            visitor.item(kind, i, size, depth);
+            element(element, i);
         }
-        visitor.endTuple(size);
+        visitor.end(kind, container, size, depth);
     }
 
     private static void element(Element element, int index) throws IOException {
@@ -129,23 +125,23 @@ public final class SnapshotTreeWalker {
         }
         checkDepth(depth);
         int size = map.size();
-        visitor.startMap(map, size);
+        visitor.start(Container.MAP, map, size);
         int index = 0;
         for (Map.Entry<?, ?> entry : map.entrySet()) {
-            visitor.mapEntry(index, size);
             if (!(entry.getKey() instanceof String key)) {
                 Object k = entry.getKey();
                 throw new UnwritableValueException("map key " + (k == null ? "null" : "of type "
                         + k.getClass().getName() + " (" + k + ")") + "; only String keys are supported");
             }
-            visitor.mapKey(index++, key);
+            visitor.item(Container.MAP, index++, size, depth);
+            visitor.mapKey(key);
             try {
                 value(entry.getValue(), depth, visitor);
             } catch (UnwritableValueException e) {
                 throw e.at(UnwritableValueException.keySegment(key));
             }
         }
-        visitor.endMap(map, size);
+        visitor.end(Container.MAP, map, size, depth);
     }
 
     /** Writes the element at an index of the list, tuple or array being walked. */

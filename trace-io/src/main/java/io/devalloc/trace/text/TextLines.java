@@ -2,6 +2,7 @@ package io.devalloc.trace.text;
 
 import io.devalloc.api.config.UntrustedText;
 import io.devalloc.trace.TraceFormatException;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.Reader;
@@ -31,7 +32,7 @@ import java.util.Arrays;
  * <p>A line longer than {@link #MAX_LINE_BYTES} is refused ({@link TraceFormatException}) before it is held whole:
  * no supported format comes near it, and a file of one endless line must not exhaust the heap.
  */
-public final class TextLines implements AutoCloseable {
+public final class TextLines implements Closeable {
 
     private static final int BUFFER = 1 << 17;
     /** The longest line read: every supported format's rows are a few hundred bytes at most. */

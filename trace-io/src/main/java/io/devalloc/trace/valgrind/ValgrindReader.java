@@ -1,11 +1,11 @@
 package io.devalloc.trace.valgrind;
 
 import io.devalloc.api.config.UntrustedText;
+import io.devalloc.trace.TextTraceReader;
 import io.devalloc.trace.TraceEvent;
 import io.devalloc.trace.TraceEvent.Kind;
 import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceFormatException;
-import io.devalloc.trace.TraceReader;
 import io.devalloc.trace.text.FusedRow;
 import io.devalloc.trace.text.SwarDigits;
 import io.devalloc.trace.text.TextLines;
@@ -28,17 +28,17 @@ import java.nio.file.Path;
  * index never allocated, or freed twice, is not a format error: the replay deals with it. An event's
  * {@link TraceEvent#line() line} is its line in the file. One line at a time: constant memory.
  */
-public final class ValgrindReader implements TraceReader {
+public final class ValgrindReader extends TextTraceReader {
 
     private static final String EXPECTED = "expected Alloc(<size>), or Free(<index>),";
 
     private final TextLines lines;
+    private final FusedRow row;
     private long allocations;
 
     /** Opens a file. */
     public ValgrindReader(Path file) throws IOException {
-        this.lines = TextLines.open(file);
-        this.row = new FusedRow(lines);
+        this(TextLines.open(file));
     }
 
     /**
@@ -48,13 +48,13 @@ public final class ValgrindReader implements TraceReader {
      * @param file the name messages give
      */
     public ValgrindReader(Reader in, String file) {
-        this.lines = new TextLines(in, file);
-        this.row = new FusedRow(lines);
+        this(new TextLines(in, file));
     }
 
-    @Override
-    public TraceFormat format() {
-        return TraceFormat.VALGRIND;
+    private ValgrindReader(TextLines lines) {
+        super(TraceFormat.VALGRIND, lines, lines::position);
+        this.lines = lines;
+        this.row = new FusedRow(lines);
     }
 
     /** The {@code Alloc} lines read so far: the index the next one gets. */
@@ -66,32 +66,32 @@ public final class ValgrindReader implements TraceReader {
     public TraceEvent next() throws IOException {
         TextLines lines = this.lines;
         while (true) {
-            int kind = fusedLine();
-            if (kind == NONE) {
-                // Anything fusedLine does not take (blank lines, spaces, the last lines, errors) is read with the
-                // messages.
-                if (!lines.nextLine()) {
-                    return null;
+            int p = row.start();
+            if (p >= 0) {
+                TraceEvent fused = fusedLine(lines.buffer(), p);
+                if (fused != null) {
+                    return fused;
                 }
-                kind = parse();
             }
-            if (kind == ALLOC) {
-                return new TraceEvent(Kind.ALLOC, allocations++, number, 0, 0, lines.lineNumber());
+            // Anything fusedLine does not take (blank lines, spaces, the last lines, errors) is read with the
+            // messages.
+            if (!lines.nextLine()) {
+                return null;
             }
-            if (kind == FREE) {
-                return new TraceEvent(Kind.FREE, number, 0, 0, 0, lines.lineNumber());
+            TraceEvent event = parse();
+            if (event != null) {
+                return event;
             }
         }
     }
 
-    // What a line gives: an Alloc of number bytes, a Free of allocation number, or nothing (a blank line).
-    private static final int NONE = 0;
-    private static final int ALLOC = 1;
-    private static final int FREE = 2;
-    private static final int BLANK = 3;
-
-    /** The size of an {@code Alloc}, or the index of a {@code Free}, of the line read last. */
-    private long number;
+    /** The event of an {@code Alloc} of {@code number} bytes, or of a {@code Free} of allocation {@code number}. */
+    private TraceEvent event(boolean alloc, long number) {
+        if (alloc) {
+            return new TraceEvent(Kind.ALLOC, allocations++, number, 0, 0, lines.lineNumber());
+        }
+        return new TraceEvent(Kind.FREE, number, 0, 0, 0, lines.lineNumber());
+    }
 
     // The common line, parsed while its end is looked for: Alloc(<size>), or Free(<index>), with 1 to 18 digits,
     // nothing around them but an optional comma, ended by \n or \r\n.
@@ -100,50 +100,41 @@ public final class ValgrindReader implements TraceReader {
     private static final long ALLOC_OPEN = 0x28636F6C6C41L;
     private static final long FREE_OPEN = 0x2865657246L;
 
-    private final FusedRow row;
-
     /**
-     * Parses the next line if it has the common shape and moves past it; {@link #NONE} (nothing read, nothing moved)
-     * for any other line, which {@link #parse()} then reads. Where both accept a line, both give the same event.
+     * The event of the line at {@code b[p]} if it has the common shape, moving past it; null (nothing moved) for any
+     * other line, which {@link #parse()} then reads. Where both accept a line, both give the same event.
      */
-    private int fusedLine() throws IOException {
-        FusedRow row = this.row;
-        int p = row.start();
-        if (p < 0) {
-            return NONE;
-        }
-        byte[] b = lines.buffer();
+    private TraceEvent fusedLine(byte[] b, int p) {
         long word = SwarDigits.word(b, p);
-        int kind;
+        boolean alloc;
         int i;
         if ((word & 0xFFFFFFFFFFFFL) == ALLOC_OPEN) {
-            kind = ALLOC;
+            alloc = true;
             i = p + 6;
         } else if ((word & 0xFFFFFFFFFFL) == FREE_OPEN) {
-            kind = FREE;
+            alloc = false;
             i = p + 5;
         } else {
-            return NONE;
+            return null;
         }
         i = row.decimal(b, i, ')');
         if (i < 0) {
-            return NONE;
+            return null;
         }
         if (b[i] == ',') {
             i++;
         }
         if (!row.end(i)) {
-            return NONE;
+            return null;
         }
-        number = row.value();
-        return kind;
+        return event(alloc, row.value());
     }
 
     /**
-     * The current line: {@link #ALLOC} or {@link #FREE} with its {@link #number}, or {@link #BLANK}. White space is
-     * what {@link Character#isWhitespace} says: ASCII here, and the line's text when it holds other characters.
+     * The current line's event, or null for a blank line. White space is what {@link Character#isWhitespace} says:
+     * ASCII here, and the line's text when it holds other characters.
      */
-    private int parse() throws TraceFormatException {
+    private TraceEvent parse() throws TraceFormatException {
         byte[] b = lines.buffer();
         int from = lines.start();
         int to = lines.end();
@@ -159,7 +150,7 @@ public final class ValgrindReader implements TraceReader {
             to--;
         }
         if (from == to) {
-            return BLANK;
+            return null;
         }
         if (b[to - 1] == ',') {
             to--;
@@ -174,8 +165,7 @@ public final class ValgrindReader implements TraceReader {
                     + UntrustedText.excerpt(lines.text(lines.start(), lines.end()).strip()) + "'");
         }
         int open = from + (alloc ? 6 : 5);
-        number = lines.size(open, to - 1, alloc ? "Alloc(size)" : "Free(index)");
-        return alloc ? ALLOC : FREE;
+        return event(alloc, lines.size(open, to - 1, alloc ? "Alloc(size)" : "Free(index)"));
     }
 
     private static boolean startsWith(byte[] b, int from, int to, String prefix) {
@@ -192,7 +182,7 @@ public final class ValgrindReader implements TraceReader {
     }
 
     /** {@link #parse()} of a line that holds characters other than ASCII. */
-    private int parse(String line) throws TraceFormatException {
+    private TraceEvent parse(String line) throws TraceFormatException {
         int from = 0;
         int to = line.length();
         while (from < to && Character.isWhitespace(line.charAt(from))) {
@@ -202,7 +192,7 @@ public final class ValgrindReader implements TraceReader {
             to--;
         }
         if (from == to) {
-            return BLANK;
+            return null;
         }
         if (line.charAt(to - 1) == ',') {
             to--;
@@ -216,17 +206,6 @@ public final class ValgrindReader implements TraceReader {
             throw lines.error(EXPECTED + " got '" + UntrustedText.excerpt(line.strip()) + "'");
         }
         int open = from + (alloc ? 6 : 5);
-        number = lines.size(line, open, to - 1, alloc ? "Alloc(size)" : "Free(index)");
-        return alloc ? ALLOC : FREE;
-    }
-
-    @Override
-    public long bytesRead() {
-        return lines.position();
-    }
-
-    @Override
-    public void close() throws IOException {
-        lines.close();
+        return event(alloc, lines.size(line, open, to - 1, alloc ? "Alloc(size)" : "Free(index)"));
     }
 }
