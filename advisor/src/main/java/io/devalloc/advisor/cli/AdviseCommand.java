@@ -11,13 +11,14 @@ import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.ProgressBar;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.TraceFile;
+import io.devalloc.replay.cli.CudaDeviceOption;
 import io.devalloc.replay.cli.ExitCodes;
 import io.devalloc.replay.cli.OutputFiles;
+import io.devalloc.replay.cli.ReportOptions;
 import io.devalloc.replay.cli.SettingOption;
 import io.devalloc.replay.cli.TraceReplays;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -84,9 +85,9 @@ public final class AdviseCommand implements Callable<Integer> {
                     + " there. Default: the capacity the trace tells, if it does.")
     String capacity;
 
-    @Option(names = "--cuda-device", paramLabel = "N",
-            description = "Advise on device N of a PyTorch snapshot only. Default: every device it holds.")
-    Integer cudaDevice;
+    @Mixin
+    CudaDeviceOption cudaDevice = new CudaDeviceOption("Advise on device N of a PyTorch snapshot only. Default: every"
+            + " device it holds.");
 
     @Option(names = "--objective", paramLabel = "NAME", defaultValue = "reserved",
             description = "What to minimise: reserved (no out-of-memory error, then fewest cache flushes, then lowest"
@@ -104,11 +105,9 @@ public final class AdviseCommand implements Callable<Integer> {
             description = "Replays at once. Default: the machine's processors.")
     Integer threads;
 
-    @Option(names = "--json", description = "Print one JSON object instead of the table (schema: docs/advisor.md).")
-    boolean json;
-
-    @Option(names = "--html", paramLabel = "FILE", description = "Also write a self-contained HTML page.")
-    Path html;
+    @Mixin
+    ReportOptions report = new ReportOptions("Print one JSON object instead of the table (schema: docs/advisor.md).",
+            "Also write a self-contained HTML page.");
 
     @Override
     public Integer call() throws IOException {
@@ -121,37 +120,24 @@ public final class AdviseCommand implements Callable<Integer> {
         if (n < 1) {
             throw new IllegalArgumentException("--threads must be at least 1, got " + n);
         }
-        if (cudaDevice != null && cudaDevice < 0) {
-            throw new IllegalArgumentException("--cuda-device: a device index is 0 or more, got " + cudaDevice);
-        }
-        if (html != null) {
-            OutputFiles.checkWritable("--html", html);
-        }
+        int deviceIndex = cudaDevice.index();
+        report.checkHtmlWritable();
         Advisor.Options options = new Advisor.Options(allocator.value(), grid, capacityBytes, goal, n, margin);
-        TraceFile read = TraceReplays.readFile(trace, cudaDevice == null ? TraceFile.ALL_DEVICES : cudaDevice);
+        TraceFile read = TraceReplays.readFile(trace, deviceIndex);
         Advisor advisor = new Advisor();
         JobAdvice advice = advisor.advise(read, options, ProgressBar.forTerminal(err, "advise "
                 + trace.getFileName()));
-        boolean reported = false;
-        if (html != null) {
-            try {
-                AdviceHtml.write(html, advice);
-                reported = true;
-            } catch (UncheckedIOException e) {
-                // The grid's replays are what took the time: report the file, print the advice all the same.
-                OutputFiles.reportFailure(err, "--html", html, e);
-            }
-        }
-        if (json) {
+        boolean reported = report.writeHtml(err, file -> AdviceHtml.write(file, advice));
+        if (report.json()) {
             out.println(AdviceJson.toJson(advice, true));
         } else {
             AdviceText.print(out, advice);
             if (reported) {
                 out.println();
-                out.println("HTML report: " + html);
+                out.println("HTML report: " + report.html());
             }
         }
-        return html == null || reported ? ExitCodes.OK : ExitCodes.OUTPUT;
+        return report.html() == null || reported ? ExitCodes.OK : ExitCodes.OUTPUT;
     }
 
     /** {@code --capacity}: a size, decimals allowed and rounded down to a whole byte ({@code 1.7GiB}). */

@@ -10,9 +10,7 @@ import io.devalloc.replay.ReplayJson;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.ReplayOutcome;
 import io.devalloc.replay.ReplayResult;
-import io.devalloc.replay.TraceFile;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -113,10 +111,9 @@ public final class CompareCommand implements Callable<Integer> {
     @Mixin
     SettingOption device = SettingOption.device(ReplayOptions.DEFAULT_DEVICE, "Device spec for every run.");
 
-    @Option(names = "--cuda-device", paramLabel = "N",
-            description = "Compare device N of a PyTorch snapshot only. Default: every device with a history, each"
-                    + " as a trace of its own.")
-    Integer cudaDevice;
+    @Mixin
+    CudaDeviceOption cudaDevice = new CudaDeviceOption("Compare device N of a PyTorch snapshot only. Default: every"
+            + " device with a history, each as a trace of its own.");
 
     @Option(names = "--warm", description = "PyTorch traces: restore the recorded starting state (see 'replay').")
     boolean warm;
@@ -125,13 +122,10 @@ public final class CompareCommand implements Callable<Integer> {
             description = "Release cached memory where the trace shows a run of segment_free or segment_unmap rows.")
     boolean emptyCacheAtSegmentFree;
 
-    @Option(names = "--json", description = "Print a JSON array of the replays instead of the tables.")
-    boolean json;
-
-    @Option(names = "--html", paramLabel = "FILE",
-            description = "Also write a self-contained HTML report: memory over time, the comparison table, the "
-                    + "segment maps at the peak.")
-    Path html;
+    @Mixin
+    ReportOptions report = new ReportOptions("Print a JSON array of the replays instead of the tables.",
+            "Also write a self-contained HTML report: memory over time, the comparison table, the segment maps at"
+                    + " the peak.");
 
     /** One run: an allocator and its configuration. */
     record Run(String allocator, String conf) {
@@ -162,15 +156,13 @@ public final class CompareCommand implements Callable<Integer> {
         for (String r : defaults ? DEFAULT_RUNS : runs) {
             parsed.add(Run.parse(r));
         }
-        if (html != null) {
-            OutputFiles.checkWritable("--html", html);
-        }
+        report.checkHtmlWritable();
         Run defaultBfc = Run.parse(DEFAULT_BFC_RUN);
         List<List<ReplayOutcome>> byTrace = new ArrayList<>();
         for (Path trace : traces) {
             // A snapshot of several GPUs is one trace per device with a history: each compared on its own.
             List<DeviceTrace> devices = TraceReplays.isPickle(trace)
-                    ? TraceReplays.readFile(trace, cudaDevice == null ? TraceFile.ALL_DEVICES : cudaDevice)
+                    ? TraceReplays.readFile(trace, cudaDevice.index())
                     .withHistory() : null;
             for (int d = 0; d < (devices == null ? 1 : Math.max(1, devices.size())); d++) {
                 DeviceTrace one = devices == null || devices.isEmpty() ? null : devices.get(d);
@@ -194,22 +186,14 @@ public final class CompareCommand implements Callable<Integer> {
         }
         List<ReplayOutcome> all = new ArrayList<>();
         byTrace.forEach(all::addAll);
-        boolean reported = false;
-        if (html != null) {
-            List<String> names = new ArrayList<>();
-            for (Path trace : traces) {
-                names.add(trace.toString());
-            }
-            try {
-                TraceReplays.writeReport(html, "devalloc compare " + String.join(" ", names), all);
-                reported = true;
-            } catch (UncheckedIOException e) {
-                // The replays are what took the time: report the file, print them all the same.
-                OutputFiles.reportFailure(spec.commandLine().getErr(), "--html", html, e);
-            }
+        List<String> names = new ArrayList<>();
+        for (Path trace : traces) {
+            names.add(trace.toString());
         }
-        int exitCode = html == null || reported ? ExitCodes.OK : ExitCodes.OUTPUT;
-        if (json) {
+        boolean reported = report.writeHtml(spec.commandLine().getErr(),
+                page -> TraceReplays.writeReport(page, "devalloc compare " + String.join(" ", names), all));
+        int exitCode = report.html() == null || reported ? ExitCodes.OK : ExitCodes.OUTPUT;
+        if (report.json()) {
             out.println(ReplayJson.toJson(all, false));
             return exitCode;
         }
@@ -226,7 +210,7 @@ public final class CompareCommand implements Callable<Integer> {
                 + " warm-up included (most of a short replay's time), not a property of the allocator: it is not"
                 + " ranked. 'devalloc replay TRACE --allocator NAME' shows one run in detail.");
         if (reported) {
-            out.println("HTML report: " + html);
+            out.println("HTML report: " + report.html());
         }
         return exitCode;
     }

@@ -11,7 +11,6 @@ import io.devalloc.replay.ReplayObserver;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.ReplayOutcome;
 import io.devalloc.replay.ReplayResult;
-import io.devalloc.replay.TraceFile;
 import io.devalloc.trace.text.JsonWriter;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -85,10 +84,9 @@ public final class ReplayCommand implements Callable<Integer> {
             "for a PyTorch snapshot replayed through caching, the settings it recorded (allocator_settings);"
                     + " otherwise none");
 
-    @Option(names = "--cuda-device", paramLabel = "N",
-            description = "Replay device N of a PyTorch snapshot only. Default: every device it holds, one after the"
-                    + " other.")
-    Integer cudaDevice;
+    @Mixin
+    CudaDeviceOption cudaDevice = new CudaDeviceOption("Replay device N of a PyTorch snapshot only. Default: every"
+            + " device it holds, one after the other.");
 
     @Option(names = "--export", paramLabel = "FILE.pickle",
             description = "Also write the replay as a PyTorch memory snapshot (every device replayed; the allocator's"
@@ -107,12 +105,9 @@ public final class ReplayCommand implements Callable<Integer> {
                     + "(where the program called torch.cuda.empty_cache()).")
     boolean emptyCacheAtSegmentFree;
 
-    @Option(names = "--json", description = "Print one JSON object instead of the table.")
-    boolean json;
-
-    @Option(names = "--html", paramLabel = "FILE",
-            description = "Also write a self-contained HTML report (memory over time, segment map at the peak).")
-    Path html;
+    @Mixin
+    ReportOptions report = new ReportOptions("Print one JSON object instead of the table.",
+            "Also write a self-contained HTML report (memory over time, segment map at the peak).");
 
     @Override
     public Integer call() {
@@ -122,14 +117,9 @@ public final class ReplayCommand implements Callable<Integer> {
         if (instruments.size() > 1) {
             throw new IllegalStateException("replay takes one RunInstrumentation mixin, got " + instruments);
         }
-        if (cudaDevice != null && cudaDevice < 0) {
-            throw new IllegalArgumentException("--cuda-device: a device index is 0 or more, got " + cudaDevice);
-        }
-        int deviceIndex = cudaDevice == null ? TraceFile.ALL_DEVICES : cudaDevice;
+        int deviceIndex = cudaDevice.index();
         RunInstrumentation instrument = instruments.isEmpty() ? null : instruments.get(0);
-        if (html != null) {
-            OutputFiles.checkWritable("--html", html);
-        }
+        report.checkHtmlWritable();
         Exports exports = export == null ? null : Exports.to(export);
         List<String> configNotes = new ArrayList<>();
         String givenFrom = config.defaultSource();
@@ -146,7 +136,7 @@ public final class ReplayCommand implements Callable<Integer> {
                         config.value(), givenFrom, warm, emptyCacheAtSegmentFree, err, observer,
                         exports == null ? null : exports::add, configNotes, !ReplayObserver.NONE.equals(observer));
             } catch (RuntimeException | Error e) {
-                instrument.finish(out, err, json, true);
+                instrument.finish(out, err, report.json(), true);
                 throw e;
             }
         }
@@ -168,16 +158,9 @@ public final class ReplayCommand implements Callable<Integer> {
                 OutputFiles.reportFailure(err, "--export", export, e);
             }
         }
-        boolean reported = false;
-        if (html != null) {
-            try {
-                TraceReplays.writeReport(html, "devalloc replay " + trace + " (" + outcomes.getFirst().label()
-                        + " on " + device.value() + ")", outcomes);
-                reported = true;
-            } catch (UncheckedIOException e) {
-                OutputFiles.reportFailure(err, "--html", html, e);
-            }
-        }
+        boolean reported = report.writeHtml(err, page -> TraceReplays.writeReport(page, "devalloc replay " + trace
+                + " (" + outcomes.getFirst().label() + " on " + device.value() + ")", outcomes));
+        boolean json = report.json();
         if (json) {
             if (!file.several()) {
                 out.println(JsonWriter.toString(deviceJson(replays.getFirst(), outcomes.getFirst()), false));
@@ -208,7 +191,7 @@ public final class ReplayCommand implements Callable<Integer> {
             }
             if (reported) {
                 out.println();
-                out.println("HTML report: " + html);
+                out.println("HTML report: " + report.html());
             }
             if (exported) {
                 out.println((reported ? "" : "\n") + "PyTorch snapshot: " + export + " (open it in"
@@ -216,7 +199,7 @@ public final class ReplayCommand implements Callable<Integer> {
             }
         }
         boolean recorded = instrument == null || instrument.finish(out, err, json, false);
-        boolean written = (exports == null || exported) && (html == null || reported) && recorded;
+        boolean written = (exports == null || exported) && (report.html() == null || reported) && recorded;
         return written ? ExitCodes.OK : ExitCodes.OUTPUT;
     }
 
