@@ -15,8 +15,6 @@ import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -439,26 +437,15 @@ public abstract class DeviceMemoryContract {
 
     /** Writes a pattern at the first, middle and last byte through the host view, if any. */
     protected void write(long address, long size, int salt) {
-        Optional<MemorySegment> view = device.hostView(address, size);
-        if (view.isEmpty()) {
-            return;
-        }
-        byte pattern = (byte) (salt * 31 + 7);
-        for (long o : new long[] {0, size / 2, size - 1}) {
-            view.get().set(ValueLayout.JAVA_BYTE, o, pattern);
-        }
+        HostPatterns.write(device, address, size, pattern(salt));
     }
 
     /** Checks the pattern {@link #write} left, if the device has a host view. */
     protected void check(long address, long size, int salt) {
-        Optional<MemorySegment> view = device.hostView(address, size);
-        if (view.isEmpty()) {
-            return;
-        }
-        byte pattern = (byte) (salt * 31 + 7);
-        for (long o : new long[] {0, size / 2, size - 1}) {
-            assertEquals(pattern, view.get().get(ValueLayout.JAVA_BYTE, o), "byte " + o + " of 0x"
-                    + Long.toHexString(address) + " was overwritten: another allocation overlaps it");
-        }
+        HostPatterns.assertIntact(device, address, size, pattern(salt));
+    }
+
+    private static byte pattern(int salt) {
+        return (byte) (salt * 31 + 7);
     }
 }
