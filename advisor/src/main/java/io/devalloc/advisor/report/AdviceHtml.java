@@ -484,7 +484,7 @@ public final class AdviceHtml {
         List<Map<String, Object>> wastes = new ArrayList<>();
         for (SettingResult s : shown) {
             ReplayResult.Peak peak = shown(advice, s).peak();
-            wastes.add(peak == null || peak.waste() == null ? null : ReplayJson.wasteMap(peak.waste()));
+            wastes.add(ReplayJson.wasteMap(peak));
         }
         if (wastes.isEmpty() || wastes.contains(null)) {
             out.append("<p class=\"note\">The replays did not explain their peaks.</p>\n</section>\n");
