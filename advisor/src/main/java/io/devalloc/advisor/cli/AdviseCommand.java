@@ -11,22 +11,17 @@ import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.ProgressBar;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.TraceFile;
-import io.devalloc.replay.cli.CudaDeviceOption;
 import io.devalloc.replay.cli.ExitCodes;
 import io.devalloc.replay.cli.OutputFiles;
-import io.devalloc.replay.cli.ReportOptions;
 import io.devalloc.replay.cli.SettingOption;
+import io.devalloc.replay.cli.TraceCommand;
 import io.devalloc.replay.cli.TraceReplays;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code devalloc advise TRACE}: replays a trace under a grid of allocator settings, finds the smallest device each
@@ -58,17 +53,14 @@ import picocli.CommandLine.Spec;
                 "  devalloc advise memory.pickle --cuda-device 1 --json",
                 "  devalloc advise memory.pickle --grid settings.txt --objective capacity",
                 "  devalloc advise trace.valgrind --allocator bfc"})
-public final class AdviseCommand implements Callable<Integer> {
+public final class AdviseCommand extends TraceCommand implements Callable<Integer> {
 
     /** A command for picocli to fill in from the command line. */
     public AdviseCommand() {
+        super("Advise on device N of a PyTorch snapshot only. Default: every device it holds.",
+                "Print one JSON object instead of the table (schema: docs/advisor.md).",
+                "Also write a self-contained HTML page.");
     }
-
-    @Spec
-    CommandSpec spec;
-
-    @Parameters(index = "0", paramLabel = "TRACE", description = "The trace file.")
-    Path trace;
 
     @Mixin
     SettingOption allocator = SettingOption.allocator(ReplayOptions.DEFAULT_ALLOCATOR,
@@ -84,10 +76,6 @@ public final class AdviseCommand implements Callable<Integer> {
                     + " to bytes): every setting is replayed on a device of that size, and ranked by what it costs"
                     + " there. Default: the capacity the trace tells, if it does.")
     String capacity;
-
-    @Mixin
-    CudaDeviceOption cudaDevice = new CudaDeviceOption("Advise on device N of a PyTorch snapshot only. Default: every"
-            + " device it holds.");
 
     @Option(names = "--objective", paramLabel = "NAME", defaultValue = "reserved",
             description = "What to minimise: reserved (no out-of-memory error, then fewest cache flushes, then lowest"
@@ -105,14 +93,10 @@ public final class AdviseCommand implements Callable<Integer> {
             description = "Replays at once. Default: the machine's processors.")
     Integer threads;
 
-    @Mixin
-    ReportOptions report = new ReportOptions("Print one JSON object instead of the table (schema: docs/advisor.md).",
-            "Also write a self-contained HTML page.");
-
     @Override
     public Integer call() throws IOException {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
+        PrintWriter out = out();
+        PrintWriter err = err();
         Objective goal = Objective.of(objective);
         long capacityBytes = capacity == null ? -1 : parseCapacity(capacity);
         MinSaving margin = MinSaving.parse(minSaving);

@@ -24,8 +24,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code devalloc replay TRACE}: replays one allocation trace through one allocator and configuration on one device
@@ -60,17 +58,14 @@ import picocli.CommandLine.Spec;
                 "  devalloc replay memory.csv --html report.html",
                 "  devalloc replay trace.valgrind --allocator bfc --config allow_growth:true",
                 "  devalloc replay trace.valgrind --device sim:16GiB"})
-public final class ReplayCommand implements Callable<Integer> {
+public final class ReplayCommand extends TraceCommand implements Callable<Integer> {
 
     /** A command for picocli to fill in from the command line. */
     public ReplayCommand() {
+        super("Replay device N of a PyTorch snapshot only. Default: every device it holds, one after the other.",
+                "Print one JSON object instead of the table.",
+                "Also write a self-contained HTML report (memory over time, segment map at the peak).");
     }
-
-    @Spec
-    CommandSpec spec;
-
-    @Parameters(index = "0", paramLabel = "TRACE", description = "The trace file.")
-    Path trace;
 
     @Mixin
     SettingOption allocator = SettingOption.allocator(ReplayOptions.DEFAULT_ALLOCATOR);
@@ -83,10 +78,6 @@ public final class ReplayCommand implements Callable<Integer> {
     SettingOption config = SettingOption.config(null, "expandable_segments:True or allow_growth:true",
             "for a PyTorch snapshot replayed through caching, the settings it recorded (allocator_settings);"
                     + " otherwise none");
-
-    @Mixin
-    CudaDeviceOption cudaDevice = new CudaDeviceOption("Replay device N of a PyTorch snapshot only. Default: every"
-            + " device it holds, one after the other.");
 
     @Option(names = "--export", paramLabel = "FILE.pickle",
             description = "Also write the replay as a PyTorch memory snapshot (every device replayed; the allocator's"
@@ -105,14 +96,10 @@ public final class ReplayCommand implements Callable<Integer> {
                     + "(where the program called torch.cuda.empty_cache()).")
     boolean emptyCacheAtSegmentFree;
 
-    @Mixin
-    ReportOptions report = new ReportOptions("Print one JSON object instead of the table.",
-            "Also write a self-contained HTML report (memory over time, segment map at the peak).");
-
     @Override
     public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
+        PrintWriter out = out();
+        PrintWriter err = err();
         List<RunInstrumentation> instruments = instruments(spec);
         if (instruments.size() > 1) {
             throw new IllegalStateException("replay takes one RunInstrumentation mixin, got " + instruments);
