@@ -20,6 +20,7 @@ import java.util.concurrent.Callable;
 import java.util.function.Function;
 import java.util.function.IntFunction;
 import java.util.function.ToDoubleFunction;
+import java.util.function.ToLongFunction;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -227,27 +228,32 @@ public final class CompareCommand implements Callable<Integer> {
     }
 
     private static final List<Row> ROWS = List.of(
-            new Row("peak reserved", Better.LOWER, true, o -> bytes(o.result().peakReservedBytes()),
-                    o -> o.result().peakReservedBytes()),
-            new Row("peak allocated", Better.LOWER, false, o -> bytes(o.result().peakAllocatedBytes()),
-                    o -> o.result().peakAllocatedBytes()),
+            bytesRow("peak reserved", true, ReplayResult::peakReservedBytes),
+            bytesRow("peak allocated", false, ReplayResult::peakAllocatedBytes),
             new Row("peak requested", Better.NONE, false, o -> bytes(o.result().peakRequestedBytes()),
                     o -> o.result().peakRequestedBytes()),
-            new Row("end reserved", Better.LOWER, true, o -> bytes(o.result().endReservedBytes()),
-                    o -> o.result().endReservedBytes()),
+            bytesRow("end reserved", true, ReplayResult::endReservedBytes),
             new Row("fragmentation at peak", Better.LOWER, true, o -> percent(o.result().fragmentation()),
                     o -> Math.round(o.result().fragmentation() * 1000)),
-            new Row("device mallocs", Better.LOWER, false, o -> count(o.result().deviceMallocs()),
-                    o -> o.result().deviceMallocs()),
-            new Row("device frees", Better.LOWER, false, o -> count(o.result().deviceFrees()),
-                    o -> o.result().deviceFrees()),
-            new Row("out-of-memory errors", Better.LOWER, false, o -> count(o.result().ooms()),
-                    o -> o.result().ooms()),
-            new Row("allocation retries", Better.LOWER, false, o -> count(o.result().allocRetries()),
-                    o -> o.result().allocRetries()),
+            countRow("device mallocs", ReplayResult::deviceMallocs),
+            countRow("device frees", ReplayResult::deviceFrees),
+            countRow("out-of-memory errors", ReplayResult::ooms),
+            countRow("allocation retries", ReplayResult::allocRetries),
             // How fast this machine replayed, JIT warm-up included: in a short replay mostly warm-up, so not ranked.
             new Row(SPEED_ROW, Better.NONE, false, o -> count(Math.round(o.result().eventsPerSecond())),
                     o -> o.result().eventsPerSecond()));
+
+    /** A row of bytes, lower better, shown and ranked on the same figure. */
+    private static Row bytesRow(String name, boolean cachingOnly, ToLongFunction<ReplayResult> figure) {
+        return new Row(name, Better.LOWER, cachingOnly, o -> bytes(figure.applyAsLong(o.result())),
+                o -> figure.applyAsLong(o.result()));
+    }
+
+    /** A row of a count that every run is ranked on, lower better. */
+    private static Row countRow(String name, ToLongFunction<ReplayResult> figure) {
+        return new Row(name, Better.LOWER, false, o -> count(figure.applyAsLong(o.result())),
+                o -> figure.applyAsLong(o.result()));
+    }
 
     /**
      * Which runs are not ranked on memory held, given each run's device mallocs (and maps) and the allocations it
