@@ -481,10 +481,7 @@ final class TraceScan {
         }
         openPresegments = n;
         for (Pre b : preallocRows) {
-            int i = Arrays.binarySearch(presegmentStart, b.address());
-            if (i < 0) {
-                i = -i - 2;
-            }
+            int i = rangeAt(presegmentStart, b.address());
             if (b.size() > 0 && i >= 0 && b.address() < presegmentEnd[i] && presegmentOpen[i]) {
                 presegmentOpen[i] = false;
                 openPresegments--;
@@ -493,10 +490,7 @@ final class TraceScan {
     }
 
     private void allocInPresegment(long address, long size) {
-        int i = Arrays.binarySearch(presegmentStart, address);
-        if (i < 0) {
-            i = -i - 2;
-        }
+        int i = rangeAt(presegmentStart, address);
         if (i >= 0 && address < presegmentEnd[i] && presegmentOpen[i]) {
             presegmentFirstAlloc[i] = size;
             presegmentOpen[i] = false;
@@ -562,11 +556,14 @@ final class TraceScan {
         openGaps = n;
     }
 
+    /** The last of the sorted range starts at or before {@code address}: the range that may hold it; -1 for none. */
+    private static int rangeAt(long[] starts, long address) {
+        int i = Arrays.binarySearch(starts, address);
+        return i < 0 ? -i - 2 : i;
+    }
+
     private void allocInGap(long address) {
-        int i = Arrays.binarySearch(gapStart, address);
-        if (i < 0) {
-            i = -i - 2;
-        }
+        int i = rangeAt(gapStart, address);
         if (i >= 0 && address < gapEnd[i] && gapOpen[i]) {
             gapFirstAlloc[i] = address;
             gapOpen[i] = false;
