@@ -599,19 +599,15 @@ public abstract class DeviceAllocatorContract {
                 // Each racer waits a different few spins after the barrier, so that over the rounds the handles'
                 // closes land before, during and after the allocator's.
                 Random jitter = new Random(round);
-                int closeDelay = jitter.nextInt(64);
-                racers.add(pool.submit(() -> {
-                    start.await();
-                    spin(closeDelay);
-                    fresh.close();
-                    return null;
-                }));
-                for (Allocation handle : open) {
+                List<AutoCloseable> closing = new ArrayList<>();
+                closing.add(fresh);
+                closing.addAll(open);
+                for (AutoCloseable c : closing) {
                     int delay = jitter.nextInt(64);
                     racers.add(pool.submit(() -> {
                         start.await();
                         spin(delay);
-                        handle.close();
+                        c.close();
                         return null;
                     }));
                 }
