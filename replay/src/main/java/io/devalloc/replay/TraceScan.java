@@ -268,6 +268,8 @@ final class TraceScan {
                 }
                 delta -= e.size();
                 recorded(e);
+                // The presegments it touches may be given back (and their address space reused by another pool), so
+                // later allocs there say nothing about them.
                 if (presegmentRanges.anyOpen()) {
                     presegmentRanges.closeOverlapping(e.key(), e.key() + e.size());
                 }
