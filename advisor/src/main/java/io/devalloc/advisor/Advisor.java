@@ -21,6 +21,7 @@ import io.devalloc.replay.ReplayProgress;
 import io.devalloc.replay.ReplayResult;
 import io.devalloc.replay.Replayer;
 import io.devalloc.replay.TraceFile;
+import io.devalloc.replay.TraceSources;
 import io.devalloc.replay.bounds.HeapPlacement;
 import io.devalloc.replay.bounds.LiveIntervals;
 import io.devalloc.replay.bounds.LowerBound;
@@ -343,7 +344,7 @@ public final class Advisor {
                 + " and live blocks when the snapshot was taken), so there is no allocator decision to compare with,"
                 + " no run to replay under another setting, and no recommendation";
         TrustLine.Verdict verdict = TrustLine.Verdict.NOT_COMPARABLE;
-        if (trace.format() == TraceFormat.PYTORCH_PICKLE || trace.format() == TraceFormat.PYTORCH_CSV) {
+        if (isPyTorch(trace.format())) {
             runs.expect(1);
             ReplayOptions o = new ReplayOptions(RECORDING_ALLOCATOR, UNLIMITED_DEVICE, config, true, false);
             try {
@@ -483,8 +484,8 @@ public final class Advisor {
                     List.of());
         }
         if (recorded == null) {
-            return new Baseline("", "the defaults: " + article(formatName(trace.format())) + " trace does not"
-                    + " record the allocator's settings", List.of());
+            return new Baseline("", "the defaults: " + aTraceOf(trace.format()) + " does not record the allocator's"
+                    + " settings", List.of());
         }
         if (recorded.values().isEmpty()) {
             return new Baseline("", "the defaults: the snapshot has no allocator_settings", recorded.notes());
@@ -524,11 +525,11 @@ public final class Advisor {
     }
 
     private TrustLine trust(AdvisorTrace trace, String allocator, Baseline baseline, RunProgress runs) {
-        boolean pytorch = trace.format() == TraceFormat.PYTORCH_PICKLE || trace.format() == TraceFormat.PYTORCH_CSV;
+        boolean pytorch = isPyTorch(trace.format());
         if (!pytorch) {
             runs.expect(-1);
             return new TrustLine(baseline.config(), baseline.source(), TrustLine.Verdict.NOT_COMPARABLE,
-                    article(formatName(trace.format())) + " trace records no allocator decisions to compare with",
+                    aTraceOf(trace.format()) + " records no allocator decisions to compare with",
                     null, baseline.notes());
         }
         if (!allocator.equals(RECORDING_ALLOCATOR)) {
@@ -577,6 +578,11 @@ public final class Advisor {
         }
     }
 
+    /** {@code a PyTorch CSV trace}, {@code an RMM replay log trace}. */
+    private static String aTraceOf(TraceFormat format) {
+        return article(TraceSources.formatKind(format)) + " trace";
+    }
+
     private static boolean isPyTorch(TraceFormat format) {
         return format == TraceFormat.PYTORCH_PICKLE || format == TraceFormat.PYTORCH_CSV;
     }
@@ -622,29 +628,23 @@ public final class Advisor {
         ReplayResult running = full;
         int searchRuns = 0;
         runs.expect(searchLength(fails, candidate) + 1 - SEARCH_ESTIMATE);
-        if (candidate < UNLIMITED_CAPACITY) {
-            // At the peak reserved bytes most settings behave as on the unlimited device; a memory fraction or a
-            // threshold relative to the device may not, and then the search continues above.
+        // The first probe is the peak reserved bytes: there most settings behave as on the unlimited device; a
+        // memory fraction or a threshold relative to the device may not, and then the search continues above.
+        boolean firstProbe = candidate < UNLIMITED_CAPACITY;
+        while (firstProbe || runsAt - fails > GRANULARITY) {
+            long at = firstProbe ? candidate : fails + (runsAt - fails) / GRANULARITY / 2 * GRANULARITY;
             searchRuns++;
-            ReplayResult r = replay(trace, probe.withDevice(device(candidate)), runs);
+            ReplayResult r = replay(trace, probe.withDevice(device(at)), runs);
             if (r.ooms() == 0) {
-                runsAt = candidate;
+                runsAt = at;
                 running = r;
             } else {
-                fails = candidate;
-                runs.expect(searchLength(fails, runsAt) - searchLength(0, candidate));
+                fails = at;
+                if (firstProbe) {
+                    runs.expect(searchLength(fails, runsAt) - searchLength(0, candidate));
+                }
             }
-        }
-        while (runsAt - fails > GRANULARITY) {
-            long mid = fails + (runsAt - fails) / GRANULARITY / 2 * GRANULARITY;
-            searchRuns++;
-            ReplayResult r = replay(trace, probe.withDevice(device(mid)), runs);
-            if (r.ooms() == 0) {
-                runsAt = mid;
-                running = r;
-            } else {
-                fails = mid;
-            }
+            firstProbe = false;
         }
         if (capacityObjective) {
             // The capacity objective shows each setting on its own smallest device: once more, with the snapshot.
@@ -804,15 +804,6 @@ public final class Advisor {
                 + " (per_process_memory_fraction)";
     }
 
-    static String formatName(TraceFormat format) {
-        return switch (format) {
-            case PYTORCH_PICKLE -> "PyTorch snapshot pickle";
-            case PYTORCH_CSV -> "PyTorch CSV";
-            case RMM_CSV -> "RMM replay log";
-            case VALGRIND -> "valgrind malloc";
-            case ANDROID_MEMORY_REPLAY -> "Android memory_replay";
-        };
-    }
 
     /** {@code a PyTorch CSV}, {@code an Android memory_replay}: the article English wants. */
     static String article(String noun) {

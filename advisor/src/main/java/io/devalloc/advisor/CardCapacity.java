@@ -1,5 +1,6 @@
 package io.devalloc.advisor;
 
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -15,26 +16,20 @@ public record CardCapacity(long bytes, Source source, String reason) {
     /** Where a card capacity comes from. */
     public enum Source {
         /** {@code --capacity}. */
-        GIVEN("given"),
+        GIVEN,
         /** The trace's {@code oom} entries: reserved then, plus the device's free bytes they record. */
-        OOM("oom"),
+        OOM,
         /** The allocator's own cache flushes in the trace: the largest capacity on which every one happens. */
-        RETRY_FLUSHES("retry_flushes"),
+        RETRY_FLUSHES,
         /**
          * An {@code oom} entry without the device's free bytes: below what was reserved then plus the device malloc
          * that failed for its request.
          */
-        OOM_REQUEST("oom_request");
-
-        private final String jsonName;
-
-        Source(String jsonName) {
-            this.jsonName = jsonName;
-        }
+        OOM_REQUEST;
 
         /** The name the JSON gives. */
         public String jsonName() {
-            return jsonName;
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 

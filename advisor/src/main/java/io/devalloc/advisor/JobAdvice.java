@@ -41,24 +41,22 @@ public record JobAdvice(String trace, String allocator, Objective objective, Lis
 
     /** The devices with a recorded history. */
     public List<Advice> withHistory() {
-        List<Advice> with = new ArrayList<>();
-        for (Advice a : devices) {
-            if (a.hasHistory()) {
-                with.add(a);
-            }
-        }
-        return with;
+        return byHistory(true);
     }
 
     /** The devices with only their end state. */
     public List<Advice> endStateOnly() {
-        List<Advice> without = new ArrayList<>();
+        return byHistory(false);
+    }
+
+    private List<Advice> byHistory(boolean history) {
+        List<Advice> found = new ArrayList<>();
         for (Advice a : devices) {
-            if (!a.hasHistory()) {
-                without.add(a);
+            if (a.hasHistory() == history) {
+                found.add(a);
             }
         }
-        return without;
+        return found;
     }
 
     /**

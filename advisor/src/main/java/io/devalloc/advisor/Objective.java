@@ -17,25 +17,19 @@ public enum Objective {
      * error, then the fewest cache flushes there (allocation retries: each synchronises the device and frees the
      * cache), then the lowest peak reserved there; ties: fewer device calls.
      */
-    RESERVED("reserved"),
+    RESERVED,
     /**
      * The smallest device on which the whole trace runs, flushing the cache as often as it must: what the job could
      * be squeezed into, not what it costs on a larger card; ties: fewer device calls.
      */
-    CAPACITY("capacity"),
+    CAPACITY,
     /** Device mallocs and frees on the card (maps and unmaps included), after no out-of-memory error there; ties: the
      * lower peak reserved there. */
-    DEVICE_CALLS("device-calls");
+    DEVICE_CALLS;
 
-    private final String cliName;
-
-    Objective(String cliName) {
-        this.cliName = cliName;
-    }
-
-    /** The name {@code --objective} takes and the JSON shows. */
+    /** The name {@code --objective} takes and the JSON shows: the constant's, in lower case with hyphens. */
     public String cliName() {
-        return cliName;
+        return name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 
     /** What breaks a tie on this objective's figure. */
@@ -50,7 +44,7 @@ public enum Objective {
      */
     public static Objective of(String name) {
         for (Objective o : values()) {
-            if (o.cliName.equals(name.strip().toLowerCase(Locale.ROOT))) {
+            if (o.cliName().equals(name.strip().toLowerCase(Locale.ROOT))) {
                 return o;
             }
         }

@@ -165,27 +165,24 @@ public abstract class AllocatorObservabilityContract {
     @Test
     void aHandlerThatFreesALiveAllocationTurnsAnOutOfMemoryErrorIntoASuccess() {
         EventLog log = new EventLog();
-        long[] hog = new long[1];
         AtomicInteger asked = new AtomicInteger();
-        DeviceAllocator[] self = new DeviceAllocator[1];
-        DeviceAllocator allocator = builder().listener(log).outOfMemoryHandler(failure -> {
+        Hogged hogged = new Hogged();
+        DeviceAllocator allocator = hogged.build(builder().listener(log).outOfMemoryHandler(failure -> {
             asked.incrementAndGet();
-            if (hog[0] == 0) {
+            if (hogged.hog == 0) {
                 return false;
             }
-            self[0].free(hog[0]); // no allocator lock is held here
-            hog[0] = 0;
+            hogged.allocator.free(hogged.hog); // no allocator lock is held here
+            hogged.hog = 0;
             return true;
-        }).build();
-        self[0] = allocator;
+        }));
         try {
-            long big = bigRequest(allocator);
-            hog[0] = allocator.malloc(big);
+            long big = hogged.fill();
             long ooms = allocator.stats().outOfMemoryErrors();
             long address = allocator.malloc(big);
             assertNotEquals(0, address);
             assertEquals(1, asked.get(), "the handler was asked once");
-            assertEquals(0, hog[0], "and freed the live allocation");
+            assertEquals(0, hogged.hog, "and freed the live allocation");
             assertEquals(ooms + 1, allocator.stats().outOfMemoryErrors(), "the failed attempt still counts");
             assertEquals(1, log.outOfMemory.size());
             assertEquals(List.of("HANDLER 1"), log.retries(RetryCause.HANDLER));
@@ -264,20 +261,17 @@ public abstract class AllocatorObservabilityContract {
     void theFailureCarriesTheRequestTheStreamTheRetryCountAndTheStats() {
         List<AllocationFailure> failures = new ArrayList<>();
         List<AllocatorStats> statsWhenAsked = new ArrayList<>();
-        long[] hog = new long[1];
-        DeviceAllocator[] self = new DeviceAllocator[1];
-        DeviceAllocator allocator = builder().outOfMemoryHandler(failure -> {
+        Hogged hogged = new Hogged();
+        DeviceAllocator allocator = hogged.build(builder().outOfMemoryHandler(failure -> {
             failures.add(failure);
-            statsWhenAsked.add(self[0].stats());
+            statsWhenAsked.add(hogged.allocator.stats());
             if (failure.retryCount() == 2) {
-                self[0].free(hog[0]);
+                hogged.allocator.free(hogged.hog);
             }
             return true;
-        }).build();
-        self[0] = allocator;
+        }));
         try {
-            long big = bigRequest(allocator);
-            hog[0] = allocator.malloc(big);
+            long big = hogged.fill();
             long ooms = allocator.stats().outOfMemoryErrors();
             assertNotEquals(0, allocator.malloc(big, DeviceStream.DEFAULT));
             assertEquals(3, failures.size());
@@ -423,6 +417,28 @@ public abstract class AllocatorObservabilityContract {
     /** A request of 5/8 of the capacity: two never fit at once, on any allocator. */
     private static long bigRequest(DeviceAllocator allocator) {
         return allocator.device().descriptor().totalBytes() / 8 * 5;
+    }
+
+    /**
+     * The allocator of a handler test, which its handler reaches once it is built, and the allocation that fills
+     * its device, which the handler may free.
+     */
+    private static final class Hogged {
+        DeviceAllocator allocator;
+        /** The allocation that fills the device; 0 where the handler freed it and says so. */
+        long hog;
+
+        DeviceAllocator build(DeviceAllocators.Builder builder) {
+            allocator = builder.build();
+            return allocator;
+        }
+
+        /** Fills the device with one allocation of a {@link #bigRequest}; returns its size. */
+        long fill() {
+            long big = bigRequest(allocator);
+            hog = allocator.malloc(big);
+            return big;
+        }
     }
 
     /**

@@ -176,66 +176,45 @@ public abstract class AllocatorReliabilityContract {
      */
     @Test
     protected void racesAgainstCacheOperations() throws Exception {
-        Queue<String> problems = new ConcurrentLinkedQueue<>();
-        DeviceMemory device = openDevice();
-        ExecutorService pool = Executors.newFixedThreadPool(WORKERS + 1);
-        try {
-            DeviceProbe probe = probe(device);
-            for (int round = 0; round < 40 && problems.isEmpty(); round++) {
-                DeviceAllocator allocator = createAllocator(device);
-                List<Allocation> shared = allocateShared(allocator);
-                AllocatorStats before = allocator.stats();
-                AtomicIntegerArray closes = new AtomicIntegerArray(SHARED_HANDLES);
-                CyclicBarrier start = new CyclicBarrier(WORKERS + 1);
-                AtomicBoolean workersDone = new AtomicBoolean();
-                List<Future<?>> futures = new ArrayList<>();
-                for (int t = 0; t < WORKERS; t++) {
-                    long seed = round * 31L + t;
-                    futures.add(pool.submit(() -> {
-                        start.await();
-                        work(allocator, new Random(seed), 1500, problems, false, true);
-                        return null;
-                    }));
-                }
-                long adminSeed = round;
-                futures.add(pool.submit(() -> {
-                    start.await();
-                    closeShared(shared, closes, new Random(adminSeed), problems, false);
-                    while (!workersDone.get()) {
-                        administer(allocator, problems);
-                    }
+        race(40, r -> {
+            AllocatorStats before = r.allocator().stats();
+            AtomicBoolean workersDone = new AtomicBoolean();
+            List<Future<?>> futures = new ArrayList<>();
+            for (int t = 0; t < WORKERS; t++) {
+                long seed = r.number() * 31L + t;
+                futures.add(r.pool().submit(() -> {
+                    r.start().await();
+                    work(r.allocator(), new Random(seed), 1500, r.problems(), false, true);
                     return null;
                 }));
-                for (int t = 0; t < WORKERS; t++) {
-                    futures.get(t).get(60, TimeUnit.SECONDS);
-                }
-                workersDone.set(true);
-                futures.get(WORKERS).get(60, TimeUnit.SECONDS);
-                for (int i = 0; i < SHARED_HANDLES; i++) {
-                    if (closes.get(i) != 1) {
-                        problems.add("round " + round + ": shared handle " + i + " freed " + closes.get(i) + " times");
-                    }
-                }
-                AllocatorStats after = allocator.stats();
-                if (after.freeCount() != after.allocationCount() || after.activeAllocations() != 0
-                        || after.freeCount() - before.freeCount() < SHARED_HANDLES) {
-                    problems.add("round " + round + ": after every free, stats say " + after);
-                }
-                try {
-                    AllocatorInvariants.check(allocator, new LiveSet());
-                } catch (AssertionError e) {
-                    problems.add("round " + round + ": " + e.getMessage());
-                }
-                allocator.close();
-                checkDeviceEmpty(probe, "after round " + round);
             }
-        } finally {
-            pool.shutdownNow();
-            device.close();
-        }
-        if (!problems.isEmpty()) {
-            fail(problems.size() + " problems, the first: " + String.join("\n", first(problems, 5)));
-        }
+            long adminSeed = r.number();
+            futures.add(r.pool().submit(() -> {
+                r.start().await();
+                closeShared(r.shared(), r.closes(), new Random(adminSeed), r.problems(), false);
+                while (!workersDone.get()) {
+                    administer(r.allocator(), r.problems());
+                }
+                return null;
+            }));
+            for (int t = 0; t < WORKERS; t++) {
+                futures.get(t).get(60, TimeUnit.SECONDS);
+            }
+            workersDone.set(true);
+            futures.get(WORKERS).get(60, TimeUnit.SECONDS);
+            r.checkSharedFrees(true);
+            AllocatorStats after = r.allocator().stats();
+            if (after.freeCount() != after.allocationCount() || after.activeAllocations() != 0
+                    || after.freeCount() - before.freeCount() < SHARED_HANDLES) {
+                r.problems().add("round " + r.number() + ": after every free, stats say " + after);
+            }
+            try {
+                AllocatorInvariants.check(r.allocator(), new LiveSet());
+            } catch (AssertionError e) {
+                r.problems().add("round " + r.number() + ": " + e.getMessage());
+            }
+            r.allocator().close();
+        });
     }
 
     /**
@@ -267,46 +246,74 @@ public abstract class AllocatorReliabilityContract {
     }
 
     private void raceClose(boolean closeSharedHandles, boolean allocateHandles) throws Exception {
+        race(200, r -> {
+            List<Future<?>> futures = new ArrayList<>();
+            for (int t = 0; t < WORKERS; t++) {
+                long seed = r.number() * 31L + t;
+                futures.add(r.pool().submit(() -> {
+                    r.start().await();
+                    Random random = new Random(seed);
+                    if (closeSharedHandles) {
+                        closeShared(r.shared(), r.closes(), random, r.problems(), true);
+                    }
+                    work(r.allocator(), random, 300, r.problems(), true, allocateHandles);
+                    return null;
+                }));
+            }
+            int spins = r.number() % 20;
+            futures.add(r.pool().submit(() -> {
+                r.start().await();
+                for (int i = 0; i < spins; i++) {
+                    administer(r.allocator(), r.problems());
+                }
+                r.allocator().close();
+                return null;
+            }));
+            for (Future<?> f : futures) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+            r.checkSharedFrees(false);
+        });
+    }
+
+    /**
+     * One round of a race: a fresh allocator with the {@link #SHARED_HANDLES shared handles} allocated, how often
+     * each was freed, the barrier that starts the {@link #WORKERS} threads and the one beside them together, and the
+     * problems found so far (every round's).
+     */
+    private record RaceRound(int number, DeviceAllocator allocator, List<Allocation> shared, AtomicIntegerArray closes,
+            CyclicBarrier start, ExecutorService pool, Queue<String> problems) {
+
+        /** Notes a shared handle freed more than once, or with {@code exactlyOnce}, not freed exactly once. */
+        void checkSharedFrees(boolean exactlyOnce) {
+            for (int i = 0; i < SHARED_HANDLES; i++) {
+                if (closes.get(i) > 1 || (exactlyOnce && closes.get(i) != 1)) {
+                    problems.add("round " + number + ": shared handle " + i + " freed " + closes.get(i) + " times");
+                }
+            }
+        }
+    }
+
+    /** What a race does in one round; it closes the allocator or leaves it open as it tests. */
+    @FunctionalInterface
+    private interface RaceBody {
+        void run(RaceRound round) throws Exception;
+    }
+
+    /**
+     * Runs {@code body} round after round on one device, each round on a fresh allocator, until {@code rounds} rounds
+     * or the first round with a problem; the device must be empty after each round. Fails with the problems found.
+     */
+    private void race(int rounds, RaceBody body) throws Exception {
         Queue<String> problems = new ConcurrentLinkedQueue<>();
         DeviceMemory device = openDevice();
         ExecutorService pool = Executors.newFixedThreadPool(WORKERS + 1);
         try {
             DeviceProbe probe = probe(device);
-            for (int round = 0; round < 200 && problems.isEmpty(); round++) {
+            for (int round = 0; round < rounds && problems.isEmpty(); round++) {
                 DeviceAllocator allocator = createAllocator(device);
-                List<Allocation> shared = allocateShared(allocator);
-                AtomicIntegerArray closes = new AtomicIntegerArray(SHARED_HANDLES);
-                CyclicBarrier start = new CyclicBarrier(WORKERS + 1);
-                List<Future<?>> futures = new ArrayList<>();
-                for (int t = 0; t < WORKERS; t++) {
-                    long seed = round * 31L + t;
-                    futures.add(pool.submit(() -> {
-                        start.await();
-                        Random random = new Random(seed);
-                        if (closeSharedHandles) {
-                            closeShared(shared, closes, random, problems, true);
-                        }
-                        work(allocator, random, 300, problems, true, allocateHandles);
-                        return null;
-                    }));
-                }
-                int spins = round % 20;
-                futures.add(pool.submit(() -> {
-                    start.await();
-                    for (int i = 0; i < spins; i++) {
-                        administer(allocator, problems);
-                    }
-                    allocator.close();
-                    return null;
-                }));
-                for (Future<?> f : futures) {
-                    f.get(60, TimeUnit.SECONDS);
-                }
-                for (int i = 0; i < SHARED_HANDLES; i++) {
-                    if (closes.get(i) > 1) {
-                        problems.add("round " + round + ": shared handle " + i + " freed " + closes.get(i) + " times");
-                    }
-                }
+                body.run(new RaceRound(round, allocator, allocateShared(allocator),
+                        new AtomicIntegerArray(SHARED_HANDLES), new CyclicBarrier(WORKERS + 1), pool, problems));
                 checkDeviceEmpty(probe, "after round " + round);
             }
         } finally {

@@ -19,14 +19,11 @@ import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
 import io.devalloc.api.snapshot.SegmentSnapshot;
 import io.devalloc.api.stats.AllocatorStats;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutionException;
@@ -422,7 +419,7 @@ public abstract class DeviceAllocatorContract {
                 order.add(address);
                 byte p = (byte) r.nextInt();
                 patterns.put(address, p);
-                write(address, size, p);
+                HostPatterns.write(device, address, size, p);
                 if (r.nextInt(50) == 0) {
                     allocator.recordStream(address, r.nextBoolean() ? side : DeviceStream.DEFAULT);
                 }
@@ -432,7 +429,7 @@ public abstract class DeviceAllocatorContract {
                 order.set(index, order.get(order.size() - 1));
                 order.remove(order.size() - 1);
                 long size = live.asMap().get(address);
-                check(address, size, patterns.remove(address));
+                HostPatterns.assertIntact(device, address, size, patterns.remove(address));
                 live.remove(address);
                 allocator.free(address);
             }
@@ -447,7 +444,7 @@ public abstract class DeviceAllocatorContract {
         }
         AllocatorInvariants.check(allocator, live);
         for (long address : order) {
-            check(address, live.asMap().get(address), patterns.get(address));
+            HostPatterns.assertIntact(device, address, live.asMap().get(address), patterns.get(address));
             allocator.free(address);
         }
         device.synchronize();
@@ -489,11 +486,11 @@ public abstract class DeviceAllocatorContract {
                                 shared.add(a, size);
                             }
                             byte p = (byte) (seed * 64 + i);
-                            write(a, size, p);
+                            HostPatterns.write(device, a, size, p);
                             mine.add(new long[] {a, size, p});
                         } else {
                             long[] k = mine.remove(r.nextInt(mine.size()));
-                            check(k[0], k[1], (byte) k[2]);
+                            HostPatterns.assertIntact(device, k[0], k[1], (byte) k[2]);
                             synchronized (shared) {
                                 shared.remove(k[0]);
                             }
@@ -509,7 +506,7 @@ public abstract class DeviceAllocatorContract {
             }
             AllocatorInvariants.check(allocator, shared);
             for (long[] k : remaining) {
-                check(k[0], k[1], (byte) k[2]);
+                HostPatterns.assertIntact(device, k[0], k[1], (byte) k[2]);
                 allocator.free(k[0]);
             }
             AllocatorInvariants.check(allocator, new LiveSet());
@@ -602,19 +599,15 @@ public abstract class DeviceAllocatorContract {
                 // Each racer waits a different few spins after the barrier, so that over the rounds the handles'
                 // closes land before, during and after the allocator's.
                 Random jitter = new Random(round);
-                int closeDelay = jitter.nextInt(64);
-                racers.add(pool.submit(() -> {
-                    start.await();
-                    spin(closeDelay);
-                    fresh.close();
-                    return null;
-                }));
-                for (Allocation handle : open) {
+                List<AutoCloseable> closing = new ArrayList<>();
+                closing.add(fresh);
+                closing.addAll(open);
+                for (AutoCloseable c : closing) {
                     int delay = jitter.nextInt(64);
                     racers.add(pool.submit(() -> {
                         start.await();
                         spin(delay);
-                        handle.close();
+                        c.close();
                         return null;
                     }));
                 }
@@ -653,26 +646,5 @@ public abstract class DeviceAllocatorContract {
             y.remove(k);
         }
         assertEquals(x, y, "stats other than OOM and retry counters are unchanged");
-    }
-
-    private void write(long address, long size, byte pattern) {
-        Optional<MemorySegment> view = device.hostView(address, size);
-        if (view.isPresent()) {
-            MemorySegment m = view.get();
-            m.set(ValueLayout.JAVA_BYTE, 0, pattern);
-            m.set(ValueLayout.JAVA_BYTE, size / 2, pattern);
-            m.set(ValueLayout.JAVA_BYTE, size - 1, pattern);
-        }
-    }
-
-    private void check(long address, long size, byte pattern) {
-        Optional<MemorySegment> view = device.hostView(address, size);
-        if (view.isPresent()) {
-            MemorySegment m = view.get();
-            for (long o : new long[] {0, size / 2, size - 1}) {
-                assertEquals(pattern, m.get(ValueLayout.JAVA_BYTE, o), "byte " + o + " of 0x"
-                        + Long.toHexString(address) + " was overwritten: another allocation overlaps it");
-            }
-        }
     }
 }

@@ -310,7 +310,7 @@ public final class ModelRun {
         peakActive = Math.max(peakActive, live.size());
         byte pattern = (byte) random.nextInt();
         patterns.put(address, pattern);
-        write(address, size, pattern);
+        HostPatterns.write(device, address, size, pattern);
     }
 
     private void freeOne() {
@@ -529,16 +529,6 @@ public final class ModelRun {
         }
     }
 
-    private void write(long address, long size, byte pattern) {
-        Optional<MemorySegment> view = device.hostView(address, size);
-        if (view.isPresent()) {
-            MemorySegment m = view.get();
-            m.set(ValueLayout.JAVA_BYTE, 0, pattern);
-            m.set(ValueLayout.JAVA_BYTE, size / 2, pattern);
-            m.set(ValueLayout.JAVA_BYTE, size - 1, pattern);
-        }
-    }
-
     private void checkPattern(long address, long size) {
         Byte pattern = patterns.get(address);
         if (pattern == null) {
@@ -555,7 +545,7 @@ public final class ModelRun {
         if (view.isPresent()) {
             checks++;
             MemorySegment m = view.get();
-            for (long o : new long[] {0, size / 2, size - 1}) {
+            for (long o : HostPatterns.offsets(size)) {
                 if (m.get(ValueLayout.JAVA_BYTE, o) != pattern) {
                     violation("byte " + o + " of live allocation 0x" + Long.toHexString(address)
                             + " was overwritten", null);

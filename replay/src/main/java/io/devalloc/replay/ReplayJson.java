@@ -81,18 +81,8 @@ public final class ReplayJson {
         } else {
             m.put("peak", null);
         }
-        m.put("waste_at_peak", peak == null || peak.waste() == null ? null : wasteMap(peak.waste()));
-        ReplayResult.OomPoint oom = r.firstOom();
-        if (oom != null) {
-            Map<String, Object> o = new LinkedHashMap<>();
-            o.put("event", oom.event());
-            o.put("request_bytes", oom.requestBytes());
-            o.put("reserved_bytes", oom.reservedBytes());
-            o.put("allocated_bytes", oom.allocatedBytes());
-            m.put("first_oom", o);
-        } else {
-            m.put("first_oom", null);
-        }
+        m.put("waste_at_peak", wasteMap(peak));
+        m.put("first_oom", oomMap(r.firstOom()));
         m.put("stopped_at_oom", r.stoppedAtOom());
         ReplayResult.GroundTruth g = r.groundTruth();
         if (g != null) {
@@ -124,6 +114,27 @@ public final class ReplayJson {
         w.put("unmapped_page_tails", waste.unmappedPageTails());
         w.put("total", waste.total());
         return w;
+    }
+
+    /** {@link #wasteMap(WasteAtPeak)} of the peak's waste; null without a peak or without its waste. */
+    public static Map<String, Object> wasteMap(ReplayResult.Peak peak) {
+        return peak == null || peak.waste() == null ? null : wasteMap(peak.waste());
+    }
+
+    /**
+     * The first out-of-memory error, in the JSON's key order: {@code event}, {@code request_bytes},
+     * {@code reserved_bytes}, {@code allocated_bytes}; null for none.
+     */
+    public static Map<String, Object> oomMap(ReplayResult.OomPoint oom) {
+        if (oom == null) {
+            return null;
+        }
+        Map<String, Object> o = new LinkedHashMap<>();
+        o.put("event", oom.event());
+        o.put("request_bytes", oom.requestBytes());
+        o.put("reserved_bytes", oom.reservedBytes());
+        o.put("allocated_bytes", oom.allocatedBytes());
+        return o;
     }
 
     /** One outcome as one line of JSON (or indented, when {@code pretty}). */

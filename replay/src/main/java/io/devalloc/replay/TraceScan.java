@@ -90,24 +90,16 @@ final class TraceScan {
     private long firstRecordedLine;
 
     // Rule 3's look-ahead: candidate free ranges after live blocks, sorted by start, disjoint.
-    private long[] gapStart = new long[0];
-    private long[] gapEnd = new long[0];
-    private long[] gapFirstAlloc = new long[0];
-    private boolean[] gapOpen = new boolean[0];
+    private OpenRanges gapRanges = OpenRanges.NONE;
     /** Block address → index of its candidate range. */
     private final LongLongHashMap gapOfBlock = new LongLongHashMap();
-    private int openGaps;
 
     // The segment_map rows and what the first allocs inside the presegments asked for (expandable restores).
     final List<MapRow> mapRows = new ArrayList<>();
     /** Maps waiting for the alloc they were made for. */
     private final List<TraceEvent> pendingMaps = new ArrayList<>();
-    private long[] presegmentStart = new long[0];
-    private long[] presegmentEnd = new long[0];
-    private long[] presegmentFirstAlloc = new long[0];
-    /** Presegments whose first alloc is still to be seen, and that no unmap or free has touched. */
-    private boolean[] presegmentOpen = new boolean[0];
-    private int openPresegments;
+    /** The presegments; open while their first alloc is still to be seen and no unmap or free has touched them. */
+    private OpenRanges presegmentRanges = OpenRanges.NONE;
 
     /**
      * Whether a presegment or prealloc row after the recorded events fails at once (a warm start's first pass) or is
@@ -276,8 +268,10 @@ final class TraceScan {
                 }
                 delta -= e.size();
                 recorded(e);
-                if (openPresegments > 0) {
-                    closePresegments(e.key(), e.size());
+                // The presegments it touches may be given back (and their address space reused by another pool), so
+                // later allocs there say nothing about them.
+                if (presegmentRanges.anyOpen()) {
+                    presegmentRanges.closeOverlapping(e.key(), e.key() + e.size());
                 }
             }
             case ALLOC -> {
@@ -286,14 +280,14 @@ final class TraceScan {
                 if (collectWarm) {
                     flushes.otherEvent(e.kind(), e.size());
                 }
-                if (openGaps > 0) {
-                    allocInGap(e.key());
+                if (gapRanges.anyOpen()) {
+                    gapRanges.firstAlloc(e.key(), e.key());
                 }
                 if (!pendingMaps.isEmpty()) {
                     flushMaps(e.size());
                 }
-                if (openPresegments > 0) {
-                    allocInPresegment(e.key(), e.size());
+                if (presegmentRanges.anyOpen()) {
+                    presegmentRanges.firstAlloc(e.key(), e.size());
                 }
             }
             case FREE -> {
@@ -302,11 +296,10 @@ final class TraceScan {
                 if (collectWarm) {
                     flushes.otherEvent(e.kind(), e.size());
                 }
-                if (openGaps > 0) {
+                if (gapRanges.anyOpen()) {
                     long g = gapOfBlock.get(e.key(), -1);
-                    if (g >= 0 && gapOpen[(int) g]) {
-                        gapOpen[(int) g] = false;
-                        openGaps--;
+                    if (g >= 0) {
+                        gapRanges.close((int) g);
                     }
                 }
             }
@@ -444,7 +437,7 @@ final class TraceScan {
      */
     long firstAllocAfter(long blockAddress) {
         long g = gapOfBlock.get(blockAddress, -1);
-        return g < 0 ? -1 : gapFirstAlloc[(int) g];
+        return g < 0 ? -1 : gapRanges.firstAllocOf((int) g);
     }
 
     /**
@@ -453,8 +446,7 @@ final class TraceScan {
      * live block ({@code prealloc} row).
      */
     long firstAllocIn(long address) {
-        int i = Arrays.binarySearch(presegmentStart, address);
-        return i < 0 ? -1 : presegmentFirstAlloc[i];
+        return presegmentRanges.firstAllocStartingAt(address);
     }
 
     /**
@@ -469,50 +461,17 @@ final class TraceScan {
         List<Pre> sorted = new ArrayList<>(presegmentRows);
         sorted.sort((x, y) -> Long.compare(x.address(), y.address()));
         int n = sorted.size();
-        presegmentStart = new long[n];
-        presegmentEnd = new long[n];
-        presegmentFirstAlloc = new long[n];
-        presegmentOpen = new boolean[n];
-        Arrays.fill(presegmentFirstAlloc, -1);
-        Arrays.fill(presegmentOpen, true);
+        long[] start = new long[n];
+        long[] end = new long[n];
         for (int i = 0; i < n; i++) {
-            presegmentStart[i] = sorted.get(i).address();
-            presegmentEnd[i] = sorted.get(i).end();
+            start[i] = sorted.get(i).address();
+            end[i] = sorted.get(i).end();
         }
-        openPresegments = n;
+        presegmentRanges = new OpenRanges(start, end);
         for (Pre b : preallocRows) {
-            int i = Arrays.binarySearch(presegmentStart, b.address());
-            if (i < 0) {
-                i = -i - 2;
-            }
-            if (b.size() > 0 && i >= 0 && b.address() < presegmentEnd[i] && presegmentOpen[i]) {
-                presegmentOpen[i] = false;
-                openPresegments--;
-            }
-        }
-    }
-
-    private void allocInPresegment(long address, long size) {
-        int i = Arrays.binarySearch(presegmentStart, address);
-        if (i < 0) {
-            i = -i - 2;
-        }
-        if (i >= 0 && address < presegmentEnd[i] && presegmentOpen[i]) {
-            presegmentFirstAlloc[i] = size;
-            presegmentOpen[i] = false;
-            openPresegments--;
-        }
-    }
-
-    /**
-     * An unmap or a segment free of {@code [address, address + size)}: the presegments it touches may be given back
-     * (and their address space reused by another pool), so later allocs there say nothing about them.
-     */
-    private void closePresegments(long address, long size) {
-        for (int i = 0; i < presegmentStart.length; i++) {
-            if (presegmentOpen[i] && presegmentStart[i] < address + size && address < presegmentEnd[i]) {
-                presegmentOpen[i] = false;
-                openPresegments--;
+            int i = presegmentRanges.openAt(b.address());
+            if (b.size() > 0 && i >= 0) {
+                presegmentRanges.close(i);
             }
         }
     }
@@ -545,32 +504,90 @@ final class TraceScan {
         }
         ranges.sort((x, y) -> Long.compare(x[0], y[0]));
         int n = ranges.size();
-        gapStart = new long[n];
-        gapEnd = new long[n];
-        gapFirstAlloc = new long[n];
-        gapOpen = new boolean[n];
-        Arrays.fill(gapFirstAlloc, -1);
+        long[] start = new long[n];
+        long[] end = new long[n];
         for (int i = 0; i < n; i++) {
             long[] r = ranges.get(i);
-            gapStart[i] = r[0];
-            gapEnd[i] = r[1];
-            gapOpen[i] = true;
+            start[i] = r[0];
+            end[i] = r[1];
             if (r[2] != 0) {
                 gapOfBlock.put(r[2], i, -1);
             }
         }
-        openGaps = n;
+        gapRanges = new OpenRanges(start, end);
     }
 
-    private void allocInGap(long address) {
-        int i = Arrays.binarySearch(gapStart, address);
-        if (i < 0) {
-            i = -i - 2;
+    /**
+     * Disjoint address ranges sorted by start (the presegments, the look-ahead's gaps), each open until it is closed,
+     * and what the first alloc in each gave (-1 while none): the scan watches the open ones on every alloc and free.
+     */
+    private static final class OpenRanges {
+
+        static final OpenRanges NONE = new OpenRanges(new long[0], new long[0]);
+
+        private final long[] start;
+        private final long[] end;
+        private final long[] firstAlloc;
+        private final boolean[] open;
+        private int openCount;
+
+        /** The ranges {@code [start[i], end[i])}, sorted by start, all open. */
+        OpenRanges(long[] start, long[] end) {
+            this.start = start;
+            this.end = end;
+            firstAlloc = new long[start.length];
+            Arrays.fill(firstAlloc, -1);
+            open = new boolean[start.length];
+            Arrays.fill(open, true);
+            openCount = start.length;
         }
-        if (i >= 0 && address < gapEnd[i] && gapOpen[i]) {
-            gapFirstAlloc[i] = address;
-            gapOpen[i] = false;
-            openGaps--;
+
+        boolean anyOpen() {
+            return openCount > 0;
+        }
+
+        /** The open range holding {@code address} (the last one starting at or below it); -1 for none. */
+        int openAt(long address) {
+            int i = Arrays.binarySearch(start, address);
+            if (i < 0) {
+                i = -i - 2;
+            }
+            return i >= 0 && address < end[i] && open[i] ? i : -1;
+        }
+
+        void close(int i) {
+            if (open[i]) {
+                open[i] = false;
+                openCount--;
+            }
+        }
+
+        /** An alloc at {@code address}: the open range holding it keeps {@code value} and closes. */
+        void firstAlloc(long address, long value) {
+            int i = openAt(address);
+            if (i >= 0) {
+                firstAlloc[i] = value;
+                close(i);
+            }
+        }
+
+        /** Closes the open ranges that overlap {@code [from, to)}. */
+        void closeOverlapping(long from, long to) {
+            for (int i = 0; i < start.length; i++) {
+                if (open[i] && start[i] < to && from < end[i]) {
+                    close(i);
+                }
+            }
+        }
+
+        long firstAllocOf(int i) {
+            return firstAlloc[i];
+        }
+
+        /** What the first alloc gave in the range that starts at {@code address}; -1 for none or no such range. */
+        long firstAllocStartingAt(long address) {
+            int i = Arrays.binarySearch(start, address);
+            return i < 0 ? -1 : firstAlloc[i];
         }
     }
 }

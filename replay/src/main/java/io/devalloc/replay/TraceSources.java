@@ -1,5 +1,6 @@
 package io.devalloc.replay;
 
+import io.devalloc.trace.TraceFormat;
 import io.devalloc.trace.TraceReader;
 import io.devalloc.trace.detect.TraceFormats;
 import java.io.IOException;
@@ -94,5 +95,18 @@ public final class TraceSources {
      */
     public static TraceReader open(Path file) throws IOException {
         return TraceFormats.open(file);
+    }
+
+    /**
+     * The format's name as it reads before "trace": {@code a PyTorch CSV trace}, {@code a valgrind malloc trace}.
+     */
+    public static String formatKind(TraceFormat format) {
+        return switch (format) {
+            case PYTORCH_PICKLE -> "PyTorch snapshot pickle";
+            case PYTORCH_CSV -> "PyTorch CSV";
+            case RMM_CSV -> "RMM replay log";
+            case VALGRIND -> "valgrind malloc";
+            case ANDROID_MEMORY_REPLAY -> "Android memory_replay";
+        };
     }
 }

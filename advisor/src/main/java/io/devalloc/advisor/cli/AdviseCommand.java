@@ -14,18 +14,14 @@ import io.devalloc.replay.TraceFile;
 import io.devalloc.replay.cli.ExitCodes;
 import io.devalloc.replay.cli.OutputFiles;
 import io.devalloc.replay.cli.SettingOption;
+import io.devalloc.replay.cli.TraceCommand;
 import io.devalloc.replay.cli.TraceReplays;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code devalloc advise TRACE}: replays a trace under a grid of allocator settings, finds the smallest device each
@@ -57,17 +53,14 @@ import picocli.CommandLine.Spec;
                 "  devalloc advise memory.pickle --cuda-device 1 --json",
                 "  devalloc advise memory.pickle --grid settings.txt --objective capacity",
                 "  devalloc advise trace.valgrind --allocator bfc"})
-public final class AdviseCommand implements Callable<Integer> {
+public final class AdviseCommand extends TraceCommand implements Callable<Integer> {
 
     /** A command for picocli to fill in from the command line. */
     public AdviseCommand() {
+        super("Advise on device N of a PyTorch snapshot only. Default: every device it holds.",
+                "Print one JSON object instead of the table (schema: docs/advisor.md).",
+                "Also write a self-contained HTML page.");
     }
-
-    @Spec
-    CommandSpec spec;
-
-    @Parameters(index = "0", paramLabel = "TRACE", description = "The trace file.")
-    Path trace;
 
     @Mixin
     SettingOption allocator = SettingOption.allocator(ReplayOptions.DEFAULT_ALLOCATOR,
@@ -83,10 +76,6 @@ public final class AdviseCommand implements Callable<Integer> {
                     + " to bytes): every setting is replayed on a device of that size, and ranked by what it costs"
                     + " there. Default: the capacity the trace tells, if it does.")
     String capacity;
-
-    @Option(names = "--cuda-device", paramLabel = "N",
-            description = "Advise on device N of a PyTorch snapshot only. Default: every device it holds.")
-    Integer cudaDevice;
 
     @Option(names = "--objective", paramLabel = "NAME", defaultValue = "reserved",
             description = "What to minimise: reserved (no out-of-memory error, then fewest cache flushes, then lowest"
@@ -104,16 +93,10 @@ public final class AdviseCommand implements Callable<Integer> {
             description = "Replays at once. Default: the machine's processors.")
     Integer threads;
 
-    @Option(names = "--json", description = "Print one JSON object instead of the table (schema: docs/advisor.md).")
-    boolean json;
-
-    @Option(names = "--html", paramLabel = "FILE", description = "Also write a self-contained HTML page.")
-    Path html;
-
     @Override
     public Integer call() throws IOException {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
+        PrintWriter out = out();
+        PrintWriter err = err();
         Objective goal = Objective.of(objective);
         long capacityBytes = capacity == null ? -1 : parseCapacity(capacity);
         MinSaving margin = MinSaving.parse(minSaving);
@@ -121,37 +104,24 @@ public final class AdviseCommand implements Callable<Integer> {
         if (n < 1) {
             throw new IllegalArgumentException("--threads must be at least 1, got " + n);
         }
-        if (cudaDevice != null && cudaDevice < 0) {
-            throw new IllegalArgumentException("--cuda-device: a device index is 0 or more, got " + cudaDevice);
-        }
-        if (html != null) {
-            OutputFiles.checkWritable("--html", html);
-        }
+        int deviceIndex = cudaDevice.index();
+        report.checkHtmlWritable();
         Advisor.Options options = new Advisor.Options(allocator.value(), grid, capacityBytes, goal, n, margin);
-        TraceFile read = TraceReplays.readFile(trace, cudaDevice == null ? TraceFile.ALL_DEVICES : cudaDevice);
+        TraceFile read = TraceReplays.readFile(trace, deviceIndex);
         Advisor advisor = new Advisor();
         JobAdvice advice = advisor.advise(read, options, ProgressBar.forTerminal(err, "advise "
                 + trace.getFileName()));
-        boolean reported = false;
-        if (html != null) {
-            try {
-                AdviceHtml.write(html, advice);
-                reported = true;
-            } catch (UncheckedIOException e) {
-                // The grid's replays are what took the time: report the file, print the advice all the same.
-                OutputFiles.reportFailure(err, "--html", html, e);
-            }
-        }
-        if (json) {
+        boolean reported = report.writeHtml(err, file -> AdviceHtml.write(file, advice));
+        if (report.json()) {
             out.println(AdviceJson.toJson(advice, true));
         } else {
             AdviceText.print(out, advice);
             if (reported) {
                 out.println();
-                out.println("HTML report: " + html);
+                out.println("HTML report: " + report.html());
             }
         }
-        return html == null || reported ? ExitCodes.OK : ExitCodes.OUTPUT;
+        return report.html() == null || reported ? ExitCodes.OK : ExitCodes.OUTPUT;
     }
 
     /** {@code --capacity}: a size, decimals allowed and rounded down to a whole byte ({@code 1.7GiB}). */

@@ -17,6 +17,7 @@ import io.devalloc.api.units.ByteSize;
 import io.devalloc.replay.RecordedOom;
 import io.devalloc.replay.ReplayJson;
 import io.devalloc.replay.ReplayResult;
+import io.devalloc.replay.cli.TextWrap;
 import io.devalloc.replay.report.ReportParts;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -352,21 +353,11 @@ public final class AdviceHtml {
     static String configHtml(String config) {
         String label = AdviceText.label(config);
         StringBuilder out = new StringBuilder(label.length() + 16);
-        int depth = 0;
-        int start = 0;
-        for (int i = 0; i < label.length(); i++) {
-            char c = label.charAt(i);
-            if (c == '[') {
-                depth++;
-            } else if (c == ']') {
-                depth = Math.max(0, depth - 1);
-            } else if (c == ',' && depth == 0) {
-                // Between two settings; a comma inside brackets belongs to one value.
-                out.append(escape(label.substring(start, i + 1))).append("<wbr/>");
-                start = i + 1;
-            }
+        List<String> settings = TextWrap.afterCommas(label, true);
+        for (int i = 0; i < settings.size(); i++) {
+            out.append(i == 0 ? "" : "<wbr/>").append(escape(settings.get(i)));
         }
-        return out.append(escape(label.substring(start))).toString();
+        return out.toString();
     }
 
     /** "recorded", or "baseline" when the trace did not record the setting. */
@@ -484,7 +475,7 @@ public final class AdviceHtml {
         List<Map<String, Object>> wastes = new ArrayList<>();
         for (SettingResult s : shown) {
             ReplayResult.Peak peak = shown(advice, s).peak();
-            wastes.add(peak == null || peak.waste() == null ? null : ReplayJson.wasteMap(peak.waste()));
+            wastes.add(ReplayJson.wasteMap(peak));
         }
         if (wastes.isEmpty() || wastes.contains(null)) {
             out.append("<p class=\"note\">The replays did not explain their peaks.</p>\n</section>\n");

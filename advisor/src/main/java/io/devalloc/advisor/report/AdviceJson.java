@@ -190,7 +190,7 @@ public final class AdviceJson {
         } else {
             Map<String, Object> rep = new LinkedHashMap<>();
             rep.put("reproduced", r.reproduced());
-            rep.put("first_oom", oom(r.replayed()));
+            rep.put("first_oom", ReplayJson.oomMap(r.replayed()));
             rep.put("sentence", r.sentence());
             m.put("reproduction", rep);
         }
@@ -277,7 +277,7 @@ public final class AdviceJson {
         m.put("requested_fragmentation", r == null ? null : r.requestedFragmentation());
         ReplayResult.Peak peak = r == null ? null : r.peak();
         m.put("peak_event", peak == null ? null : peak.event());
-        m.put("waste_at_peak", peak == null || peak.waste() == null ? null : ReplayJson.wasteMap(peak.waste()));
+        m.put("waste_at_peak", ReplayJson.wasteMap(peak));
         m.put("end_reserved_bytes", r == null ? null : r.endReservedBytes());
         m.put("search_runs", s.searchRuns());
         if (c != null) {
@@ -292,9 +292,8 @@ public final class AdviceJson {
             card.put("device_mallocs", at.deviceMallocs());
             card.put("device_frees", at.deviceFrees());
             card.put("end_reserved_bytes", at.endReservedBytes());
-            card.put("waste_at_peak", at.peak() == null || at.peak().waste() == null ? null
-                    : ReplayJson.wasteMap(at.peak().waste()));
-            card.put("first_oom", oom(c.firstOom()));
+            card.put("waste_at_peak", ReplayJson.wasteMap(at.peak()));
+            card.put("first_oom", ReplayJson.oomMap(c.firstOom()));
             if (post != null) {
                 card.put("at_recorded_oom", post.passage(s).jsonName());
                 card.put("oom_requests_served", c.servedOomRequests());
@@ -304,18 +303,6 @@ public final class AdviceJson {
             m.put("at_capacity", card);
         }
         return m;
-    }
-
-    private static Map<String, Object> oom(ReplayResult.OomPoint oom) {
-        if (oom == null) {
-            return null;
-        }
-        Map<String, Object> o = new LinkedHashMap<>();
-        o.put("event", oom.event());
-        o.put("request_bytes", oom.requestBytes());
-        o.put("reserved_bytes", oom.reservedBytes());
-        o.put("allocated_bytes", oom.allocatedBytes());
-        return o;
     }
 
     private static Map<String, Object> recommendation(Recommendation rec) {
@@ -348,7 +335,7 @@ public final class AdviceJson {
         m.put("allocated_bytes", r.peakAllocatedBytes());
         m.put("requested_bytes", r.peakRequestedBytes());
         m.put("segments", r.peakSnapshot() == null ? null : r.peakSnapshot().segments().size());
-        m.put("waste", r.peak() == null || r.peak().waste() == null ? null : ReplayJson.wasteMap(r.peak().waste()));
+        m.put("waste", ReplayJson.wasteMap(r.peak()));
         return m;
     }
 }

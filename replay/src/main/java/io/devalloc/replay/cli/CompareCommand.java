@@ -10,9 +10,7 @@ import io.devalloc.replay.ReplayJson;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.ReplayOutcome;
 import io.devalloc.replay.ReplayResult;
-import io.devalloc.replay.TraceFile;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -22,6 +20,7 @@ import java.util.concurrent.Callable;
 import java.util.function.Function;
 import java.util.function.IntFunction;
 import java.util.function.ToDoubleFunction;
+import java.util.function.ToLongFunction;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -113,10 +112,9 @@ public final class CompareCommand implements Callable<Integer> {
     @Mixin
     SettingOption device = SettingOption.device(ReplayOptions.DEFAULT_DEVICE, "Device spec for every run.");
 
-    @Option(names = "--cuda-device", paramLabel = "N",
-            description = "Compare device N of a PyTorch snapshot only. Default: every device with a history, each"
-                    + " as a trace of its own.")
-    Integer cudaDevice;
+    @Mixin
+    CudaDeviceOption cudaDevice = new CudaDeviceOption("Compare device N of a PyTorch snapshot only. Default: every"
+            + " device with a history, each as a trace of its own.");
 
     @Option(names = "--warm", description = "PyTorch traces: restore the recorded starting state (see 'replay').")
     boolean warm;
@@ -125,13 +123,10 @@ public final class CompareCommand implements Callable<Integer> {
             description = "Release cached memory where the trace shows a run of segment_free or segment_unmap rows.")
     boolean emptyCacheAtSegmentFree;
 
-    @Option(names = "--json", description = "Print a JSON array of the replays instead of the tables.")
-    boolean json;
-
-    @Option(names = "--html", paramLabel = "FILE",
-            description = "Also write a self-contained HTML report: memory over time, the comparison table, the "
-                    + "segment maps at the peak.")
-    Path html;
+    @Mixin
+    ReportOptions report = new ReportOptions("Print a JSON array of the replays instead of the tables.",
+            "Also write a self-contained HTML report: memory over time, the comparison table, the segment maps at"
+                    + " the peak.");
 
     /** One run: an allocator and its configuration. */
     record Run(String allocator, String conf) {
@@ -162,15 +157,13 @@ public final class CompareCommand implements Callable<Integer> {
         for (String r : defaults ? DEFAULT_RUNS : runs) {
             parsed.add(Run.parse(r));
         }
-        if (html != null) {
-            OutputFiles.checkWritable("--html", html);
-        }
+        report.checkHtmlWritable();
         Run defaultBfc = Run.parse(DEFAULT_BFC_RUN);
         List<List<ReplayOutcome>> byTrace = new ArrayList<>();
         for (Path trace : traces) {
             // A snapshot of several GPUs is one trace per device with a history: each compared on its own.
             List<DeviceTrace> devices = TraceReplays.isPickle(trace)
-                    ? TraceReplays.readFile(trace, cudaDevice == null ? TraceFile.ALL_DEVICES : cudaDevice)
+                    ? TraceReplays.readFile(trace, cudaDevice.index())
                     .withHistory() : null;
             for (int d = 0; d < (devices == null ? 1 : Math.max(1, devices.size())); d++) {
                 DeviceTrace one = devices == null || devices.isEmpty() ? null : devices.get(d);
@@ -194,22 +187,14 @@ public final class CompareCommand implements Callable<Integer> {
         }
         List<ReplayOutcome> all = new ArrayList<>();
         byTrace.forEach(all::addAll);
-        boolean reported = false;
-        if (html != null) {
-            List<String> names = new ArrayList<>();
-            for (Path trace : traces) {
-                names.add(trace.toString());
-            }
-            try {
-                TraceReplays.writeReport(html, "devalloc compare " + String.join(" ", names), all);
-                reported = true;
-            } catch (UncheckedIOException e) {
-                // The replays are what took the time: report the file, print them all the same.
-                OutputFiles.reportFailure(spec.commandLine().getErr(), "--html", html, e);
-            }
+        List<String> names = new ArrayList<>();
+        for (Path trace : traces) {
+            names.add(trace.toString());
         }
-        int exitCode = html == null || reported ? ExitCodes.OK : ExitCodes.OUTPUT;
-        if (json) {
+        boolean reported = report.writeHtml(spec.commandLine().getErr(),
+                page -> TraceReplays.writeReport(page, "devalloc compare " + String.join(" ", names), all));
+        int exitCode = report.html() == null || reported ? ExitCodes.OK : ExitCodes.OUTPUT;
+        if (report.json()) {
             out.println(ReplayJson.toJson(all, false));
             return exitCode;
         }
@@ -226,7 +211,7 @@ public final class CompareCommand implements Callable<Integer> {
                 + " warm-up included (most of a short replay's time), not a property of the allocator: it is not"
                 + " ranked. 'devalloc replay TRACE --allocator NAME' shows one run in detail.");
         if (reported) {
-            out.println("HTML report: " + html);
+            out.println("HTML report: " + report.html());
         }
         return exitCode;
     }
@@ -243,27 +228,32 @@ public final class CompareCommand implements Callable<Integer> {
     }
 
     private static final List<Row> ROWS = List.of(
-            new Row("peak reserved", Better.LOWER, true, o -> bytes(o.result().peakReservedBytes()),
-                    o -> o.result().peakReservedBytes()),
-            new Row("peak allocated", Better.LOWER, false, o -> bytes(o.result().peakAllocatedBytes()),
-                    o -> o.result().peakAllocatedBytes()),
+            bytesRow("peak reserved", true, ReplayResult::peakReservedBytes),
+            bytesRow("peak allocated", false, ReplayResult::peakAllocatedBytes),
             new Row("peak requested", Better.NONE, false, o -> bytes(o.result().peakRequestedBytes()),
                     o -> o.result().peakRequestedBytes()),
-            new Row("end reserved", Better.LOWER, true, o -> bytes(o.result().endReservedBytes()),
-                    o -> o.result().endReservedBytes()),
+            bytesRow("end reserved", true, ReplayResult::endReservedBytes),
             new Row("fragmentation at peak", Better.LOWER, true, o -> percent(o.result().fragmentation()),
                     o -> Math.round(o.result().fragmentation() * 1000)),
-            new Row("device mallocs", Better.LOWER, false, o -> count(o.result().deviceMallocs()),
-                    o -> o.result().deviceMallocs()),
-            new Row("device frees", Better.LOWER, false, o -> count(o.result().deviceFrees()),
-                    o -> o.result().deviceFrees()),
-            new Row("out-of-memory errors", Better.LOWER, false, o -> count(o.result().ooms()),
-                    o -> o.result().ooms()),
-            new Row("allocation retries", Better.LOWER, false, o -> count(o.result().allocRetries()),
-                    o -> o.result().allocRetries()),
+            countRow("device mallocs", ReplayResult::deviceMallocs),
+            countRow("device frees", ReplayResult::deviceFrees),
+            countRow("out-of-memory errors", ReplayResult::ooms),
+            countRow("allocation retries", ReplayResult::allocRetries),
             // How fast this machine replayed, JIT warm-up included: in a short replay mostly warm-up, so not ranked.
             new Row(SPEED_ROW, Better.NONE, false, o -> count(Math.round(o.result().eventsPerSecond())),
                     o -> o.result().eventsPerSecond()));
+
+    /** A row of bytes, lower better, shown and ranked on the same figure. */
+    private static Row bytesRow(String name, boolean cachingOnly, ToLongFunction<ReplayResult> figure) {
+        return new Row(name, Better.LOWER, cachingOnly, o -> bytes(figure.applyAsLong(o.result())),
+                o -> figure.applyAsLong(o.result()));
+    }
+
+    /** A row of a count that every run is ranked on, lower better. */
+    private static Row countRow(String name, ToLongFunction<ReplayResult> figure) {
+        return new Row(name, Better.LOWER, false, o -> count(figure.applyAsLong(o.result())),
+                o -> figure.applyAsLong(o.result()));
+    }
 
     /**
      * Which runs are not ranked on memory held, given each run's device mallocs (and maps) and the allocations it

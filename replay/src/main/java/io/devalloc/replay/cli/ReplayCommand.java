@@ -11,7 +11,6 @@ import io.devalloc.replay.ReplayObserver;
 import io.devalloc.replay.ReplayOptions;
 import io.devalloc.replay.ReplayOutcome;
 import io.devalloc.replay.ReplayResult;
-import io.devalloc.replay.TraceFile;
 import io.devalloc.trace.text.JsonWriter;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -25,8 +24,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code devalloc replay TRACE}: replays one allocation trace through one allocator and configuration on one device
@@ -61,17 +58,14 @@ import picocli.CommandLine.Spec;
                 "  devalloc replay memory.csv --html report.html",
                 "  devalloc replay trace.valgrind --allocator bfc --config allow_growth:true",
                 "  devalloc replay trace.valgrind --device sim:16GiB"})
-public final class ReplayCommand implements Callable<Integer> {
+public final class ReplayCommand extends TraceCommand implements Callable<Integer> {
 
     /** A command for picocli to fill in from the command line. */
     public ReplayCommand() {
+        super("Replay device N of a PyTorch snapshot only. Default: every device it holds, one after the other.",
+                "Print one JSON object instead of the table.",
+                "Also write a self-contained HTML report (memory over time, segment map at the peak).");
     }
-
-    @Spec
-    CommandSpec spec;
-
-    @Parameters(index = "0", paramLabel = "TRACE", description = "The trace file.")
-    Path trace;
 
     @Mixin
     SettingOption allocator = SettingOption.allocator(ReplayOptions.DEFAULT_ALLOCATOR);
@@ -84,11 +78,6 @@ public final class ReplayCommand implements Callable<Integer> {
     SettingOption config = SettingOption.config(null, "expandable_segments:True or allow_growth:true",
             "for a PyTorch snapshot replayed through caching, the settings it recorded (allocator_settings);"
                     + " otherwise none");
-
-    @Option(names = "--cuda-device", paramLabel = "N",
-            description = "Replay device N of a PyTorch snapshot only. Default: every device it holds, one after the"
-                    + " other.")
-    Integer cudaDevice;
 
     @Option(names = "--export", paramLabel = "FILE.pickle",
             description = "Also write the replay as a PyTorch memory snapshot (every device replayed; the allocator's"
@@ -107,29 +96,17 @@ public final class ReplayCommand implements Callable<Integer> {
                     + "(where the program called torch.cuda.empty_cache()).")
     boolean emptyCacheAtSegmentFree;
 
-    @Option(names = "--json", description = "Print one JSON object instead of the table.")
-    boolean json;
-
-    @Option(names = "--html", paramLabel = "FILE",
-            description = "Also write a self-contained HTML report (memory over time, segment map at the peak).")
-    Path html;
-
     @Override
     public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
+        PrintWriter out = out();
+        PrintWriter err = err();
         List<RunInstrumentation> instruments = instruments(spec);
         if (instruments.size() > 1) {
             throw new IllegalStateException("replay takes one RunInstrumentation mixin, got " + instruments);
         }
-        if (cudaDevice != null && cudaDevice < 0) {
-            throw new IllegalArgumentException("--cuda-device: a device index is 0 or more, got " + cudaDevice);
-        }
-        int deviceIndex = cudaDevice == null ? TraceFile.ALL_DEVICES : cudaDevice;
+        int deviceIndex = cudaDevice.index();
         RunInstrumentation instrument = instruments.isEmpty() ? null : instruments.get(0);
-        if (html != null) {
-            OutputFiles.checkWritable("--html", html);
-        }
+        report.checkHtmlWritable();
         Exports exports = export == null ? null : Exports.to(export);
         List<String> configNotes = new ArrayList<>();
         String givenFrom = config.defaultSource();
@@ -146,7 +123,7 @@ public final class ReplayCommand implements Callable<Integer> {
                         config.value(), givenFrom, warm, emptyCacheAtSegmentFree, err, observer,
                         exports == null ? null : exports::add, configNotes, !ReplayObserver.NONE.equals(observer));
             } catch (RuntimeException | Error e) {
-                instrument.finish(out, err, json, true);
+                instrument.finish(out, err, report.json(), true);
                 throw e;
             }
         }
@@ -168,16 +145,9 @@ public final class ReplayCommand implements Callable<Integer> {
                 OutputFiles.reportFailure(err, "--export", export, e);
             }
         }
-        boolean reported = false;
-        if (html != null) {
-            try {
-                TraceReplays.writeReport(html, "devalloc replay " + trace + " (" + outcomes.getFirst().label()
-                        + " on " + device.value() + ")", outcomes);
-                reported = true;
-            } catch (UncheckedIOException e) {
-                OutputFiles.reportFailure(err, "--html", html, e);
-            }
-        }
+        boolean reported = report.writeHtml(err, page -> TraceReplays.writeReport(page, "devalloc replay " + trace
+                + " (" + outcomes.getFirst().label() + " on " + device.value() + ")", outcomes));
+        boolean json = report.json();
         if (json) {
             if (!file.several()) {
                 out.println(JsonWriter.toString(deviceJson(replays.getFirst(), outcomes.getFirst()), false));
@@ -208,7 +178,7 @@ public final class ReplayCommand implements Callable<Integer> {
             }
             if (reported) {
                 out.println();
-                out.println("HTML report: " + html);
+                out.println("HTML report: " + report.html());
             }
             if (exported) {
                 out.println((reported ? "" : "\n") + "PyTorch snapshot: " + export + " (open it in"
@@ -216,7 +186,7 @@ public final class ReplayCommand implements Callable<Integer> {
             }
         }
         boolean recorded = instrument == null || instrument.finish(out, err, json, false);
-        boolean written = (exports == null || exported) && (html == null || reported) && recorded;
+        boolean written = (exports == null || exported) && (report.html() == null || reported) && recorded;
         return written ? ExitCodes.OK : ExitCodes.OUTPUT;
     }
 

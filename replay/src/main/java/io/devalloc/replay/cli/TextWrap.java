@@ -52,6 +52,24 @@ public final class TextWrap {
      */
     static List<String> words(String text, boolean settings) {
         List<String> words = new ArrayList<>();
+        for (String piece : afterCommas(text, settings)) {
+            int start = 0;
+            for (int space = piece.indexOf(' '); space >= 0; space = piece.indexOf(' ', start)) {
+                words.add(piece.substring(start, space));
+                start = space + 1;
+            }
+            words.add(piece.substring(start));
+        }
+        return words;
+    }
+
+    /**
+     * {@code text} cut after each comma, each piece keeping its comma, the last one what follows the last comma
+     * (empty after a final comma). With {@code settings}, a configuration text: only the commas between two settings
+     * cut it, not those inside brackets (a value such as {@code roundup_power2_divisions:[256:1,512:2]} stays whole).
+     */
+    public static List<String> afterCommas(String text, boolean settings) {
+        List<String> pieces = new ArrayList<>();
         int start = 0;
         int depth = 0;
         for (int i = 0; i < text.length(); i++) {
@@ -60,16 +78,13 @@ public final class TextWrap {
                 depth++;
             } else if (c == ']') {
                 depth = Math.max(0, depth - 1);
-            } else if (c == ' ') {
-                words.add(text.substring(start, i));
-                start = i + 1;
             } else if (c == ',' && (!settings || depth == 0)) {
-                words.add(text.substring(start, i + 1));
+                pieces.add(text.substring(start, i + 1));
                 start = i + 1;
             }
         }
-        words.add(text.substring(start));
-        return words;
+        pieces.add(text.substring(start));
+        return pieces;
     }
 
     /** The index after the last comma before {@code limit} where a line may break, or 0 for none. */
@@ -77,17 +92,15 @@ public final class TextWrap {
         if (!settings) {
             return text.lastIndexOf(',', limit - 1) + 1;
         }
+        List<String> pieces = afterCommas(text, true);
         int found = 0;
-        int depth = 0;
-        for (int i = 0; i < Math.min(limit, text.length()); i++) {
-            char c = text.charAt(i);
-            if (c == '[') {
-                depth++;
-            } else if (c == ']') {
-                depth = Math.max(0, depth - 1);
-            } else if (c == ',' && depth == 0) {
-                found = i + 1;
+        // Every piece but the last ends with its comma, at the piece's end - 1.
+        for (int p = 0, end = 0; p < pieces.size() - 1; p++) {
+            end += pieces.get(p).length();
+            if (end - 1 >= limit) {
+                break;
             }
+            found = end;
         }
         return found;
     }

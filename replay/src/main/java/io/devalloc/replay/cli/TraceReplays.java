@@ -459,16 +459,12 @@ public final class TraceReplays {
         HtmlReport.write(file, title, results, notes);
     }
 
-    /** {@code PyTorch CSV} for {@link TraceFormat#PYTORCH_CSV}. */
+    /** {@code PyTorch CSV} for {@link TraceFormat#PYTORCH_CSV}; the valgrind format is a {@code malloc trace}. */
     static String formatName(TraceFormat format) {
-        return switch (format) {
-            case PYTORCH_PICKLE -> "PyTorch snapshot pickle";
-            case PYTORCH_CSV -> "PyTorch CSV";
-            case RMM_CSV -> "RMM replay log";
-            case VALGRIND -> "valgrind malloc trace";
-            case ANDROID_MEMORY_REPLAY -> "Android memory_replay";
-        };
+        String kind = TraceSources.formatKind(format);
+        return format == TraceFormat.VALGRIND ? kind + " trace" : kind;
     }
+
 
     /** {@code 1.77 GiB}. */
     static String bytes(long bytes) {

@@ -38,33 +38,35 @@ final class SegmentMap {
     private SegmentMap() {
     }
 
-    /** What people call a state, and the CSS class of its rectangles. */
-    static String stateName(BlockState state) {
+    /**
+     * How a state is shown: what people call it, the CSS class of its rectangles and their fill colour (the page's
+     * style sheet uses the same values).
+     */
+    private record StateLook(String name, String cssClass, String colour) {
+    }
+
+    private static StateLook look(BlockState state) {
         return switch (state) {
-            case ALLOCATED -> "allocated";
-            case PENDING_FREE -> "pending free";
-            case FREE -> "free";
-            case UNMAPPED -> "unmapped";
+            case ALLOCATED -> new StateLook("allocated", "st-allocated", "#3b5b92");
+            case PENDING_FREE -> new StateLook("pending free", "st-pending", "#f0a030");
+            case FREE -> new StateLook("free", "st-free", "#a9dba0");
+            case UNMAPPED -> new StateLook("unmapped", "st-unmapped", "#e3e3e3");
         };
     }
 
+    /** What people call a state. */
+    static String stateName(BlockState state) {
+        return look(state).name();
+    }
+
+    /** The CSS class of a state's rectangles. */
     static String stateClass(BlockState state) {
-        return switch (state) {
-            case ALLOCATED -> "st-allocated";
-            case PENDING_FREE -> "st-pending";
-            case FREE -> "st-free";
-            case UNMAPPED -> "st-unmapped";
-        };
+        return look(state).cssClass();
     }
 
     /** The fill colour of a state; the page's style sheet uses the same values. */
     static String stateColour(BlockState state) {
-        return switch (state) {
-            case ALLOCATED -> "#3b5b92";
-            case PENDING_FREE -> "#f0a030";
-            case FREE -> "#a9dba0";
-            case UNMAPPED -> "#e3e3e3";
-        };
+        return look(state).colour();
     }
 
     /**
