@@ -27,4 +27,11 @@ final class CacheReleaseEvent extends AllocatorEvent {
             + " release)")
     @Timespan(Timespan.NANOSECONDS)
     long callDuration;
+
+    /** Describes a release of {@code bytes} that took {@code nanos} on the allocator and device named. */
+    void set(String allocatorName, String deviceId, long bytes, long nanos) {
+        source(allocatorName, deviceId);
+        this.releasedSize = bytes;
+        this.callDuration = nanos;
+    }
 }

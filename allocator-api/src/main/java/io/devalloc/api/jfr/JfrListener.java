@@ -53,13 +53,7 @@ final class JfrListener implements AllocatorListener {
     public void outOfMemory(long requestedBytes, OutOfMemoryException error) {
         OutOfMemoryEvent event = new OutOfMemoryEvent();
         if (event.shouldCommit()) {
-            event.source(allocatorName, deviceId);
-            event.requestedSize = requestedBytes;
-            event.reason = error.reason().name();
-            event.deviceFree = error.deviceFreeBytes();
-            event.reserved = error.reservedBytes();
-            event.allocated = error.allocatedBytes();
-            event.message = error.getMessage();
+            event.set(allocatorName, deviceId, requestedBytes, error);
             event.commit();
         }
     }
@@ -68,10 +62,7 @@ final class JfrListener implements AllocatorListener {
     public void allocationRetried(long requestedBytes, int attempt, RetryCause cause) {
         AllocationRetryEvent event = new AllocationRetryEvent();
         if (event.shouldCommit()) {
-            event.source(allocatorName, deviceId);
-            event.requestedSize = requestedBytes;
-            event.attempt = attempt;
-            event.cause = cause.name();
+            event.set(allocatorName, deviceId, requestedBytes, attempt, cause);
             event.commit();
         }
     }
@@ -80,9 +71,7 @@ final class JfrListener implements AllocatorListener {
     public void cacheReleased(long bytes, long nanos) {
         CacheReleaseEvent event = new CacheReleaseEvent();
         if (event.shouldCommit()) {
-            event.source(allocatorName, deviceId);
-            event.releasedSize = bytes;
-            event.callDuration = nanos;
+            event.set(allocatorName, deviceId, bytes, nanos);
             event.commit();
         }
     }
