@@ -52,20 +52,8 @@ final class TraceRing {
             throw new IllegalArgumentException("history size must be >= 0, got " + entries);
         }
         int newLimit = Math.min(entries, MAX_ARRAY_LENGTH);
-        int length = Math.min(newLimit, INITIAL_LENGTH);
-        // Allocate first, then switch: a failure leaves the ring as it was.
-        byte[] newAction = new byte[length];
-        long[] newAddress = new long[length];
-        long[] newSize = new long[length];
-        long[] newStream = new long[length];
-        long[] newTime = new long[length];
-        long[] newCall = new long[length];
-        action = newAction;
-        address = newAddress;
-        size = newSize;
-        stream = newStream;
-        time = newTime;
-        call = newCall;
+        // The old entries copied along are never read: with nothing written, every entry is written before it is read.
+        resize(Math.min(newLimit, INITIAL_LENGTH));
         limit = newLimit;
         written = 0;
         calls = 0;
@@ -114,18 +102,7 @@ final class TraceRing {
     private void grow() {
         int length = (int) Math.min(limit, 2L * action.length);
         try {
-            byte[] newAction = Arrays.copyOf(action, length);
-            long[] newAddress = Arrays.copyOf(address, length);
-            long[] newSize = Arrays.copyOf(size, length);
-            long[] newStream = Arrays.copyOf(stream, length);
-            long[] newTime = Arrays.copyOf(time, length);
-            long[] newCall = Arrays.copyOf(call, length);
-            action = newAction;
-            address = newAddress;
-            size = newSize;
-            stream = newStream;
-            time = newTime;
-            call = newCall;
+            resize(length);
         } catch (OutOfMemoryError heapFull) {
             // Only the new arrays failed to allocate; the ring is untouched. Keep the entries there is room for
             // rather than fail the malloc or free that is recording (its device memory would be lost).
@@ -133,6 +110,25 @@ final class TraceRing {
                     + " (the limit asked was {})", length, action.length, limit);
             limit = action.length;
         }
+    }
+
+    /**
+     * Copies the entries into arrays of {@code length}, allocating every array before switching to them, so that a
+     * failure leaves the ring as it was.
+     */
+    private void resize(int length) {
+        byte[] newAction = Arrays.copyOf(action, length);
+        long[] newAddress = Arrays.copyOf(address, length);
+        long[] newSize = Arrays.copyOf(size, length);
+        long[] newStream = Arrays.copyOf(stream, length);
+        long[] newTime = Arrays.copyOf(time, length);
+        long[] newCall = Arrays.copyOf(call, length);
+        action = newAction;
+        address = newAddress;
+        size = newSize;
+        stream = newStream;
+        time = newTime;
+        call = newCall;
     }
 
     /** The entries, oldest first. */
