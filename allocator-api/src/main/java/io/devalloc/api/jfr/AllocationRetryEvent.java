@@ -30,11 +30,17 @@ final class AllocationRetryEvent extends AllocatorEvent {
     @Description("CACHE_RELEASED, FREES_AWAITED or HANDLER")
     String cause;
 
-    /** Describes retry {@code attempt} of a request for {@code requestedBytes} on the allocator and device named. */
-    void set(String allocatorName, String deviceId, long requestedBytes, int attempt, RetryCause cause) {
-        source(allocatorName, deviceId);
-        this.requestedSize = requestedBytes;
-        this.attempt = attempt;
-        this.cause = cause.name();
+    /**
+     * Writes, if a recording wants it, retry {@code attempt} of a request for {@code requestedBytes} on the allocator
+     * and device named.
+     */
+    void write(String allocatorName, String deviceId, long requestedBytes, int attempt, RetryCause cause) {
+        if (shouldCommit()) {
+            source(allocatorName, deviceId);
+            this.requestedSize = requestedBytes;
+            this.attempt = attempt;
+            this.cause = cause.name();
+            commit();
+        }
     }
 }

@@ -28,10 +28,16 @@ final class CacheReleaseEvent extends AllocatorEvent {
     @Timespan(Timespan.NANOSECONDS)
     long callDuration;
 
-    /** Describes a release of {@code bytes} that took {@code nanos} on the allocator and device named. */
-    void set(String allocatorName, String deviceId, long bytes, long nanos) {
-        source(allocatorName, deviceId);
-        this.releasedSize = bytes;
-        this.callDuration = nanos;
+    /**
+     * Writes, if a recording wants it, a release of {@code bytes} that took {@code nanos} on the allocator and device
+     * named.
+     */
+    void write(String allocatorName, String deviceId, long bytes, long nanos) {
+        if (shouldCommit()) {
+            source(allocatorName, deviceId);
+            this.releasedSize = bytes;
+            this.callDuration = nanos;
+            commit();
+        }
     }
 }

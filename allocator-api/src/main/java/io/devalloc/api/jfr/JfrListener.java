@@ -43,37 +43,22 @@ final class JfrListener implements AllocatorListener {
             case MAP -> new DeviceMapEvent();
             case UNMAP -> new DeviceUnmapEvent();
         };
-        if (event.shouldCommit()) {
-            event.set(allocatorName, deviceId, address, bytes, nanos, succeeded);
-            event.commit();
-        }
+        event.write(allocatorName, deviceId, address, bytes, nanos, succeeded);
     }
 
     @Override
     public void outOfMemory(long requestedBytes, OutOfMemoryException error) {
-        OutOfMemoryEvent event = new OutOfMemoryEvent();
-        if (event.shouldCommit()) {
-            event.set(allocatorName, deviceId, requestedBytes, error);
-            event.commit();
-        }
+        new OutOfMemoryEvent().write(allocatorName, deviceId, requestedBytes, error);
     }
 
     @Override
     public void allocationRetried(long requestedBytes, int attempt, RetryCause cause) {
-        AllocationRetryEvent event = new AllocationRetryEvent();
-        if (event.shouldCommit()) {
-            event.set(allocatorName, deviceId, requestedBytes, attempt, cause);
-            event.commit();
-        }
+        new AllocationRetryEvent().write(allocatorName, deviceId, requestedBytes, attempt, cause);
     }
 
     @Override
     public void cacheReleased(long bytes, long nanos) {
-        CacheReleaseEvent event = new CacheReleaseEvent();
-        if (event.shouldCommit()) {
-            event.set(allocatorName, deviceId, bytes, nanos);
-            event.commit();
-        }
+        new CacheReleaseEvent().write(allocatorName, deviceId, bytes, nanos);
     }
 
     @Override

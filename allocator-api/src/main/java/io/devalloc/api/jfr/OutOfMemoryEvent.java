@@ -48,14 +48,20 @@ final class OutOfMemoryEvent extends AllocatorEvent {
     @Description("The error's message, as the caller sees it")
     String message;
 
-    /** Describes the failed allocation of {@code requestedBytes} on the allocator and device named. */
-    void set(String allocatorName, String deviceId, long requestedBytes, OutOfMemoryException error) {
-        source(allocatorName, deviceId);
-        this.requestedSize = requestedBytes;
-        this.reason = error.reason().name();
-        this.deviceFree = error.deviceFreeBytes();
-        this.reserved = error.reservedBytes();
-        this.allocated = error.allocatedBytes();
-        this.message = error.getMessage();
+    /**
+     * Writes, if a recording wants it, the failed allocation of {@code requestedBytes} on the allocator and device
+     * named.
+     */
+    void write(String allocatorName, String deviceId, long requestedBytes, OutOfMemoryException error) {
+        if (shouldCommit()) {
+            source(allocatorName, deviceId);
+            this.requestedSize = requestedBytes;
+            this.reason = error.reason().name();
+            this.deviceFree = error.deviceFreeBytes();
+            this.reserved = error.reservedBytes();
+            this.allocated = error.allocatedBytes();
+            this.message = error.getMessage();
+            commit();
+        }
     }
 }
