@@ -31,12 +31,17 @@ final class TraceRing {
     /** The ring's first size; it doubles from there up to the limit. */
     static final int INITIAL_LENGTH = 1024;
 
+    /** The columns of {@link #values}: an entry's address, size, stream, time (microseconds) and call number. */
+    private static final int ADDRESS = 0;
+    private static final int SIZE = 1;
+    private static final int STREAM = 2;
+    private static final int TIME = 3;
+    private static final int CALL = 4;
+    private static final int VALUE_COLUMNS = CALL + 1;
+
     private byte[] action = new byte[0];
-    private long[] address = new long[0];
-    private long[] size = new long[0];
-    private long[] stream = new long[0];
-    private long[] time = new long[0];
-    private long[] call = new long[0];
+    /** The entries' numbers, a column each, indexed by entry like {@link #action}. */
+    private long[][] values = new long[VALUE_COLUMNS][0];
     /** The allocator calls begun since recording was turned on: the number of the one under way. */
     private long calls;
     /** The most entries kept: what {@link #configure} asked, capped at {@link #MAX_ARRAY_LENGTH}. */
@@ -89,12 +94,12 @@ final class TraceRing {
         // so once it wraps its length is final.
         int i = (int) (written % action.length);
         action[i] = (byte) a.ordinal();
-        address[i] = addr;
-        size[i] = bytes;
-        stream[i] = streamHandle;
+        values[ADDRESS][i] = addr;
+        values[SIZE][i] = bytes;
+        values[STREAM][i] = streamHandle;
         Instant now = Instant.now();
-        time[i] = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
-        call[i] = calls;
+        values[TIME][i] = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
+        values[CALL][i] = calls;
         written++;
     }
 
@@ -118,17 +123,12 @@ final class TraceRing {
      */
     private void resize(int length) {
         byte[] newAction = Arrays.copyOf(action, length);
-        long[] newAddress = Arrays.copyOf(address, length);
-        long[] newSize = Arrays.copyOf(size, length);
-        long[] newStream = Arrays.copyOf(stream, length);
-        long[] newTime = Arrays.copyOf(time, length);
-        long[] newCall = Arrays.copyOf(call, length);
+        long[][] newValues = new long[VALUE_COLUMNS][];
+        for (int c = 0; c < VALUE_COLUMNS; c++) {
+            newValues[c] = Arrays.copyOf(values[c], length);
+        }
         action = newAction;
-        address = newAddress;
-        size = newSize;
-        stream = newStream;
-        time = newTime;
-        call = newCall;
+        values = newValues;
     }
 
     /** The entries, oldest first. */
@@ -138,7 +138,8 @@ final class TraceRing {
         long start = written - n;
         for (long k = start; k < written; k++) {
             int i = (int) (k % action.length);
-            out.add(new TraceEntry(ACTIONS[action[i]], address[i], size[i], stream[i], time[i], call[i]));
+            out.add(new TraceEntry(ACTIONS[action[i]], values[ADDRESS][i], values[SIZE][i], values[STREAM][i],
+                    values[TIME][i], values[CALL][i]));
         }
         return out;
     }
