@@ -2,6 +2,7 @@ package io.devalloc.bfc;
 
 import static io.devalloc.bfc.ChunkTable.NONE;
 
+import io.devalloc.api.collect.HandleStreams;
 import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
@@ -9,7 +10,6 @@ import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
-import io.devalloc.api.error.UnknownStreamException;
 import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.api.observe.AllocatorListener.RetryCause;
 import io.devalloc.api.snapshot.MemorySnapshot;
@@ -22,7 +22,6 @@ import io.devalloc.api.units.ByteSize;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -119,7 +118,7 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
     private final ArrayDeque<PendingFree> pendingFrees = new ArrayDeque<>();
     private final ArrayDeque<DeviceEvent> eventPool = new ArrayDeque<>();
     /** Streams other than its own that a live chunk was used on (recordStream), by handle. */
-    private final Map<Integer, long[]> crossStreams = new HashMap<>();
+    private final HandleStreams crossStreams = new HandleStreams();
 
     // Retry waits.
     private final ReentrantLock retryLock = new ReentrantLock();
@@ -623,42 +622,14 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
     }
 
     @Override
-    public void recordStream(long address, DeviceStream stream) {
-        Objects.requireNonNull(stream, "stream");
-        if (address == 0) {
+    protected void recordStreamLocked(long allocation, DeviceStream stream) {
+        int h = (int) allocation;
+        if (!options.timestamped() || stream.handle() == chunks.stream[h]) {
+            // Outside timestamped mode every free is immediate and reuse is ordered by the device: nothing to do.
             return;
         }
-        lock.lock();
-        try {
-            ensureOpen();
-            int h = (int) handles.get(address, -1);
-            if (h < 0 || !chunks.inUse(h)) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
-            }
-            if (!device().hasStream(stream)) {
-                throw new UnknownStreamException(stream, toString());
-            }
-            if (!options.timestamped() || stream.handle() == chunks.stream[h]) {
-                // Outside timestamped mode every free is immediate and reuse is ordered by the device: nothing to do.
-                return;
-            }
-            chunks.crossStream[h] = true;
-            long[] others = crossStreams.get(h);
-            if (others == null) {
-                crossStreams.put(h, new long[] {stream.handle()});
-            } else {
-                for (long s : others) {
-                    if (s == stream.handle()) {
-                        return;
-                    }
-                }
-                long[] grown = Arrays.copyOf(others, others.length + 1);
-                grown[others.length] = stream.handle();
-                crossStreams.put(h, grown);
-            }
-        } finally {
-            lock.unlock();
-        }
+        chunks.crossStream[h] = true;
+        crossStreams.add(h, stream.handle());
     }
 
     // ------------------------------------------------------------------------------------------------ timestamps
@@ -1063,29 +1034,23 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
 
     @Override
     public void clearStats() {
-        lock.lock();
-        try {
+        runLocked(() -> {
             numAllocs = 0;
             peakBytesInUse = bytesInUse;
             largestAllocSize = 0;
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
     public void resetPeakStats() {
-        lock.lock();
-        try {
+        runLocked(() -> {
             peakBytesInUse = bytesInUse;
             peakPoolBytes = poolBytes;
             peakRequested = requestedInUse;
             peakActive = active;
             largestAllocSize = 0;
             largestRequest = 0;
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     // ------------------------------------------------------------------------------------------------ dumps

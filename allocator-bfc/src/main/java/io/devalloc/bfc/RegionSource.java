@@ -12,76 +12,77 @@ import io.devalloc.api.units.ByteSize;
  *
  * <p>Not thread-safe: called under the arena's lock, as TensorFlow calls its sub-allocator under its mutex.
  */
-sealed interface RegionSource permits RegionSource.Malloc, RegionSource.Virtual {
+abstract sealed class RegionSource permits RegionSource.Malloc, RegionSource.Virtual {
+
+    private final boolean coalescing;
+    private final long granularity;
+    /** The size obtained by the last successful {@link #alloc}. */
+    long received;
+
+    private RegionSource(boolean coalescing, long granularity) {
+        this.coalescing = coalescing;
+        this.granularity = granularity;
+    }
 
     /** Obtains at least {@code bytes}; returns the base, or 0 when the device refused. */
-    long alloc(long bytes);
+    abstract long alloc(long bytes);
 
     /** The size actually obtained by the last successful {@link #alloc} (may exceed the request). */
-    long received();
+    final long received() {
+        return received;
+    }
 
     /** Returns a region obtained by {@link #alloc}. */
-    void free(long base, long bytes);
+    abstract void free(long base, long bytes);
 
     /**
      * Whether a region whose {@link #free} failed with {@code failure} is gone from the device all the same, so
      * that the arena must forget it (true for a failed unmap, as the virtual-memory port says; false for a failed
      * device free, which changes nothing).
      */
-    boolean goneAfter(RuntimeException failure);
+    abstract boolean goneAfter(RuntimeException failure);
 
     /** Whether consecutive regions are contiguous and may be coalesced. */
-    boolean supportsCoalescing();
+    final boolean supportsCoalescing() {
+        return coalescing;
+    }
 
     /** The unit every region size is rounded up to. */
-    long granularity();
+    final long granularity() {
+        return granularity;
+    }
 
     /** Releases what the source itself holds (the virtual reservation). */
-    void close();
+    abstract void close();
 
     /** Plain device mallocs. */
-    final class Malloc implements RegionSource {
+    static final class Malloc extends RegionSource {
         private final DeviceMemory device;
-        private long received;
 
         Malloc(DeviceMemory device) {
+            super(false, Bins.MIN_ALLOCATION_SIZE);
             this.device = device;
         }
 
         @Override
-        public long alloc(long bytes) {
+        long alloc(long bytes) {
             long base = device.malloc(bytes);
             received = base == 0 ? 0 : bytes;
             return base;
         }
 
         @Override
-        public long received() {
-            return received;
-        }
-
-        @Override
-        public void free(long base, long bytes) {
+        void free(long base, long bytes) {
             device.free(base);
         }
 
         @Override
-        public boolean goneAfter(RuntimeException failure) {
+        boolean goneAfter(RuntimeException failure) {
             return false;
         }
 
         @Override
-        public boolean supportsCoalescing() {
-            return false;
-        }
-
-        @Override
-        public long granularity() {
-            return Bins.MIN_ALLOCATION_SIZE;
-        }
-
-        @Override
-        public void close() {
+        void close() {
             // Nothing beyond the regions, which the arena frees itself.
         }
     }
@@ -98,17 +99,16 @@ sealed interface RegionSource permits RegionSource.Malloc, RegionSource.Virtual 
      * that coalesced, so every {@link #free} covers whole pieces, as {@code GpuVirtualMemAllocator::Free} requires
      * of its mappings ("Exact sizes of previous allocations must be provided").
      */
-    final class Virtual implements RegionSource {
+    static final class Virtual extends RegionSource {
         private final VirtualMemory vm;
-        private final long granularity;
         private final long reservationSize;
         private long base;
         private long mappedEnd;
-        private long received;
 
         Virtual(VirtualMemory vm, long limit) {
+            super(true, vm.granularity());
             this.vm = vm;
-            this.granularity = vm.granularity();
+            long granularity = granularity();
             long rounded = ByteSize.roundUp(Math.max(limit, granularity), granularity);
             this.reservationSize = rounded < 0 ? Long.MAX_VALUE & -granularity : rounded;
         }
@@ -135,8 +135,8 @@ sealed interface RegionSource permits RegionSource.Malloc, RegionSource.Virtual 
         }
 
         @Override
-        public long alloc(long bytes) {
-            long size = ByteSize.roundUp(bytes, granularity);
+        long alloc(long bytes) {
+            long size = ByteSize.roundUp(bytes, granularity());
             if (!reserve()) {
                 return 0;
             }
@@ -153,12 +153,7 @@ sealed interface RegionSource permits RegionSource.Malloc, RegionSource.Virtual 
         }
 
         @Override
-        public long received() {
-            return received;
-        }
-
-        @Override
-        public void free(long regionBase, long bytes) {
+        void free(long regionBase, long bytes) {
             try {
                 vm.unmap(regionBase, bytes);
             } catch (IllegalArgumentException refused) {
@@ -179,22 +174,12 @@ sealed interface RegionSource permits RegionSource.Malloc, RegionSource.Virtual 
         }
 
         @Override
-        public boolean goneAfter(RuntimeException failure) {
+        boolean goneAfter(RuntimeException failure) {
             return !(failure instanceof IllegalArgumentException);
         }
 
         @Override
-        public boolean supportsCoalescing() {
-            return true;
-        }
-
-        @Override
-        public long granularity() {
-            return granularity;
-        }
-
-        @Override
-        public void close() {
+        void close() {
             if (base != 0) {
                 vm.release(base);
                 base = 0;

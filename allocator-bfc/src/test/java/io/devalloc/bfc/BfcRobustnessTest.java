@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.devalloc.api.collect.HandleStreams;
 import io.devalloc.api.device.DeviceDescriptor;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceKind;
@@ -205,8 +206,8 @@ class BfcRobustnessTest {
             }
             var f = BfcArena.class.getDeclaredField("crossStreams");
             f.setAccessible(true);
-            Map<?, ?> m = (Map<?, ?>) f.get(a);
-            assertEquals(0, m.size(), "outside timestamped mode nothing is kept for recorded streams");
+            HandleStreams kept = (HandleStreams) f.get(a);
+            assertEquals(0, kept.handles().size(), "outside timestamped mode nothing is kept for recorded streams");
         }
     }
 

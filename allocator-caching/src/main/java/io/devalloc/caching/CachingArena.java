@@ -6,15 +6,14 @@ import static io.devalloc.caching.SizeRules.MIN_BLOCK_SIZE;
 import static io.devalloc.caching.SizeRules.SMALL_BUFFER;
 import static io.devalloc.caching.SizeRules.SMALL_SIZE;
 
+import io.devalloc.api.collect.HandleStreams;
 import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
-import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
-import io.devalloc.api.error.UnknownStreamException;
 import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.api.observe.AllocatorListener.RetryCause;
 import io.devalloc.api.snapshot.MemorySnapshot;
@@ -28,7 +27,6 @@ import io.devalloc.api.stats.PoolUsage;
 import io.devalloc.caching.DeviceStats.Metric;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -100,7 +98,7 @@ final class CachingArena extends AbstractDeviceAllocator
     final TraceRing trace = new TraceRing();
 
     /** Streams recorded with recordStream, by block handle. */
-    private final Map<Integer, long[]> streamUses = new HashMap<>();
+    private final HandleStreams streamUses = new HandleStreams();
     /** Per stream, the (event, block) pairs of deferred frees, oldest first (PyTorch's {@code cuda_events}). */
     private final Map<Long, ArrayDeque<PendingEvent>> pendingEvents = new LinkedHashMap<>();
     private final ArrayDeque<DeviceEvent> eventPool = new ArrayDeque<>();
@@ -757,42 +755,14 @@ final class CachingArena extends AbstractDeviceAllocator
     }
 
     @Override
-    public void recordStream(long address, DeviceStream stream) {
-        Objects.requireNonNull(stream, "stream");
-        if (address == 0) {
+    protected void recordStreamLocked(long allocation, DeviceStream stream) {
+        int h = (int) allocation;
+        long s = stream.handle();
+        if (s == blocks.stream[h]) {
             return;
         }
-        lock.lock();
-        try {
-            ensureOpen();
-            int h = (int) allocatedBlocks.get(address, -1);
-            if (h < 0) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
-            }
-            if (!device().hasStream(stream)) {
-                throw new UnknownStreamException(stream, toString());
-            }
-            long s = stream.handle();
-            if (s == blocks.stream[h]) {
-                return;
-            }
-            long[] uses = streamUses.get(h);
-            if (uses == null) {
-                streamUses.put(h, new long[] {s});
-            } else {
-                for (long u : uses) {
-                    if (u == s) {
-                        return;
-                    }
-                }
-                long[] grown = Arrays.copyOf(uses, uses.length + 1);
-                grown[uses.length] = s;
-                streamUses.put(h, grown);
-            }
-            blocks.hasStreamUses[h] = true;
-        } finally {
-            lock.unlock();
-        }
+        streamUses.add(h, s);
+        blocks.hasStreamUses[h] = true;
     }
 
     /**
@@ -1183,12 +1153,7 @@ final class CachingArena extends AbstractDeviceAllocator
 
     @Override
     public void recordHistory(int maxEntries) {
-        lock.lock();
-        try {
-            trace.configure(maxEntries);
-        } finally {
-            lock.unlock();
-        }
+        runLocked(() -> trace.configure(maxEntries));
     }
 
     @Override
@@ -1263,24 +1228,16 @@ final class CachingArena extends AbstractDeviceAllocator
 
     @Override
     public void resetAccumulatedStats() {
-        lock.lock();
-        try {
-            stats.resetAccumulated();
-        } finally {
-            lock.unlock();
-        }
+        runLocked(stats::resetAccumulated);
     }
 
     @Override
     public void resetPeakStats() {
-        lock.lock();
-        try {
+        runLocked(() -> {
             stats.resetPeaks();
             peakRequestedAllocated = requestedAllocated;
             largestRequest = 0;
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     private long largestFreeLocked() {
@@ -1356,7 +1313,7 @@ final class CachingArena extends AbstractDeviceAllocator
                 heads.add(p.block());
             }
         }
-        for (int h : streamUses.keySet()) {
+        for (int h : streamUses.handles()) {
             heads.add(h);
         }
         // Every block is a candidate above (free, unmapped, allocated or waiting on events), so the heads are simply

@@ -31,12 +31,17 @@ final class TraceRing {
     /** The ring's first size; it doubles from there up to the limit. */
     static final int INITIAL_LENGTH = 1024;
 
+    /** The columns of {@link #values}: an entry's address, size, stream, time (microseconds) and call number. */
+    private static final int ADDRESS = 0;
+    private static final int SIZE = 1;
+    private static final int STREAM = 2;
+    private static final int TIME = 3;
+    private static final int CALL = 4;
+    private static final int VALUE_COLUMNS = CALL + 1;
+
     private byte[] action = new byte[0];
-    private long[] address = new long[0];
-    private long[] size = new long[0];
-    private long[] stream = new long[0];
-    private long[] time = new long[0];
-    private long[] call = new long[0];
+    /** The entries' numbers, a column each, indexed by entry like {@link #action}. */
+    private long[][] values = new long[VALUE_COLUMNS][0];
     /** The allocator calls begun since recording was turned on: the number of the one under way. */
     private long calls;
     /** The most entries kept: what {@link #configure} asked, capped at {@link #MAX_ARRAY_LENGTH}. */
@@ -52,20 +57,8 @@ final class TraceRing {
             throw new IllegalArgumentException("history size must be >= 0, got " + entries);
         }
         int newLimit = Math.min(entries, MAX_ARRAY_LENGTH);
-        int length = Math.min(newLimit, INITIAL_LENGTH);
-        // Allocate first, then switch: a failure leaves the ring as it was.
-        byte[] newAction = new byte[length];
-        long[] newAddress = new long[length];
-        long[] newSize = new long[length];
-        long[] newStream = new long[length];
-        long[] newTime = new long[length];
-        long[] newCall = new long[length];
-        action = newAction;
-        address = newAddress;
-        size = newSize;
-        stream = newStream;
-        time = newTime;
-        call = newCall;
+        // The old entries copied along are never read: with nothing written, every entry is written before it is read.
+        resize(Math.min(newLimit, INITIAL_LENGTH));
         limit = newLimit;
         written = 0;
         calls = 0;
@@ -101,12 +94,12 @@ final class TraceRing {
         // so once it wraps its length is final.
         int i = (int) (written % action.length);
         action[i] = (byte) a.ordinal();
-        address[i] = addr;
-        size[i] = bytes;
-        stream[i] = streamHandle;
+        values[ADDRESS][i] = addr;
+        values[SIZE][i] = bytes;
+        values[STREAM][i] = streamHandle;
         Instant now = Instant.now();
-        time[i] = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
-        call[i] = calls;
+        values[TIME][i] = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
+        values[CALL][i] = calls;
         written++;
     }
 
@@ -114,18 +107,7 @@ final class TraceRing {
     private void grow() {
         int length = (int) Math.min(limit, 2L * action.length);
         try {
-            byte[] newAction = Arrays.copyOf(action, length);
-            long[] newAddress = Arrays.copyOf(address, length);
-            long[] newSize = Arrays.copyOf(size, length);
-            long[] newStream = Arrays.copyOf(stream, length);
-            long[] newTime = Arrays.copyOf(time, length);
-            long[] newCall = Arrays.copyOf(call, length);
-            action = newAction;
-            address = newAddress;
-            size = newSize;
-            stream = newStream;
-            time = newTime;
-            call = newCall;
+            resize(length);
         } catch (OutOfMemoryError heapFull) {
             // Only the new arrays failed to allocate; the ring is untouched. Keep the entries there is room for
             // rather than fail the malloc or free that is recording (its device memory would be lost).
@@ -135,6 +117,20 @@ final class TraceRing {
         }
     }
 
+    /**
+     * Copies the entries into arrays of {@code length}, allocating every array before switching to them, so that a
+     * failure leaves the ring as it was.
+     */
+    private void resize(int length) {
+        byte[] newAction = Arrays.copyOf(action, length);
+        long[][] newValues = new long[VALUE_COLUMNS][];
+        for (int c = 0; c < VALUE_COLUMNS; c++) {
+            newValues[c] = Arrays.copyOf(values[c], length);
+        }
+        action = newAction;
+        values = newValues;
+    }
+
     /** The entries, oldest first. */
     List<TraceEntry> entries() {
         int n = (int) Math.min(written, action.length);
@@ -142,7 +138,8 @@ final class TraceRing {
         long start = written - n;
         for (long k = start; k < written; k++) {
             int i = (int) (k % action.length);
-            out.add(new TraceEntry(ACTIONS[action[i]], address[i], size[i], stream[i], time[i], call[i]));
+            out.add(new TraceEntry(ACTIONS[action[i]], values[ADDRESS][i], values[SIZE][i], values[STREAM][i],
+                    values[TIME][i], values[CALL][i]));
         }
         return out;
     }

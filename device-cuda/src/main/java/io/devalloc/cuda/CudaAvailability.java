@@ -1,6 +1,7 @@
 package io.devalloc.cuda;
 
 import io.devalloc.api.error.DeviceUnavailableException;
+import io.devalloc.api.internal.CachedProbe;
 import io.devalloc.api.internal.Failures;
 import io.devalloc.api.internal.NativeAccess;
 import io.devalloc.api.spi.Availability;
@@ -35,10 +36,9 @@ import org.slf4j.LoggerFactory;
  * It never throws and never enables JCuda's exceptions. A {@link VirtualMachineError} during the probe is not
  * cached, since it says nothing about the platform.
  *
- * <p>Thread-safe: the probe runs at most once, under this object's monitor, and is published through a volatile
- * field.
+ * <p>Thread-safe: the probe runs at most once, as {@link CachedProbe} runs it.
  */
-final class CudaAvailability {
+final class CudaAvailability extends CachedProbe<CudaAvailability.Probe> {
 
     private static final Logger LOG = LoggerFactory.getLogger(CudaAvailability.class);
 
@@ -77,7 +77,6 @@ final class CudaAvailability {
 
     private final LibraryCheck libraryCheck;
     private final Function<Boolean, ? extends CudaApi> apiFactory;
-    private volatile Probe probe;
 
     /**
      * @param libraryCheck whether {@code libcuda.so.1} loads
@@ -93,24 +92,9 @@ final class CudaAvailability {
         return Shared.INSTANCE;
     }
 
-    /** The probe, run on the first call. Never throws. */
-    Probe probe() {
-        Probe p = probe;
-        if (p != null) {
-            return p;
-        }
-        synchronized (this) {
-            if (probe == null) {
-                Probe computed = run();
-                if (computed == null) {
-                    return new Probe(Availability.unavailable("the CUDA probe ran out of resources; try again"), null,
-                            0, false);
-                }
-                probe = computed;
-                LOG.debug("CUDA probe: {}", computed.availability().reason());
-            }
-            return probe;
-        }
+    @Override
+    protected Probe outOfResources() {
+        return unavailable("the CUDA probe ran out of resources; try again");
     }
 
     /**
@@ -120,15 +104,21 @@ final class CudaAvailability {
      */
     Probe requireAvailable(String provider) {
         Probe p = probe();
-        if (!p.availability().available()) {
-            throw new DeviceUnavailableException("device provider '" + provider + "' is unavailable: "
-                    + p.availability().reason());
-        }
+        requireAvailable(provider, p.availability());
         return p;
     }
 
+    @Override
+    protected Probe run() {
+        Probe computed = probeCuda();
+        if (computed != null) {
+            LOG.debug("CUDA probe: {}", computed.availability().reason());
+        }
+        return computed;
+    }
+
     /** Runs the probe; null after a {@link VirtualMachineError}, which must not be cached. */
-    private Probe run() {
+    private Probe probeCuda() {
         try {
             String problem;
             try {

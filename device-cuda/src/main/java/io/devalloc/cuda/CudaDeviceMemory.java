@@ -348,7 +348,7 @@ public final class CudaDeviceMemory implements DeviceMemory {
                 throw new IllegalArgumentException("the default stream of " + this + " cannot be destroyed");
             }
             if (!streams.contains(stream.handle())) {
-                throw unknown(stream);
+                throw Failures.notLive("stream", stream, this);
             }
             // The device first: if switching fails, the stream is still known and close() will destroy it.
             setDevice();
@@ -411,7 +411,7 @@ public final class CudaDeviceMemory implements DeviceMemory {
         // Written out: the handle leaves the table only once the device is current, as in destroyStream.
         try (Entered _ = enter()) {
             if (!events.contains(event.handle())) {
-                throw unknown(event);
+                throw Failures.notLive("event", event, this);
             }
             setDevice();
             events.remove(event.handle());
@@ -797,25 +797,16 @@ public final class CudaDeviceMemory implements DeviceMemory {
 
     private void requireEvent(DeviceEvent event) {
         if (!events.contains(event.handle())) {
-            throw unknown(event);
+            throw Failures.notLive("event", event, this);
         }
     }
 
     private void requireStream(DeviceStream stream) {
         if (!stream.isDefault() && !streams.contains(stream.handle())) {
-            throw unknown(stream);
+            throw Failures.notLive("stream", stream, this);
         }
     }
 
-    private IllegalArgumentException unknown(DeviceStream stream) {
-        return new IllegalArgumentException(stream + " is not a live stream of " + this
-                + " (never created by it, or already destroyed)");
-    }
-
-    private IllegalArgumentException unknown(DeviceEvent event) {
-        return new IllegalArgumentException(event + " is not a live event of " + this
-                + " (never created by it, or already destroyed)");
-    }
 
     @Override
     public String toString() {

@@ -1,9 +1,6 @@
 package io.devalloc.cuda;
 
 import io.devalloc.api.device.DeviceMemory;
-import io.devalloc.api.spi.Availability;
-import io.devalloc.api.spi.DeviceMemoryProvider;
-import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
@@ -14,12 +11,10 @@ import java.util.function.Supplier;
  * <p>Thread-safe. The constructor does no work and loads no JCuda class; the first {@link #probe()} does (see
  * {@link CudaAvailability}), and the answer is shared with {@code cuda-host} and cached for the JVM's life.
  */
-public final class CudaDeviceMemoryProvider implements DeviceMemoryProvider {
+public final class CudaDeviceMemoryProvider extends CudaProvider {
 
     /** The provider's name in device specs. */
     public static final String NAME = "cuda";
-
-    private final Supplier<CudaAvailability> availability;
 
     public CudaDeviceMemoryProvider() {
         // A lambda rather than a method reference, so that not even CudaAvailability loads before a probe.
@@ -28,12 +23,7 @@ public final class CudaDeviceMemoryProvider implements DeviceMemoryProvider {
 
     /** For tests: the probe from elsewhere. */
     CudaDeviceMemoryProvider(Supplier<CudaAvailability> availability) {
-        this.availability = Objects.requireNonNull(availability, "availability");
-    }
-
-    @Override
-    public String name() {
-        return NAME;
+        super(NAME, availability);
     }
 
     @Override
@@ -47,24 +37,12 @@ public final class CudaDeviceMemoryProvider implements DeviceMemoryProvider {
     }
 
     @Override
-    public Availability probe() {
-        return availability.get().probe().availability();
-    }
-
-    @Override
-    public int deviceCount() {
-        return availability.get().probe().deviceCount();
-    }
-
-    @Override
     public String argumentHelp() {
-        return CudaProviderSupport.ARGUMENT_HELP;
+        return ARGUMENT_HELP;
     }
 
     @Override
-    public DeviceMemory open(String argument) {
-        CudaAvailability.Probe probe = availability.get().probe();
-        int index = CudaProviderSupport.deviceIndex(NAME, argument, probe);
+    DeviceMemory open(CudaAvailability.Probe probe, int index) {
         return CudaDeviceMemory.gpu(probe.api(), index, probe.driverPresent());
     }
 }

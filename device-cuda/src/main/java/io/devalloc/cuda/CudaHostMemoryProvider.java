@@ -3,8 +3,6 @@ package io.devalloc.cuda;
 import com.sun.management.OperatingSystemMXBean;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.error.DeviceUnavailableException;
-import io.devalloc.api.spi.Availability;
-import io.devalloc.api.spi.DeviceMemoryProvider;
 import io.devalloc.api.units.ByteSize;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -26,12 +24,11 @@ import java.util.function.Supplier;
  *
  * <p>Thread-safe. The constructor does no work and loads no JCuda class; the probe is shared with {@code cuda}.
  */
-public final class CudaHostMemoryProvider implements DeviceMemoryProvider {
+public final class CudaHostMemoryProvider extends CudaProvider {
 
     /** The provider's name in device specs. */
     public static final String NAME = "cuda-host";
 
-    private final Supplier<CudaAvailability> availability;
     private final LongSupplier physicalMemory;
 
     public CudaHostMemoryProvider() {
@@ -40,13 +37,8 @@ public final class CudaHostMemoryProvider implements DeviceMemoryProvider {
 
     /** For tests: the probe and the machine's memory from elsewhere. */
     CudaHostMemoryProvider(Supplier<CudaAvailability> availability, LongSupplier physicalMemory) {
-        this.availability = Objects.requireNonNull(availability, "availability");
+        super(NAME, availability);
         this.physicalMemory = Objects.requireNonNull(physicalMemory, "physicalMemory");
-    }
-
-    @Override
-    public String name() {
-        return NAME;
     }
 
     @Override
@@ -60,24 +52,12 @@ public final class CudaHostMemoryProvider implements DeviceMemoryProvider {
     }
 
     @Override
-    public Availability probe() {
-        return availability.get().probe().availability();
-    }
-
-    @Override
-    public int deviceCount() {
-        return availability.get().probe().deviceCount();
-    }
-
-    @Override
     public String argumentHelp() {
-        return CudaProviderSupport.ARGUMENT_HELP + " (whose context allocates; the memory is portable)";
+        return ARGUMENT_HELP + " (whose context allocates; the memory is portable)";
     }
 
     @Override
-    public DeviceMemory open(String argument) {
-        CudaAvailability.Probe probe = availability.get().probe();
-        int index = CudaProviderSupport.deviceIndex(NAME, argument, probe);
+    DeviceMemory open(CudaAvailability.Probe probe, int index) {
         long capacity = physicalMemory.getAsLong();
         if (capacity < CudaDeviceMemory.HOST_PAGE) {
             throw new DeviceUnavailableException("cannot open " + NAME + ":" + index + ": the machine's physical"

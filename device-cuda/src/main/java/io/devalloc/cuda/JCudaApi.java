@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
+import java.util.function.ToIntFunction;
 import jcuda.CudaException;
 import jcuda.Pointer;
 import jcuda.driver.CUdevice;
@@ -131,9 +132,7 @@ final class JCudaApi implements CudaApi {
     @Override
     public int malloc(long[] address, long bytes) {
         RawPointer p = new RawPointer();
-        int rc = runtime(() -> JCuda.cudaMalloc(p, bytes));
-        address[0] = rc == SUCCESS ? p.address() : 0;
-        return rc;
+        return allocated(address, p, runtime(() -> JCuda.cudaMalloc(p, bytes)));
     }
 
     @Override
@@ -149,9 +148,7 @@ final class JCudaApi implements CudaApi {
     @Override
     public int hostAlloc(long[] address, long bytes, int flags) {
         RawPointer p = new RawPointer();
-        int rc = runtime(() -> JCuda.cudaHostAlloc(p, bytes, flags));
-        address[0] = rc == SUCCESS ? p.address() : 0;
-        return rc;
+        return allocated(address, p, runtime(() -> JCuda.cudaHostAlloc(p, bytes, flags)));
     }
 
     @Override
@@ -166,11 +163,8 @@ final class JCudaApi implements CudaApi {
 
     @Override
     public int memcpyAsync(long dst, long src, long bytes, int kind, long stream) {
-        cudaStream_t s = stream(stream);
-        if (s == null) {
-            return ERROR_INVALID_HANDLE;
-        }
-        return runtime(() -> JCuda.cudaMemcpyAsync(new RawPointer(dst), new RawPointer(src), bytes, kind, s));
+        return onHandle(stream(stream),
+                s -> JCuda.cudaMemcpyAsync(new RawPointer(dst), new RawPointer(src), bytes, kind, s));
     }
 
     @Override
@@ -180,45 +174,29 @@ final class JCudaApi implements CudaApi {
 
     @Override
     public int memsetAsync(long address, int value, long bytes, long stream) {
-        cudaStream_t s = stream(stream);
-        if (s == null) {
-            return ERROR_INVALID_HANDLE;
-        }
-        return runtime(() -> JCuda.cudaMemsetAsync(new RawPointer(address), value, bytes, s));
+        return onHandle(stream(stream), s -> JCuda.cudaMemsetAsync(new RawPointer(address), value, bytes, s));
     }
 
     @Override
     public int streamCreateWithFlags(long[] stream, int flags) {
         cudaStream_t s = new cudaStream_t();
-        int rc = runtime(() -> JCuda.cudaStreamCreateWithFlags(s, flags));
-        stream[0] = rc == SUCCESS ? register(streams, s) : 0;
-        return rc;
+        return registered(stream, streams, s, runtime(() -> JCuda.cudaStreamCreateWithFlags(s, flags)));
     }
 
     @Override
     public int streamSynchronize(long stream) {
-        cudaStream_t s = stream(stream);
-        if (s == null) {
-            return ERROR_INVALID_HANDLE;
-        }
-        return runtime(() -> JCuda.cudaStreamSynchronize(s));
+        return onHandle(stream(stream), s -> JCuda.cudaStreamSynchronize(s));
     }
 
     @Override
     public int streamDestroy(long stream) {
-        cudaStream_t s = stream == 0 ? null : streams.remove(stream);
-        if (s == null) {
-            return ERROR_INVALID_HANDLE;
-        }
-        return runtime(() -> JCuda.cudaStreamDestroy(s));
+        return onHandle(stream == 0 ? null : streams.remove(stream), s -> JCuda.cudaStreamDestroy(s));
     }
 
     @Override
     public int eventCreateWithFlags(long[] event, int flags) {
         cudaEvent_t e = new cudaEvent_t();
-        int rc = runtime(() -> JCuda.cudaEventCreateWithFlags(e, flags));
-        event[0] = rc == SUCCESS ? register(events, e) : 0;
-        return rc;
+        return registered(event, events, e, runtime(() -> JCuda.cudaEventCreateWithFlags(e, flags)));
     }
 
     @Override
@@ -233,29 +211,17 @@ final class JCudaApi implements CudaApi {
 
     @Override
     public int eventQuery(long event) {
-        cudaEvent_t e = events.get(event);
-        if (e == null) {
-            return ERROR_INVALID_HANDLE;
-        }
-        return runtime(() -> JCuda.cudaEventQuery(e));
+        return onHandle(events.get(event), e -> JCuda.cudaEventQuery(e));
     }
 
     @Override
     public int eventSynchronize(long event) {
-        cudaEvent_t e = events.get(event);
-        if (e == null) {
-            return ERROR_INVALID_HANDLE;
-        }
-        return runtime(() -> JCuda.cudaEventSynchronize(e));
+        return onHandle(events.get(event), e -> JCuda.cudaEventSynchronize(e));
     }
 
     @Override
     public int eventDestroy(long event) {
-        cudaEvent_t e = events.remove(event);
-        if (e == null) {
-            return ERROR_INVALID_HANDLE;
-        }
-        return runtime(() -> JCuda.cudaEventDestroy(e));
+        return onHandle(events.remove(event), e -> JCuda.cudaEventDestroy(e));
     }
 
     // ---- driver API
@@ -320,9 +286,7 @@ final class JCudaApi implements CudaApi {
         requireDriver();
         CUmemGenericAllocationHandle h = new CUmemGenericAllocationHandle();
         CUmemAllocationProp prop = pinnedOn(device);
-        int rc = driver(() -> JCudaDriver.cuMemCreate(h, size, prop, flags));
-        handle[0] = rc == SUCCESS ? register(memHandles, h) : 0;
-        return rc;
+        return registered(handle, memHandles, h, driver(() -> JCudaDriver.cuMemCreate(h, size, prop, flags)));
     }
 
     @Override
@@ -381,10 +345,32 @@ final class JCudaApi implements CudaApi {
         return id == 0 ? new cudaStream_t() : streams.get(id);
     }
 
-    private <T> long register(Map<Long, T> table, T object) {
-        long id = nextId.getAndIncrement();
-        table.put(id, object);
-        return id;
+    /**
+     * Registers the object a creation call wrote under a new id, stored in {@code id[0]} (0 when the call failed);
+     * returns the call's code.
+     */
+    private <T> int registered(long[] id, Map<Long, T> table, T object, int rc) {
+        if (rc == SUCCESS) {
+            id[0] = nextId.getAndIncrement();
+            table.put(id[0], object);
+        } else {
+            id[0] = 0;
+        }
+        return rc;
+    }
+
+    /**
+     * Runs a runtime call on the JCuda object a handle names ({@code stream(...)}, {@code events.get(...)}), or
+     * answers {@code cudaErrorInvalidHandle} when it names none (null).
+     */
+    private static <T> int onHandle(T object, ToIntFunction<T> call) {
+        return object == null ? ERROR_INVALID_HANDLE : runtime(() -> call.applyAsInt(object));
+    }
+
+    /** Stores the address an allocation call wrote into {@code p}, or 0 when it failed; returns its code. */
+    private static int allocated(long[] address, RawPointer p, int rc) {
+        address[0] = rc == SUCCESS ? p.address() : 0;
+        return rc;
     }
 
     /** Runs a runtime call, turning a {@link CudaException} (exceptions enabled elsewhere) back into its code. */

@@ -13,6 +13,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -66,24 +67,19 @@ final class FfmNativeMemoryCalls implements NativeMemoryCalls {
     private final int mapNoreserve;
 
     private FfmNativeMemoryCalls(Linker linker, SymbolLookup libc) {
-        Linker.Option errno = Linker.Option.captureCallState("errno");
         posixMemalign = linker.downcallHandle(find(libc, "posix_memalign"),
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG));
         free = linker.downcallHandle(find(libc, "free"), FunctionDescriptor.ofVoid(ADDRESS));
-        mlock = linker.downcallHandle(find(libc, "mlock"), FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG), errno);
-        munlock = linker.downcallHandle(find(libc, "munlock"),
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG), errno);
+        mlock = linkRangeCall(linker, libc, "mlock", false);
+        munlock = linkRangeCall(linker, libc, "munlock", false);
         getrlimit = linker.downcallHandle(find(libc, "getrlimit"), FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
         geteuid = linker.downcallHandle(find(libc, "geteuid"), FunctionDescriptor.of(JAVA_INT));
         // void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset)
         mmap = linker.downcallHandle(find(libc, "mmap"),
                 FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG));
-        mprotect = linker.downcallHandle(find(libc, "mprotect"),
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), errno);
-        madvise = linker.downcallHandle(find(libc, "madvise"),
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), errno);
-        munmap = linker.downcallHandle(find(libc, "munmap"), FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG),
-                errno);
+        mprotect = linkRangeCall(linker, libc, "mprotect", true);
+        madvise = linkRangeCall(linker, libc, "madvise", true);
+        munmap = linkRangeCall(linker, libc, "munmap", false);
         MethodHandle getpagesize = linker.downcallHandle(find(libc, "getpagesize"), FunctionDescriptor.of(JAVA_INT));
         try {
             pageSize = (int) getpagesize.invokeExact();
@@ -153,18 +149,35 @@ final class FfmNativeMemoryCalls implements NativeMemoryCalls {
 
     @Override
     public int mlock(long address, long bytes) {
-        return rangeCall(mlock, address, bytes);
+        return rangeCall(mlock, address, bytes, 0);
     }
 
     @Override
     public int munlock(long address, long bytes) {
-        return rangeCall(munlock, address, bytes);
+        return rangeCall(munlock, address, bytes, 0);
     }
 
-    private static int rangeCall(MethodHandle call, long address, long bytes) {
+    /**
+     * Links {@code int name(void *addr, size_t len)}, or with {@code takesFlag} {@code int name(void *addr,
+     * size_t len, int flag)}, capturing errno, as a handle that takes a flag either way (the first kind ignores
+     * it), so that {@link #rangeCall} makes every such call.
+     */
+    private static MethodHandle linkRangeCall(Linker linker, SymbolLookup libc, String name, boolean takesFlag) {
+        Linker.Option errno = Linker.Option.captureCallState("errno");
+        if (takesFlag) {
+            return linker.downcallHandle(find(libc, name),
+                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), errno);
+        }
+        MethodHandle call = linker.downcallHandle(find(libc, name), FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG),
+                errno);
+        return MethodHandles.dropArguments(call, 3, int.class);
+    }
+
+    /** Calls a handle of {@link #linkRangeCall} on a range: 0, or the errno of a failure. */
+    private static int rangeCall(MethodHandle call, long address, long bytes, int flag) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(CALL_STATE);
-            int rc = (int) call.invokeExact(state, MemorySegment.ofAddress(address), bytes);
+            int rc = (int) call.invokeExact(state, MemorySegment.ofAddress(address), bytes, flag);
             return rc == 0 ? 0 : (int) ERRNO.get(state, 0L);
         } catch (Throwable t) {
             throw rethrow(t);
@@ -248,31 +261,19 @@ final class FfmNativeMemoryCalls implements NativeMemoryCalls {
     @Override
     public int mprotect(long address, long bytes, int prot) {
         requireVirtualMemory();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
-            int rc = (int) mprotect.invokeExact(state, MemorySegment.ofAddress(address), bytes, prot);
-            return rc == 0 ? 0 : (int) ERRNO.get(state, 0L);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
+        return rangeCall(mprotect, address, bytes, prot);
     }
 
     @Override
     public int madviseDontNeed(long address, long bytes) {
         requireVirtualMemory();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
-            int rc = (int) madvise.invokeExact(state, MemorySegment.ofAddress(address), bytes, MADV_DONTNEED);
-            return rc == 0 ? 0 : (int) ERRNO.get(state, 0L);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
+        return rangeCall(madvise, address, bytes, MADV_DONTNEED);
     }
 
     @Override
     public int munmap(long address, long bytes) {
         requireVirtualMemory();
-        return rangeCall(munmap, address, bytes);
+        return rangeCall(munmap, address, bytes, 0);
     }
 
     private void requireVirtualMemory() {

@@ -10,6 +10,7 @@ import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.internal.Failures;
 import io.devalloc.api.units.ByteSize;
 import java.lang.foreign.MemorySegment;
 import java.util.Map;
@@ -255,7 +256,7 @@ final class HostMemory implements DeviceMemory {
                 throw new IllegalArgumentException("the default stream of " + this + " cannot be destroyed");
             }
             if (streams.remove(stream.handle(), ABSENT) == ABSENT) {
-                throw unknownStream(stream);
+                throw Failures.notLive("stream", stream, this);
             }
         } finally {
             lock.unlock();
@@ -296,7 +297,7 @@ final class HostMemory implements DeviceMemory {
             ensureOpen();
             requireEvent(event);
             if (!stream.isDefault() && !streams.containsKey(stream.handle())) {
-                throw unknownStream(stream);
+                throw Failures.notLive("stream", stream, this);
             }
             // Work on host memory is done when the call that queued it returns, so the event is complete at once.
             events.put(event.handle(), 1, ABSENT);
@@ -338,7 +339,7 @@ final class HostMemory implements DeviceMemory {
         try {
             ensureOpen();
             if (events.remove(event.handle(), ABSENT) == ABSENT) {
-                throw unknownEvent(event);
+                throw Failures.notLive("event", event, this);
             }
         } finally {
             lock.unlock();
@@ -446,19 +447,10 @@ final class HostMemory implements DeviceMemory {
 
     private void requireEvent(DeviceEvent event) {
         if (!events.containsKey(event.handle())) {
-            throw unknownEvent(event);
+            throw Failures.notLive("event", event, this);
         }
     }
 
-    private IllegalArgumentException unknownStream(DeviceStream stream) {
-        return new IllegalArgumentException(stream + " is not a live stream of " + this
-                + " (never created by it, or already destroyed)");
-    }
-
-    private IllegalArgumentException unknownEvent(DeviceEvent event) {
-        return new IllegalArgumentException(event + " is not a live event of " + this
-                + " (never created by it, or already destroyed)");
-    }
 
     /**
      * Takes {@code bytes} of capacity for mapped granules; false (and nothing taken) when they do not fit. Caller

@@ -2,7 +2,6 @@ package io.devalloc.host;
 
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.spi.Availability;
-import io.devalloc.api.spi.DeviceMemoryProvider;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -13,14 +12,10 @@ import java.util.function.Supplier;
  *
  * <p>Thread-safe. The constructor does no work; the first {@link #probe()} links libc and caches the answer.
  */
-public final class HostMemoryProvider implements DeviceMemoryProvider {
+public final class HostMemoryProvider extends HostProvider {
 
     /** The provider's name in device specs. */
     public static final String NAME = "host";
-
-    static final String ARGUMENT_HELP = "optional capacity such as 8GiB (default: MemTotal)";
-
-    private final HostProviderSupport support;
 
     public HostMemoryProvider() {
         // Lambdas rather than method references, so that not even the classes behind them load before a probe.
@@ -29,18 +24,13 @@ public final class HostMemoryProvider implements DeviceMemoryProvider {
 
     /** For tests: libc and the physical memory from elsewhere. */
     HostMemoryProvider(Supplier<? extends NativeMemoryCalls> linker, Supplier<SystemMemory> systemMemory) {
-        this.support = new HostProviderSupport(NAME, linker, systemMemory, HostMemoryProvider::check);
+        super(NAME, linker, systemMemory, HostMemoryProvider::check);
     }
 
     private static Availability check(NativeMemoryCalls calls, Optional<SystemMemory> memory) {
         return Availability.available("native memory through java.lang.foreign (posix_memalign), "
                 + memory.map(SystemMemory::describe)
                         .orElse("physical memory unknown, give a capacity such as host:8GiB"));
-    }
-
-    @Override
-    public String name() {
-        return NAME;
     }
 
     @Override
@@ -52,21 +42,6 @@ public final class HostMemoryProvider implements DeviceMemoryProvider {
     @Override
     public int priority() {
         return 5;
-    }
-
-    @Override
-    public Availability probe() {
-        return support.probe().availability();
-    }
-
-    @Override
-    public int deviceCount() {
-        return probe().available() ? 1 : 0;
-    }
-
-    @Override
-    public String argumentHelp() {
-        return ARGUMENT_HELP;
     }
 
     @Override

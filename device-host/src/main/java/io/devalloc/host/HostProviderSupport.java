@@ -2,6 +2,7 @@ package io.devalloc.host;
 
 import io.devalloc.api.error.DeviceUnavailableException;
 import io.devalloc.api.error.InvalidConfigurationException;
+import io.devalloc.api.internal.CachedProbe;
 import io.devalloc.api.internal.Failures;
 import io.devalloc.api.internal.NativeAccess;
 import io.devalloc.api.spi.Availability;
@@ -17,11 +18,9 @@ import org.slf4j.LoggerFactory;
  * What the {@code host} and {@code pinned-host} providers share: linking libc once and caching the probe, and
  * reading the device argument (an optional capacity).
  *
- * <p>Thread-safe: the probe runs at most once under the object's monitor (except that a
- * {@link VirtualMachineError} is not cached, since it says nothing about the platform) and its result is
- * published through a volatile field.
+ * <p>Thread-safe: the probe runs at most once, as {@link CachedProbe} runs it.
  */
-final class HostProviderSupport {
+final class HostProviderSupport extends CachedProbe<HostProviderSupport.Probe> {
 
     private static final Logger LOG = LoggerFactory.getLogger(HostProviderSupport.class);
 
@@ -42,7 +41,6 @@ final class HostProviderSupport {
     private final Supplier<SystemMemory> systemMemory;
     /** What the provider checks once libc is linked: given the calls and the physical memory, is it usable? */
     private final BiFunction<NativeMemoryCalls, Optional<SystemMemory>, Availability> check;
-    private volatile Probe probe;
 
     HostProviderSupport(String provider, Supplier<? extends NativeMemoryCalls> linker,
                         Supplier<SystemMemory> systemMemory,
@@ -53,27 +51,14 @@ final class HostProviderSupport {
         this.check = Objects.requireNonNull(check, "check");
     }
 
-    /** The probe, run on the first call. Never throws. */
-    Probe probe() {
-        Probe p = probe;
-        if (p != null) {
-            return p;
-        }
-        synchronized (this) {
-            if (probe == null) {
-                Probe computed = run();
-                if (computed == null) {
-                    return new Probe(Availability.unavailable("the probe ran out of resources; try again"), null,
-                            Optional.empty(), null);
-                }
-                probe = computed;
-            }
-            return probe;
-        }
+    @Override
+    protected Probe outOfResources() {
+        return new Probe(Availability.unavailable("the probe ran out of resources; try again"), null, Optional.empty(),
+                null);
     }
 
-    /** Runs the probe; null after a {@link VirtualMachineError}, which must not be cached. */
-    private Probe run() {
+    @Override
+    protected Probe run() {
         NativeMemoryCalls calls;
         try {
             calls = linker.get();
@@ -116,10 +101,7 @@ final class HostProviderSupport {
      */
     NativeMemoryCalls requireAvailable() {
         Probe p = probe();
-        if (!p.availability().available()) {
-            throw new DeviceUnavailableException("device provider '" + provider + "' is unavailable: "
-                    + p.availability().reason());
-        }
+        requireAvailable(provider, p.availability());
         return p.calls();
     }
 
@@ -152,7 +134,7 @@ final class HostProviderSupport {
         } catch (IllegalArgumentException e) {
             throw new InvalidConfigurationException("device", argument, "malformed argument in device spec '"
                     + provider + ":" + argument + "': " + e.getMessage() + ". " + provider + " takes "
-                    + HostMemoryProvider.ARGUMENT_HELP);
+                    + HostProvider.ARGUMENT_HELP);
         }
         if (capacity < minimum) {
             throw new InvalidConfigurationException("device", argument, "capacity '" + argument + "' of device spec '"

@@ -3,6 +3,7 @@ package io.devalloc.host;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.error.DeviceException;
+import io.devalloc.api.internal.MappedPieces;
 import io.devalloc.api.units.ByteSize;
 import java.util.BitSet;
 import java.util.Map;
@@ -218,11 +219,7 @@ final class HostVirtualMemory implements VirtualMemory {
                                     + device.descriptor().id(), errno, bytes, device.bytesInUse(), calls));
                 }
             }
-            r.mapped().set(from, to);
-            int pieceGranules = (int) (pieceBytes / GRANULARITY);
-            for (int i = from; i < to; i += pieceGranules) {
-                r.pieceStarts().set(i);
-            }
+            MappedPieces.map(r.mapped(), r.pieceStarts(), from, to, (int) (pieceBytes / GRANULARITY));
             mappedBytes += bytes;
             return true;
         } finally {
@@ -244,17 +241,8 @@ final class HostVirtualMemory implements VirtualMemory {
                         + " wholly mapped on " + device + ": the granule at "
                         + ByteSize.hex(r.base() + hole * GRANULARITY) + " is not mapped");
             }
-            int cut = !r.pieceStarts().get(from) ? from
-                    : r.mapped().get(to) && !r.pieceStarts().get(to) ? to : -1;
-            if (cut >= 0) {
-                int pieceStart = r.pieceStarts().previousSetBit(cut);
-                int next = r.pieceStarts().nextSetBit(cut);
-                int pieceEnd = Math.min(r.mapped().nextClearBit(cut), next < 0 ? Integer.MAX_VALUE : next);
-                throw new IllegalArgumentException("[" + ByteSize.hex(address) + ", +" + bytes + " bytes) cuts the"
-                        + " piece [" + ByteSize.hex(r.base() + pieceStart * GRANULARITY) + ", +"
-                        + (pieceEnd - pieceStart) * GRANULARITY + " bytes) mapped as one on " + device
-                        + "; unmap whole pieces");
-            }
+            MappedPieces.requireWholePieces(r.mapped(), r.pieceStarts(), from, to, address, bytes, r.base(),
+                    GRANULARITY, device);
             if (pinned) {
                 int errno = calls.munlock(address, bytes);
                 if (errno != 0) {
@@ -271,8 +259,7 @@ final class HostVirtualMemory implements VirtualMemory {
                                 + " accessible", device, ByteSize.format(bytes), ByteSize.hex(address),
                         MemlockAdvice.errnoName(errno));
             }
-            r.mapped().clear(from, to);
-            r.pieceStarts().clear(from, to);
+            MappedPieces.unmap(r.mapped(), r.pieceStarts(), from, to);
             mappedBytes -= bytes;
             device.uncharge(bytes);
             if (madvised != 0) {

@@ -3,7 +3,6 @@ package io.devalloc.host;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.spi.Availability;
-import io.devalloc.api.spi.DeviceMemoryProvider;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -18,12 +17,10 @@ import java.util.function.Supplier;
  *
  * <p>Thread-safe. The constructor does no work; the first {@link #probe()} does, and caches the answer.
  */
-public final class PinnedHostMemoryProvider implements DeviceMemoryProvider {
+public final class PinnedHostMemoryProvider extends HostProvider {
 
     /** The provider's name in device specs. */
     public static final String NAME = "pinned-host";
-
-    private final HostProviderSupport support;
 
     public PinnedHostMemoryProvider() {
         // Lambdas rather than method references, so that not even the classes behind them load before a probe.
@@ -32,7 +29,7 @@ public final class PinnedHostMemoryProvider implements DeviceMemoryProvider {
 
     /** For tests: libc and the physical memory from elsewhere. */
     PinnedHostMemoryProvider(Supplier<? extends NativeMemoryCalls> linker, Supplier<SystemMemory> systemMemory) {
-        this.support = new HostProviderSupport(NAME, linker, systemMemory, PinnedHostMemoryProvider::check);
+        super(NAME, linker, systemMemory, PinnedHostMemoryProvider::check);
     }
 
     /** Locks and unlocks one page: the cheapest proof that pinning works here at all. */
@@ -63,11 +60,6 @@ public final class PinnedHostMemoryProvider implements DeviceMemoryProvider {
     }
 
     @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
     public String description() {
         return "page-locked (mlock) native host memory through java.lang.foreign, page aligned, as cudaHostAlloc gives;"
                 + " on Linux also virtual memory in 2 MiB granules, locked as they are mapped";
@@ -76,21 +68,6 @@ public final class PinnedHostMemoryProvider implements DeviceMemoryProvider {
     @Override
     public int priority() {
         return 4;
-    }
-
-    @Override
-    public Availability probe() {
-        return support.probe().availability();
-    }
-
-    @Override
-    public int deviceCount() {
-        return probe().available() ? 1 : 0;
-    }
-
-    @Override
-    public String argumentHelp() {
-        return HostMemoryProvider.ARGUMENT_HELP;
     }
 
     @Override

@@ -11,6 +11,7 @@ import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.device.VirtualMemory;
 import io.devalloc.api.error.DeviceException;
 import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.internal.MappedPieces;
 import io.devalloc.api.units.ByteSize;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -711,11 +712,7 @@ public final class SimulatedDevice implements DeviceMemory {
                 if (fault(DeviceCall.MAP) || !fits(bytes)) {
                     return false;
                 }
-                r.mapped().set(from, to);
-                int pieceGranules = (int) (pieceBytes / VM_GRANULARITY);
-                for (int i = from; i < to; i += pieceGranules) {
-                    r.pieceStarts().set(i);
-                }
+                MappedPieces.map(r.mapped(), r.pieceStarts(), from, to, (int) (pieceBytes / VM_GRANULARITY));
                 maps++;
                 use(bytes);
                 record(DeviceOperation.Kind.MAP, address, bytes);
@@ -736,17 +733,8 @@ public final class SimulatedDevice implements DeviceMemory {
                     throw new IllegalArgumentException("granule at " + ByteSize.hex(base + hole * VM_GRANULARITY)
                             + " is not mapped");
                 }
-                int cut = !r.pieceStarts().get(from) ? from
-                        : r.mapped().get(to) && !r.pieceStarts().get(to) ? to : -1;
-                if (cut >= 0) {
-                    int pieceStart = r.pieceStarts().previousSetBit(cut);
-                    int next = r.pieceStarts().nextSetBit(cut);
-                    int pieceEnd = Math.min(r.mapped().nextClearBit(cut), next < 0 ? Integer.MAX_VALUE : next);
-                    throw new IllegalArgumentException("[" + ByteSize.hex(address) + ", +" + bytes + " bytes) cuts the"
-                            + " piece [" + ByteSize.hex(base + pieceStart * VM_GRANULARITY) + ", +"
-                            + (pieceEnd - pieceStart) * VM_GRANULARITY + " bytes) mapped as one on "
-                            + SimulatedDevice.this + "; unmap whole pieces");
-                }
+                MappedPieces.requireWholePieces(r.mapped(), r.pieceStarts(), from, to, address, bytes, base,
+                        VM_GRANULARITY, SimulatedDevice.this);
                 RuntimeException failure = null;
                 try {
                     throwIfRunsOut(DeviceCall.UNMAP);
@@ -754,8 +742,7 @@ public final class SimulatedDevice implements DeviceMemory {
                     // The port's rule: after a failed unmap the range is unmapped (its memory may be lost).
                     failure = e;
                 }
-                r.mapped().clear(from, to);
-                r.pieceStarts().clear(from, to);
+                MappedPieces.unmap(r.mapped(), r.pieceStarts(), from, to);
                 unmaps++;
                 bytesInUse -= bytes;
                 record(DeviceOperation.Kind.UNMAP, address, bytes);

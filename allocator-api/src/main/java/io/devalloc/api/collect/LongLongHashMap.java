@@ -49,34 +49,12 @@ public final class LongLongHashMap {
         if (key == 0) {
             return missing;
         }
-        int i = mix(key) & mask;
-        while (true) {
-            long k = keys[i];
-            if (k == key) {
-                return values[i];
-            }
-            if (k == 0) {
-                return missing;
-            }
-            i = (i + 1) & mask;
-        }
+        int i = slot(key);
+        return keys[i] == key ? values[i] : missing;
     }
 
     public boolean containsKey(long key) {
-        if (key == 0) {
-            return false;
-        }
-        int i = mix(key) & mask;
-        while (true) {
-            long k = keys[i];
-            if (k == key) {
-                return true;
-            }
-            if (k == 0) {
-                return false;
-            }
-            i = (i + 1) & mask;
-        }
+        return key != 0 && keys[slot(key)] == key;
     }
 
     /**
@@ -89,24 +67,18 @@ public final class LongLongHashMap {
         if (key == 0) {
             throw new IllegalArgumentException("key 0 cannot be stored");
         }
-        int i = mix(key) & mask;
-        while (true) {
-            long k = keys[i];
-            if (k == key) {
-                long old = values[i];
-                values[i] = value;
-                return old;
-            }
-            if (k == 0) {
-                keys[i] = key;
-                values[i] = value;
-                if (++size * 2 > keys.length) {
-                    grow();
-                }
-                return missing;
-            }
-            i = (i + 1) & mask;
+        int i = slot(key);
+        if (keys[i] == key) {
+            long old = values[i];
+            values[i] = value;
+            return old;
         }
+        keys[i] = key;
+        values[i] = value;
+        if (++size * 2 > keys.length) {
+            grow();
+        }
+        return missing;
     }
 
     /** Removes {@code key}, returning its value, or {@code missing} when absent. */
@@ -114,20 +86,23 @@ public final class LongLongHashMap {
         if (key == 0) {
             return missing;
         }
+        int i = slot(key);
+        if (keys[i] != key) {
+            return missing;
+        }
+        long old = values[i];
+        shiftBack(i);
+        size--;
+        return old;
+    }
+
+    /** The slot that holds {@code key} (not 0), or the empty slot where the probe for it ends. */
+    private int slot(long key) {
         int i = mix(key) & mask;
-        while (true) {
-            long k = keys[i];
-            if (k == 0) {
-                return missing;
-            }
-            if (k == key) {
-                long old = values[i];
-                shiftBack(i);
-                size--;
-                return old;
-            }
+        while (keys[i] != key && keys[i] != 0) {
             i = (i + 1) & mask;
         }
+        return i;
     }
 
     private void shiftBack(int hole) {
@@ -160,10 +135,7 @@ public final class LongLongHashMap {
         for (int j = 0; j < oldKeys.length; j++) {
             long k = oldKeys[j];
             if (k != 0) {
-                int i = mix(k) & mask;
-                while (keys[i] != 0) {
-                    i = (i + 1) & mask;
-                }
+                int i = slot(k);
                 keys[i] = k;
                 values[i] = oldValues[j];
             }

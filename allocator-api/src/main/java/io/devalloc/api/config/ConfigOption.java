@@ -45,15 +45,7 @@ public record ConfigOption<T>(String name, String allowed, T defaultValue, Strin
     public static ConfigOption<Long> integer(String name, long min, long max, Long defaultValue, String description) {
         return new ConfigOption<>(name, "a whole number from " + min + " to " + max, defaultValue, description,
                 text -> {
-                    long v;
-                    if (!text.matches("-?[0-9]+")) {
-                        throw new IllegalArgumentException();
-                    }
-                    try {
-                        v = Long.parseLong(text);
-                    } catch (NumberFormatException e) {
-                        throw new IllegalArgumentException();
-                    }
+                    long v = parsed(text, "-?[0-9]+", Long::parseLong);
                     if (v < min || v > max) {
                         throw new IllegalArgumentException();
                     }
@@ -67,20 +59,27 @@ public record ConfigOption<T>(String name, String allowed, T defaultValue, Strin
         String range = (maxInclusive ? "a number with " + min + " <= value <= " + max
                 : "a number with " + min + " <= value < " + max);
         return new ConfigOption<>(name, range, defaultValue, description, text -> {
-            double v;
-            if (!text.matches("-?[0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?")) {
-                throw new IllegalArgumentException();
-            }
-            try {
-                v = Double.parseDouble(text);
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException();
-            }
+            double v = parsed(text, "-?[0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?", Double::parseDouble);
             if (Double.isNaN(v) || v < min || (maxInclusive ? v > max : v >= max)) {
                 throw new IllegalArgumentException();
             }
             return v;
         });
+    }
+
+    /**
+     * {@code text} parsed by {@code parse} when it matches {@code pattern}; otherwise, or when the number does not
+     * fit, an {@link IllegalArgumentException} without a message (the option's parser says what it expected).
+     */
+    private static <T> T parsed(String text, String pattern, Function<String, T> parse) {
+        if (!text.matches(pattern)) {
+            throw new IllegalArgumentException();
+        }
+        try {
+            return parse.apply(text);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException();
+        }
     }
 
     /** A byte-size key such as {@code 512MiB} or {@code 1073741824} (see {@link ByteSize#parse}). */

@@ -4,9 +4,7 @@ import io.devalloc.api.collect.LongLongHashMap;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
-import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
-import io.devalloc.api.error.UnknownStreamException;
 import io.devalloc.api.snapshot.BlockSnapshot;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
@@ -19,7 +17,6 @@ import io.devalloc.api.units.ByteSize;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * No cache: each allocation is its own device malloc. One lock guards the address table and the counters; the
@@ -147,26 +144,6 @@ final class DirectAllocator extends AbstractDeviceAllocator implements LiveBytes
     }
 
     @Override
-    public void recordStream(long address, DeviceStream stream) {
-        Objects.requireNonNull(stream, "stream");
-        if (address == DeviceMemory.NULL) {
-            return;
-        }
-        lock.lock();
-        try {
-            ensureOpen();
-            if (!live.containsKey(address)) {
-                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
-            }
-            if (!device().hasStream(stream)) {
-                throw new UnknownStreamException(stream, toString());
-            }
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
     public AllocatorStats stats() {
         return copyLocked(() -> AllocatorStats.builder()
                 .allocationCount(allocationCount).freeCount(freeCount)
@@ -224,13 +201,8 @@ final class DirectAllocator extends AbstractDeviceAllocator implements LiveBytes
 
     @Override
     public void releaseCachedMemory() {
-        lock.lock();
-        try {
-            ensureOpen();
-            // Nothing is cached: every free already went back to the device.
-        } finally {
-            lock.unlock();
-        }
+        // Nothing is cached: every free already went back to the device.
+        runLocked(this::ensureOpen);
     }
 
     /**
@@ -239,8 +211,7 @@ final class DirectAllocator extends AbstractDeviceAllocator implements LiveBytes
      */
     @Override
     public MemorySnapshot snapshot() {
-        lock.lock();
-        try {
+        return copyLocked(() -> {
             List<SegmentSnapshot> segments = new ArrayList<>(live.size());
             for (long address : live.sortedKeys()) {
                 long requested = live.get(address, ABSENT);
@@ -250,9 +221,7 @@ final class DirectAllocator extends AbstractDeviceAllocator implements LiveBytes
             }
             return new MemorySnapshot(name(), device().descriptor(), segments, stats(),
                     Map.of("memory_limit_bytes", limit == Long.MAX_VALUE ? -1L : limit));
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.devalloc.api.jfr;
 
+import io.devalloc.api.observe.AllocatorListener.RetryCause;
 import jdk.jfr.Category;
 import jdk.jfr.DataAmount;
 import jdk.jfr.Description;
@@ -28,4 +29,18 @@ final class AllocationRetryEvent extends AllocatorEvent {
     @Label("Cause")
     @Description("CACHE_RELEASED, FREES_AWAITED or HANDLER")
     String cause;
+
+    /**
+     * Writes, if a recording wants it, retry {@code attempt} of a request for {@code requestedBytes} on the allocator
+     * and device named.
+     */
+    void write(String allocatorName, String deviceId, long requestedBytes, int attempt, RetryCause cause) {
+        if (shouldCommit()) {
+            source(allocatorName, deviceId);
+            this.requestedSize = requestedBytes;
+            this.attempt = attempt;
+            this.cause = cause.name();
+            commit();
+        }
+    }
 }

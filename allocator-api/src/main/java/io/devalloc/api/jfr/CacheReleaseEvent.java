@@ -27,4 +27,17 @@ final class CacheReleaseEvent extends AllocatorEvent {
             + " release)")
     @Timespan(Timespan.NANOSECONDS)
     long callDuration;
+
+    /**
+     * Writes, if a recording wants it, a release of {@code bytes} that took {@code nanos} on the allocator and device
+     * named.
+     */
+    void write(String allocatorName, String deviceId, long bytes, long nanos) {
+        if (shouldCommit()) {
+            source(allocatorName, deviceId);
+            this.releasedSize = bytes;
+            this.callDuration = nanos;
+            commit();
+        }
+    }
 }

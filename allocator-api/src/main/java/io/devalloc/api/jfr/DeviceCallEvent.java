@@ -34,11 +34,18 @@ abstract class DeviceCallEvent extends AllocatorEvent {
     @Timespan(Timespan.NANOSECONDS)
     long callDuration;
 
-    final void set(String allocatorName, String deviceId, long address, long bytes, long nanos, boolean ok) {
-        source(allocatorName, deviceId);
-        this.address = address;
-        this.size = bytes;
-        this.callDuration = nanos;
-        this.succeeded = ok;
+    /**
+     * Writes, if a recording wants it, a call on {@code bytes} at {@code address} that took {@code nanos} on the
+     * allocator and device named.
+     */
+    final void write(String allocatorName, String deviceId, long address, long bytes, long nanos, boolean ok) {
+        if (shouldCommit()) {
+            source(allocatorName, deviceId);
+            this.address = address;
+            this.size = bytes;
+            this.callDuration = nanos;
+            this.succeeded = ok;
+            commit();
+        }
     }
 }

@@ -43,48 +43,22 @@ final class JfrListener implements AllocatorListener {
             case MAP -> new DeviceMapEvent();
             case UNMAP -> new DeviceUnmapEvent();
         };
-        if (event.shouldCommit()) {
-            event.set(allocatorName, deviceId, address, bytes, nanos, succeeded);
-            event.commit();
-        }
+        event.write(allocatorName, deviceId, address, bytes, nanos, succeeded);
     }
 
     @Override
     public void outOfMemory(long requestedBytes, OutOfMemoryException error) {
-        OutOfMemoryEvent event = new OutOfMemoryEvent();
-        if (event.shouldCommit()) {
-            event.source(allocatorName, deviceId);
-            event.requestedSize = requestedBytes;
-            event.reason = error.reason().name();
-            event.deviceFree = error.deviceFreeBytes();
-            event.reserved = error.reservedBytes();
-            event.allocated = error.allocatedBytes();
-            event.message = error.getMessage();
-            event.commit();
-        }
+        new OutOfMemoryEvent().write(allocatorName, deviceId, requestedBytes, error);
     }
 
     @Override
     public void allocationRetried(long requestedBytes, int attempt, RetryCause cause) {
-        AllocationRetryEvent event = new AllocationRetryEvent();
-        if (event.shouldCommit()) {
-            event.source(allocatorName, deviceId);
-            event.requestedSize = requestedBytes;
-            event.attempt = attempt;
-            event.cause = cause.name();
-            event.commit();
-        }
+        new AllocationRetryEvent().write(allocatorName, deviceId, requestedBytes, attempt, cause);
     }
 
     @Override
     public void cacheReleased(long bytes, long nanos) {
-        CacheReleaseEvent event = new CacheReleaseEvent();
-        if (event.shouldCommit()) {
-            event.source(allocatorName, deviceId);
-            event.releasedSize = bytes;
-            event.callDuration = nanos;
-            event.commit();
-        }
+        new CacheReleaseEvent().write(allocatorName, deviceId, bytes, nanos);
     }
 
     @Override

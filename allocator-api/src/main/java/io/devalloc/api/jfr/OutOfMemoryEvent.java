@@ -1,5 +1,6 @@
 package io.devalloc.api.jfr;
 
+import io.devalloc.api.error.OutOfMemoryException;
 import jdk.jfr.Category;
 import jdk.jfr.DataAmount;
 import jdk.jfr.Description;
@@ -46,4 +47,21 @@ final class OutOfMemoryEvent extends AllocatorEvent {
     @Label("Message")
     @Description("The error's message, as the caller sees it")
     String message;
+
+    /**
+     * Writes, if a recording wants it, the failed allocation of {@code requestedBytes} on the allocator and device
+     * named.
+     */
+    void write(String allocatorName, String deviceId, long requestedBytes, OutOfMemoryException error) {
+        if (shouldCommit()) {
+            source(allocatorName, deviceId);
+            this.requestedSize = requestedBytes;
+            this.reason = error.reason().name();
+            this.deviceFree = error.deviceFreeBytes();
+            this.reserved = error.reservedBytes();
+            this.allocated = error.allocatedBytes();
+            this.message = error.getMessage();
+            commit();
+        }
+    }
 }

@@ -5,6 +5,7 @@ import io.devalloc.api.device.DeviceEvent;
 import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.InvalidFreeException;
+import io.devalloc.api.error.UnknownStreamException;
 import io.devalloc.api.internal.AllocationRequest;
 import io.devalloc.api.internal.Failures;
 import io.devalloc.api.observe.AllocatorListener;
@@ -169,6 +170,43 @@ public abstract class AbstractDeviceAllocator implements DeviceAllocator {
     }
 
     /**
+     * Marks the live allocation at {@code address} as used on {@code stream}; address 0 (the null allocation) does
+     * nothing. Under the lock: the open check, the lookup, the check that the device has the stream, then
+     * {@link #recordStreamLocked}.
+     *
+     * @throws InvalidFreeException   with {@code UNKNOWN_ADDRESS} if it is not a live allocation (nothing changes)
+     * @throws UnknownStreamException if the device does not have the stream (nothing changes)
+     */
+    @Override
+    public void recordStream(long address, DeviceStream stream) {
+        Objects.requireNonNull(stream, "stream");
+        if (address == 0) {
+            return;
+        }
+        lock.lock();
+        try {
+            ensureOpen();
+            long allocation = liveAllocation(address);
+            if (allocation == NOT_LIVE) {
+                throw new InvalidFreeException(InvalidFreeException.Reason.UNKNOWN_ADDRESS, address, toString());
+            }
+            if (!device().hasStream(stream)) {
+                throw new UnknownStreamException(stream, toString());
+            }
+            recordStreamLocked(allocation, stream);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * What {@link #recordStream} does to a live allocation once checked, with the lock held: nothing here, for an
+     * allocator that never reuses memory before the device is done with it.
+     */
+    protected void recordStreamLocked(long allocation, DeviceStream stream) {
+    }
+
+    /**
      * The id of the live allocation at {@code address} ({@link #issueAllocationId}), under the lock; answers on a
      * closed allocator too, where nothing is live.
      *
@@ -246,6 +284,19 @@ public abstract class AbstractDeviceAllocator implements DeviceAllocator {
         lock.lock();
         try {
             return copy.get();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Runs {@code change} with the lock held: for cold controls only (resetting statistics, say), never on allocate
+     * or free.
+     */
+    protected final void runLocked(Runnable change) {
+        lock.lock();
+        try {
+            change.run();
         } finally {
             lock.unlock();
         }

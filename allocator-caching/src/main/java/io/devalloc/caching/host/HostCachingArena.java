@@ -671,29 +671,23 @@ final class HostCachingArena extends AbstractDeviceAllocator
 
     @Override
     public void resetAccumulatedStats() {
-        lock.lock();
-        try {
+        runLocked(() -> {
             hostStats.resetAccumulated();
             allocationCount = 0;
             freeCount = 0;
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
     public void resetPeakStats() {
-        lock.lock();
-        try {
+        runLocked(() -> {
             hostStats.resetPeaks();
             peakLive = live;
             peakLiveBytes = liveBytes;
             peakRequestedBytes = requestedBytes;
             peakReservedBytes = reservedBytes;
             largestRequest = 0;
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     private long reserveTail() {
@@ -702,8 +696,7 @@ final class HostCachingArena extends AbstractDeviceAllocator
 
     @Override
     public AllocatorStats stats() {
-        lock.lock();
-        try {
+        return copyLocked(() -> {
             long largestFree = reserveTail();
             for (BlockStack s : allFreeLists()) {
                 for (int i = 0; i < s.count; i++) {
@@ -720,9 +713,7 @@ final class HostCachingArena extends AbstractDeviceAllocator
                     .deviceMallocs(deviceMallocs).deviceFrees(deviceFrees)
                     .allocationRetries(retries).outOfMemoryErrors(outOfMemoryErrors).limitBytes(Long.MAX_VALUE)
                     .build();
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     /**
@@ -734,8 +725,7 @@ final class HostCachingArena extends AbstractDeviceAllocator
      */
     @Override
     public List<PoolUsage> memoryUsage() {
-        lock.lock();
-        try {
+        return copyLocked(() -> {
             long pending = 0;
             long freeReservePieces = 0;
             for (int h = 0; h < tableSize; h++) {
@@ -751,9 +741,7 @@ final class HostCachingArena extends AbstractDeviceAllocator
             }
             return List.of(new PoolUsage(PoolUsage.ALL, reservedBytes, liveBytes, liveBytes + pending,
                     requestedBytes, freeReservePieces));
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     /** Bytes held from the device (every block and the reserve segment), read without the lock. */

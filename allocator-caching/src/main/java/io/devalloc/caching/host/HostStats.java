@@ -23,10 +23,17 @@ final class HostStats {
     private final DurationStat hostAllocTime = new DurationStat();
     private final DurationStat hostFreeTime = new DurationStat();
 
+    /** Every count above, for the resets. */
+    private final Stat[] counts = new Stat[2 + 2 * HostCachingArena.SIZE_CLASSES];
+
     HostStats() {
+        counts[0] = allocations;
+        counts[1] = allocatedBytes;
         for (int i = 0; i < HostCachingArena.SIZE_CLASSES; i++) {
             activeRequests[i] = new Stat();
             activeBytes[i] = new Stat();
+            counts[2 + 2 * i] = activeRequests[i];
+            counts[3 + 2 * i] = activeBytes[i];
         }
     }
 
@@ -102,11 +109,8 @@ final class HostStats {
 
     /** {@code reset_accumulated_host_memory_stats}: the totals added and removed, and the durations' totals. */
     void resetAccumulated() {
-        allocations.resetAccumulated();
-        allocatedBytes.resetAccumulated();
-        for (int i = 0; i < HostCachingArena.SIZE_CLASSES; i++) {
-            activeRequests[i].resetAccumulated();
-            activeBytes[i].resetAccumulated();
+        for (Stat s : counts) {
+            s.resetAccumulated();
         }
         hostAllocTime.resetAccumulated();
         hostFreeTime.resetAccumulated();
@@ -114,11 +118,8 @@ final class HostStats {
 
     /** {@code reset_peak_host_memory_stats}: peaks to the current values, durations' min and max to 0. */
     void resetPeaks() {
-        allocations.resetPeak();
-        allocatedBytes.resetPeak();
-        for (int i = 0; i < HostCachingArena.SIZE_CLASSES; i++) {
-            activeRequests[i].resetPeak();
-            activeBytes[i].resetPeak();
+        for (Stat s : counts) {
+            s.resetPeak();
         }
         hostAllocTime.resetPeak();
         hostFreeTime.resetPeak();

@@ -1,19 +1,55 @@
 package io.devalloc.cuda;
 
+import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.error.DeviceUnavailableException;
 import io.devalloc.api.error.InvalidConfigurationException;
+import io.devalloc.api.internal.CachedProbe;
+import io.devalloc.api.spi.Availability;
+import io.devalloc.api.spi.DeviceMemoryProvider;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 /**
- * What the {@code cuda} and {@code cuda-host} providers share: reading the device argument (a CUDA device index)
- * and checking it against the probe.
+ * What the {@code cuda} and {@code cuda-host} providers share: the probe, shared by both and asked lazily, and
+ * reading the device argument (a CUDA device index) and checking it against the probe.
+ *
+ * <p>Thread-safe. The constructor does no work and loads no JCuda class.
  */
-final class CudaProviderSupport {
+abstract class CudaProvider implements DeviceMemoryProvider {
 
     static final String ARGUMENT_HELP = "CUDA device index, 0 (the default) to the device count minus one";
 
-    private CudaProviderSupport() {
+    private final String name;
+    private final Supplier<CudaAvailability> availability;
+
+    CudaProvider(String name, Supplier<CudaAvailability> availability) {
+        this.name = name;
+        this.availability = Objects.requireNonNull(availability, "availability");
     }
+
+    @Override
+    public final String name() {
+        return name;
+    }
+
+    @Override
+    public final Availability probe() {
+        return availability.get().probe().availability();
+    }
+
+    @Override
+    public final int deviceCount() {
+        return availability.get().probe().deviceCount();
+    }
+
+    @Override
+    public final DeviceMemory open(String argument) {
+        CudaAvailability.Probe probe = availability.get().probe();
+        return open(probe, deviceIndex(name, argument, probe));
+    }
+
+    /** Opens device {@code index}, which the probe has. */
+    abstract DeviceMemory open(CudaAvailability.Probe probe, int index);
 
     /**
      * The device index in {@code argument}, checked against the probe.
@@ -23,10 +59,7 @@ final class CudaProviderSupport {
      */
     static int deviceIndex(String provider, String argument, CudaAvailability.Probe probe) {
         int index = parseIndex(provider, argument);
-        if (!probe.availability().available()) {
-            throw new DeviceUnavailableException("device provider '" + provider + "' is unavailable: "
-                    + probe.availability().reason());
-        }
+        CachedProbe.requireAvailable(provider, probe.availability());
         int count = probe.deviceCount();
         if (index >= count) {
             throw new DeviceUnavailableException("no CUDA device " + index + " for provider '" + provider
