@@ -60,7 +60,7 @@ class AdvisorTest {
      * rather than taken from the advisor: cold, on the replay's default device, with the peak's snapshot.
      */
     private static ReplayOptions whatIf(String config) {
-        return new ReplayOptions("caching", "sim:80GiB", config, false, true, true, false);
+        return new ReplayOptions("caching", "sim:80GiB", config, false, true);
     }
 
     private static ReplayResult alone(ReplayOptions options) throws IOException {

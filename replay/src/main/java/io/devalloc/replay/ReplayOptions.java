@@ -48,15 +48,12 @@ public record ReplayOptions(String allocator, String device, String conf, boolea
         Objects.requireNonNull(conf, "conf");
     }
 
-    /** Options with a peak snapshot and without stopping at the first out-of-memory error. */
+    /**
+     * Options with a peak snapshot, without stopping at the first out-of-memory error, reproducing the recorded
+     * allocator's own flushes and failures when warm.
+     */
     public ReplayOptions(String allocator, String device, String conf, boolean warm, boolean emptyCacheAtSegmentFree) {
-        this(allocator, device, conf, warm, emptyCacheAtSegmentFree, true, false);
-    }
-
-    /** Options that reproduce the recorded allocator's own flushes and failures when warm. */
-    public ReplayOptions(String allocator, String device, String conf, boolean warm, boolean emptyCacheAtSegmentFree,
-                         boolean peakSnapshot, boolean stopAtFirstOom) {
-        this(allocator, device, conf, warm, emptyCacheAtSegmentFree, peakSnapshot, stopAtFirstOom, true);
+        this(allocator, device, conf, warm, emptyCacheAtSegmentFree, true, false, true);
     }
 
     /**
@@ -95,12 +92,6 @@ public record ReplayOptions(String allocator, String device, String conf, boolea
     public ReplayOptions withPeakSnapshot(boolean on) {
         return new ReplayOptions(allocator, device, conf, warm, emptyCacheAtSegmentFree, on, stopAtFirstOom,
                 reproduceRecorded);
-    }
-
-    /** Whether a warm replay reproduces the recorded allocator's own flushes and failures (see the class). */
-    public ReplayOptions withReproduceRecorded(boolean on) {
-        return new ReplayOptions(allocator, device, conf, warm, emptyCacheAtSegmentFree, peakSnapshot, stopAtFirstOom,
-                on);
     }
 
     /** Whether to stop at the first allocation that fails with out of memory. */
