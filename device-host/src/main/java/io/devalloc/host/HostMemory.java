@@ -235,15 +235,7 @@ final class HostMemory implements DeviceMemory {
 
     @Override
     public DeviceStream createStream() {
-        lock.lock();
-        try {
-            ensureOpen();
-            long handle = nextHandle++;
-            streams.put(handle, 0, ABSENT);
-            return new DeviceStream(handle);
-        } finally {
-            lock.unlock();
-        }
+        return new DeviceStream(newHandle(streams));
     }
 
     @Override
@@ -277,15 +269,7 @@ final class HostMemory implements DeviceMemory {
 
     @Override
     public DeviceEvent createEvent() {
-        lock.lock();
-        try {
-            ensureOpen();
-            long handle = nextHandle++;
-            events.put(handle, 0, ABSENT);
-            return new DeviceEvent(handle);
-        } finally {
-            lock.unlock();
-        }
+        return new DeviceEvent(newHandle(events));
     }
 
     @Override
@@ -308,16 +292,9 @@ final class HostMemory implements DeviceMemory {
 
     @Override
     public boolean isEventComplete(DeviceEvent event) {
-        Objects.requireNonNull(event, "event");
-        lock.lock();
-        try {
-            ensureOpen();
-            requireEvent(event);
-            // Recorded events completed when recorded; an event never recorded is complete, as in CUDA.
-            return true;
-        } finally {
-            lock.unlock();
-        }
+        synchronizeEvent(event);
+        // Recorded events completed when recorded; an event never recorded is complete, as in CUDA.
+        return true;
     }
 
     @Override
@@ -440,6 +417,19 @@ final class HostMemory implements DeviceMemory {
             bytesInUse = 0;
             LOG.debug("closed {}: freed {} allocations and {} reservations ({} in use)", this, count, reservations,
                     ByteSize.format(bytes));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A new live handle in {@code table} (streams or events). */
+    private long newHandle(LongLongHashMap table) {
+        lock.lock();
+        try {
+            ensureOpen();
+            long handle = nextHandle++;
+            table.put(handle, 0, ABSENT);
+            return handle;
         } finally {
             lock.unlock();
         }
