@@ -2,7 +2,6 @@ package io.devalloc.replay;
 
 import io.devalloc.trace.text.JsonWriter;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -43,59 +42,53 @@ public final class ReplayJson {
     /** One outcome as an ordered map of JSON values. */
     public static Map<String, Object> toMap(ReplayOutcome outcome) {
         ReplayResult r = outcome.result();
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("trace", r.trace());
-        m.put("format", outcome.format().name().toLowerCase(Locale.ROOT));
-        m.put("allocator", r.allocator());
-        m.put("device", r.device());
-        m.put("device_name", outcome.deviceName());
-        m.put("conf", r.conf());
-        m.put("warm_start", outcome.warmStart().name().toLowerCase(Locale.ROOT));
-        m.put("events", r.events());
-        m.put("allocs", r.allocs());
-        m.put("frees", r.frees());
-        m.put("unknown_frees", outcome.unknownFrees());
-        m.put("device_mallocs", r.deviceMallocs());
-        m.put("device_frees", r.deviceFrees());
-        m.put("peak_reserved_bytes", r.peakReservedBytes());
-        m.put("peak_allocated_bytes", r.peakAllocatedBytes());
-        m.put("peak_requested_bytes", r.peakRequestedBytes());
-        m.put("end_reserved_bytes", r.endReservedBytes());
-        m.put("ooms", r.ooms());
-        m.put("alloc_retries", r.allocRetries());
-        m.put("fragmentation", r.fragmentation());
-        m.put("requested_fragmentation", r.requestedFragmentation());
-        m.put("events_per_second", Math.rint(r.eventsPerSecond()));
-        m.put("empty_cache_calls", outcome.emptyCacheCalls());
-        m.put("streams", (long) outcome.streams());
-        m.put("timeline_points", (long) r.timeline().size());
         ReplayResult.Peak peak = r.peak();
-        if (peak != null) {
-            Map<String, Object> p = new LinkedHashMap<>();
-            p.put("event", peak.event());
-            p.put("reserved_bytes", peak.reservedBytes());
-            p.put("allocated_bytes", peak.allocatedBytes());
-            p.put("requested_bytes", peak.requestedBytes());
-            p.put("exact", peak.exact());
-            m.put("peak", p);
-        } else {
-            m.put("peak", null);
-        }
-        m.put("waste_at_peak", wasteMap(peak));
-        m.put("first_oom", oomMap(r.firstOom()));
-        m.put("stopped_at_oom", r.stoppedAtOom());
+        Map<String, Object> m = JsonWriter.object(
+                "trace", r.trace(),
+                "format", outcome.format().name().toLowerCase(Locale.ROOT),
+                "allocator", r.allocator(),
+                "device", r.device(),
+                "device_name", outcome.deviceName(),
+                "conf", r.conf(),
+                "warm_start", outcome.warmStart().name().toLowerCase(Locale.ROOT),
+                "events", r.events(),
+                "allocs", r.allocs(),
+                "frees", r.frees(),
+                "unknown_frees", outcome.unknownFrees(),
+                "device_mallocs", r.deviceMallocs(),
+                "device_frees", r.deviceFrees(),
+                "peak_reserved_bytes", r.peakReservedBytes(),
+                "peak_allocated_bytes", r.peakAllocatedBytes(),
+                "peak_requested_bytes", r.peakRequestedBytes(),
+                "end_reserved_bytes", r.endReservedBytes(),
+                "ooms", r.ooms(),
+                "alloc_retries", r.allocRetries(),
+                "fragmentation", r.fragmentation(),
+                "requested_fragmentation", r.requestedFragmentation(),
+                "events_per_second", Math.rint(r.eventsPerSecond()),
+                "empty_cache_calls", outcome.emptyCacheCalls(),
+                "streams", (long) outcome.streams(),
+                "timeline_points", (long) r.timeline().size(),
+                "peak", peak == null ? null : JsonWriter.object(
+                        "event", peak.event(),
+                        "reserved_bytes", peak.reservedBytes(),
+                        "allocated_bytes", peak.allocatedBytes(),
+                        "requested_bytes", peak.requestedBytes(),
+                        "exact", peak.exact()),
+                "waste_at_peak", wasteMap(peak),
+                "first_oom", oomMap(r.firstOom()),
+                "stopped_at_oom", r.stoppedAtOom());
         ReplayResult.GroundTruth g = r.groundTruth();
         if (g != null) {
-            Map<String, Object> gt = new LinkedHashMap<>();
-            gt.put("device_mallocs", g.deviceMallocs());
-            gt.put("device_frees", g.deviceFrees());
-            gt.put("peak_reserved_bytes", g.peakReservedBytes());
             boolean comparable = GroundTruthComparability.comparable(r.allocator());
-            gt.put("comparable", comparable);
-            gt.put("reason", comparable ? null : GroundTruthComparability.whyNot(r.allocator()));
-            gt.put("match", comparable ? g.match() : null);
-            gt.put("first_difference", comparable ? g.firstDifference() : null);
-            m.put("ground_truth", gt);
+            m.put("ground_truth", JsonWriter.object(
+                    "device_mallocs", g.deviceMallocs(),
+                    "device_frees", g.deviceFrees(),
+                    "peak_reserved_bytes", g.peakReservedBytes(),
+                    "comparable", comparable,
+                    "reason", comparable ? null : GroundTruthComparability.whyNot(r.allocator()),
+                    "match", comparable ? g.match() : null,
+                    "first_difference", comparable ? g.firstDifference() : null));
         }
         m.put("notes", outcome.notes());
         return m;
@@ -106,14 +99,13 @@ public final class ReplayJson {
      * {@code free_in_used_segments}, {@code free_segments}, {@code unmapped_page_tails}, {@code total}.
      */
     public static Map<String, Object> wasteMap(WasteAtPeak waste) {
-        Map<String, Object> w = new LinkedHashMap<>();
-        w.put("rounding", waste.rounding());
-        w.put("unsplit_remainder", waste.unsplitRemainder());
-        w.put("free_in_used_segments", waste.freeInUsedSegments());
-        w.put("free_segments", waste.freeSegments());
-        w.put("unmapped_page_tails", waste.unmappedPageTails());
-        w.put("total", waste.total());
-        return w;
+        return JsonWriter.object(
+                "rounding", waste.rounding(),
+                "unsplit_remainder", waste.unsplitRemainder(),
+                "free_in_used_segments", waste.freeInUsedSegments(),
+                "free_segments", waste.freeSegments(),
+                "unmapped_page_tails", waste.unmappedPageTails(),
+                "total", waste.total());
     }
 
     /** {@link #wasteMap(WasteAtPeak)} of the peak's waste; null without a peak or without its waste. */
@@ -126,15 +118,11 @@ public final class ReplayJson {
      * {@code reserved_bytes}, {@code allocated_bytes}; null for none.
      */
     public static Map<String, Object> oomMap(ReplayResult.OomPoint oom) {
-        if (oom == null) {
-            return null;
-        }
-        Map<String, Object> o = new LinkedHashMap<>();
-        o.put("event", oom.event());
-        o.put("request_bytes", oom.requestBytes());
-        o.put("reserved_bytes", oom.reservedBytes());
-        o.put("allocated_bytes", oom.allocatedBytes());
-        return o;
+        return oom == null ? null : JsonWriter.object(
+                "event", oom.event(),
+                "request_bytes", oom.requestBytes(),
+                "reserved_bytes", oom.reservedBytes(),
+                "allocated_bytes", oom.allocatedBytes());
     }
 
     /** One outcome as one line of JSON (or indented, when {@code pretty}). */

@@ -22,7 +22,6 @@ import io.devalloc.replay.bounds.OfflinePlan;
 import io.devalloc.replay.bounds.PlanOrder;
 import io.devalloc.trace.text.JsonWriter;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -47,121 +46,107 @@ public final class AdviceJson {
 
     /** The advice on every device as the value tree the JSON is written from. */
     public static Map<String, Object> toMap(JobAdvice job) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("schema", SCHEMA);
-        m.put("trace", job.trace());
-        m.put("allocator", job.allocator());
-        m.put("objective", job.objective().cliName());
         Advice first = job.devices().getFirst();
-        m.put("capacity_bytes", first.capacityBytes() == -1 ? null : first.capacityBytes());
-        m.put("min_saving", minSaving(first.minSaving()));
-        m.put("granularity_bytes", Advisor.GRANULARITY);
         List<Object> devices = new ArrayList<>();
         for (Advice a : job.devices()) {
             devices.add(device(a));
         }
-        m.put("devices", devices);
-        m.put("unused_devices", job.unusedDevices());
         Advice most = job.mostMemory();
-        m.put("most_memory_device", most.cudaDevice() == DeviceTrace.NO_DEVICE ? null : most.cudaDevice());
-        m.put("runs", job.runs());
-        m.put("threads", job.threads());
-        return m;
+        return JsonWriter.object(
+                "schema", SCHEMA,
+                "trace", job.trace(),
+                "allocator", job.allocator(),
+                "objective", job.objective().cliName(),
+                "capacity_bytes", first.capacityBytes() == -1 ? null : first.capacityBytes(),
+                "min_saving", minSaving(first.minSaving()),
+                "granularity_bytes", Advisor.GRANULARITY,
+                "devices", devices,
+                "unused_devices", job.unusedDevices(),
+                "most_memory_device", most.cudaDevice() == DeviceTrace.NO_DEVICE ? null : most.cudaDevice(),
+                "runs", job.runs(),
+                "threads", job.threads());
     }
 
     /** One device's advice: its index and what it has, then every key of schema 1's object. */
     public static Map<String, Object> device(Advice advice) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("device", advice.cudaDevice() == DeviceTrace.NO_DEVICE ? null : advice.cudaDevice());
-        m.put("history", advice.hasHistory());
-        m.put("events", advice.events());
-        m.put("recorded_peak_reserved_bytes", advice.recordedPeakReservedBytes());
-        m.put("needed_bytes", advice.neededBytes());
-        m.put("schema", SCHEMA);
-        m.put("trace", advice.trace());
-        m.put("allocator", advice.allocator());
-        m.put("objective", advice.objective().cliName());
-        m.put("capacity_bytes", advice.capacityBytes() == -1 ? null : advice.capacityBytes());
-        m.put("card", card(advice.capacity()));
-        m.put("min_saving", minSaving(advice.minSaving()));
-        m.put("granularity_bytes", Advisor.GRANULARITY);
-        Map<String, Object> grid = new LinkedHashMap<>();
-        grid.put("name", advice.grid().name());
-        grid.put("problems", advice.grid().problems());
-        m.put("grid", grid);
-        m.put("baseline", baseline(advice));
-        m.put("flushes", flushes(advice.flushes()));
-        m.put("oom", oom(advice.oom()));
-        m.put("bounds", bounds(advice.ladder()));
         List<Object> settings = new ArrayList<>();
         int rank = 0;
         for (SettingResult s : advice.settings()) {
             settings.add(setting(s, AdviceText.ranked(s, advice) ? ++rank : null, advice.oom()));
         }
-        m.put("settings", settings);
-        m.put("recommendation", recommendation(advice.recommendation()));
-        m.put("end_state", endState(advice));
-        m.put("notes", advice.notes());
-        m.put("runs", advice.runs());
-        m.put("threads", advice.threads());
-        return m;
+        return JsonWriter.object(
+                "device", advice.cudaDevice() == DeviceTrace.NO_DEVICE ? null : advice.cudaDevice(),
+                "history", advice.hasHistory(),
+                "events", advice.events(),
+                "recorded_peak_reserved_bytes", advice.recordedPeakReservedBytes(),
+                "needed_bytes", advice.neededBytes(),
+                "schema", SCHEMA,
+                "trace", advice.trace(),
+                "allocator", advice.allocator(),
+                "objective", advice.objective().cliName(),
+                "capacity_bytes", advice.capacityBytes() == -1 ? null : advice.capacityBytes(),
+                "card", card(advice.capacity()),
+                "min_saving", minSaving(advice.minSaving()),
+                "granularity_bytes", Advisor.GRANULARITY,
+                "grid", JsonWriter.object("name", advice.grid().name(), "problems", advice.grid().problems()),
+                "baseline", baseline(advice),
+                "flushes", flushes(advice.flushes()),
+                "oom", oom(advice.oom()),
+                "bounds", bounds(advice.ladder()),
+                "settings", settings,
+                "recommendation", recommendation(advice.recommendation()),
+                "end_state", endState(advice),
+                "notes", advice.notes(),
+                "runs", advice.runs(),
+                "threads", advice.threads());
     }
 
     private static Map<String, Object> minSaving(MinSaving margin) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("fraction", margin.fraction());
-        m.put("bytes", margin.bytes());
-        return m;
+        return JsonWriter.object("fraction", margin.fraction(), "bytes", margin.bytes());
     }
 
     private static Map<String, Object> card(CardCapacity card) {
-        if (card == null) {
-            return null;
-        }
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("capacity_bytes", card.bytes());
-        m.put("source", card.source().jsonName());
-        m.put("reason", card.reason());
-        return m;
+        return card == null ? null : JsonWriter.object(
+                "capacity_bytes", card.bytes(),
+                "source", card.source().jsonName(),
+                "reason", card.reason());
     }
 
     private static Map<String, Object> flushes(CacheFlushes f) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("program_empty_cache", f.programCalls());
-        m.put("allocator_flushes", f.allocatorFlushes());
-        m.put("told_by_frames", f.byFrames());
-        m.put("told_by_oom", f.byOutOfMemory());
-        m.put("told_by_no_device_malloc", f.byNoDeviceMalloc());
-        m.put("told_by_capacity", f.byCapacity());
-        m.put("assumed_program", f.assumedProgram());
-        m.put("recorded_capacity_bytes", f.capacity() == null ? null : f.capacity().bytes());
-        return m;
+        return JsonWriter.object(
+                "program_empty_cache", f.programCalls(),
+                "allocator_flushes", f.allocatorFlushes(),
+                "told_by_frames", f.byFrames(),
+                "told_by_oom", f.byOutOfMemory(),
+                "told_by_no_device_malloc", f.byNoDeviceMalloc(),
+                "told_by_capacity", f.byCapacity(),
+                "assumed_program", f.assumedProgram(),
+                "recorded_capacity_bytes", f.capacity() == null ? null : f.capacity().bytes());
     }
 
     private static Map<String, Object> baseline(Advice advice) {
         TrustLine t = advice.trust();
-        Map<String, Object> b = new LinkedHashMap<>();
-        b.put("config", t.config());
-        b.put("source", t.configSource());
-        b.put("notes", t.notes());
-        Map<String, Object> g = new LinkedHashMap<>();
-        g.put("verdict", t.word());
-        g.put("match", switch (t.verdict()) {
+        ReplayResult r = t.outcome() == null ? null : t.outcome().result();
+        ReplayResult.GroundTruth truth = r == null ? null : r.groundTruth();
+        Boolean match = switch (t.verdict()) {
             case MATCH -> true;
             case DIFFERS -> false;
             case NOT_COMPARABLE, FAILED -> null;
-        });
-        g.put("first_difference", t.verdict() == TrustLine.Verdict.MATCH ? null : t.firstDifference());
-        ReplayResult r = t.outcome() == null ? null : t.outcome().result();
-        ReplayResult.GroundTruth truth = r == null ? null : r.groundTruth();
-        g.put("trace_device_mallocs", truth == null ? null : truth.deviceMallocs());
-        g.put("trace_device_frees", truth == null ? null : truth.deviceFrees());
-        g.put("trace_peak_reserved_bytes", truth == null ? null : truth.peakReservedBytes());
-        g.put("replay_device_mallocs", r == null ? null : r.deviceMallocs());
-        g.put("replay_device_frees", r == null ? null : r.deviceFrees());
-        g.put("replay_peak_reserved_bytes", r == null ? null : r.peakReservedBytes());
-        b.put("ground_truth", g);
-        return b;
+        };
+        return JsonWriter.object(
+                "config", t.config(),
+                "source", t.configSource(),
+                "notes", t.notes(),
+                "ground_truth", JsonWriter.object(
+                        "verdict", t.word(),
+                        "match", match,
+                        "first_difference", t.verdict() == TrustLine.Verdict.MATCH ? null : t.firstDifference(),
+                        "trace_device_mallocs", truth == null ? null : truth.deviceMallocs(),
+                        "trace_device_frees", truth == null ? null : truth.deviceFrees(),
+                        "trace_peak_reserved_bytes", truth == null ? null : truth.peakReservedBytes(),
+                        "replay_device_mallocs", r == null ? null : r.deviceMallocs(),
+                        "replay_device_frees", r == null ? null : r.deviceFrees(),
+                        "replay_peak_reserved_bytes", r == null ? null : r.peakReservedBytes()));
     }
 
     /** The post-mortem of a trace with {@code oom} entries; null for one without. */
@@ -169,33 +154,26 @@ public final class AdviceJson {
         if (post == null) {
             return null;
         }
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("entries", post.entries());
         List<Object> listed = new ArrayList<>();
         for (RecordedOom o : post.ooms()) {
-            Map<String, Object> e = new LinkedHashMap<>();
-            e.put("event", o.event());
-            e.put("request_bytes", o.requestBytes() > 0 ? o.requestBytes() : null);
-            e.put("reserved_bytes", o.reservedBytes());
-            e.put("live_requested_bytes", o.liveRequestedBytes());
-            e.put("device_free_bytes", o.deviceFreeBytes() < 0 ? null : o.deviceFreeBytes());
-            e.put("capacity_bytes", o.capacityBytes() < 0 ? null : o.capacityBytes());
-            listed.add(e);
+            listed.add(JsonWriter.object(
+                    "event", o.event(),
+                    "request_bytes", o.requestBytes() > 0 ? o.requestBytes() : null,
+                    "reserved_bytes", o.reservedBytes(),
+                    "live_requested_bytes", o.liveRequestedBytes(),
+                    "device_free_bytes", o.deviceFreeBytes() < 0 ? null : o.deviceFreeBytes(),
+                    "capacity_bytes", o.capacityBytes() < 0 ? null : o.capacityBytes()));
         }
-        m.put("listed", listed);
-        m.put("card", card(post.card()));
         OomPostMortem.Reproduction r = post.reproduction();
-        if (r == null) {
-            m.put("reproduction", null);
-        } else {
-            Map<String, Object> rep = new LinkedHashMap<>();
-            rep.put("reproduced", r.reproduced());
-            rep.put("first_oom", ReplayJson.oomMap(r.replayed()));
-            rep.put("sentence", r.sentence());
-            m.put("reproduction", rep);
-        }
-        m.put("verdict", post.verdict());
-        return m;
+        return JsonWriter.object(
+                "entries", post.entries(),
+                "listed", listed,
+                "card", card(post.card()),
+                "reproduction", r == null ? null : JsonWriter.object(
+                        "reproduced", r.reproduced(),
+                        "first_oom", ReplayJson.oomMap(r.replayed()),
+                        "sentence", r.sentence()),
+                "verdict", post.verdict());
     }
 
     /** The bounds ladder; null for a device with only its end state. */
@@ -203,97 +181,94 @@ public final class AdviceJson {
         if (ladder == null) {
             return null;
         }
-        Map<String, Object> m = new LinkedHashMap<>();
         LowerBound b = ladder.bound();
         // Sizes that add up beyond a long give no figure: null, with "saturated" true.
         boolean saturated = ladder.saturated();
-        m.put("requested_peak_bytes", saturated ? null : b.requestedPeakBytes());
-        // Events numbered from 1, as everywhere in the reports (the bounds package numbers rows from 0).
-        m.put("requested_peak_event", b.requestedPeakEvent() < 0 ? null : b.requestedPeakEvent() + 1);
-        m.put("rounded_peak_bytes", saturated ? null : b.roundedPeakBytes());
-        m.put("rounded_peak_event", b.roundedPeakEvent() < 0 ? null : b.roundedPeakEvent() + 1);
-        m.put("rounding_allocator", ladder.roundingAllocator());
         OfflinePlan plan = ladder.plan();
-        m.put("plan_bytes", saturated ? null : plan.bytes());
-        m.put("plan_order", plan.bestOrder() == PlanOrder.BY_SIZE ? "by_size" : "by_lifetime");
-        m.put("plan_by_size_bytes", saturated ? null : plan.bySizeBytes());
-        m.put("plan_by_lifetime_bytes", saturated ? null : plan.byLifetimeBytes());
-        m.put("plan_approximations", plan.approximations());
-        m.put("refused_by_rounding", b.refusedByRounding());
-        m.put("saturated", saturated);
         IntervalCounts c = ladder.counts();
-        Map<String, Object> counts = new LinkedHashMap<>();
-        counts.put("allocations", c.allocations());
-        counts.put("warm_start_blocks", c.warmStartBlocks());
-        counts.put("oom_instants", c.oomInstants());
-        counts.put("ooms_without_request", c.oomsWithoutRequest());
-        counts.put("unknown_frees", c.unknownFrees());
-        counts.put("reallocated_live_keys", c.reallocatedLiveKeys());
-        counts.put("never_freed", c.neverFreed());
-        counts.put("negative_sizes", c.negativeSizes());
-        m.put("intervals", counts);
-        m.put("best", ladder.best() == null ? null : ladder.best().config());
-        m.put("best_min_capacity_bytes", ladder.best() == null ? null : ladder.best().minCapacityBytes());
-        m.put("recorded", ladder.recorded() == null ? null : ladder.recorded().config());
-        m.put("recorded_min_capacity_bytes", ladder.recorded() == null || !ladder.recorded().fits() ? null
-                : ladder.recorded().minCapacityBytes());
-        m.put("baseline_is_recorded", ladder.recordedSetting());
         double closed = ladder.gapClosed();
-        m.put("gap_closed", Double.isNaN(closed) ? null : closed);
-        m.put("left_bytes", ladder.leftBytes() < 0 ? null : ladder.leftBytes());
         List<Object> rungs = new ArrayList<>();
         for (BoundsLadder.Rung r : ladder.rungs()) {
-            Map<String, Object> e = new LinkedHashMap<>();
-            e.put("rung", r.key());
-            e.put("label", r.label());
-            e.put("bytes", r.bytes() < 0 ? null : r.bytes());
-            rungs.add(e);
+            rungs.add(JsonWriter.object(
+                    "rung", r.key(),
+                    "label", r.label(),
+                    "bytes", r.bytes() < 0 ? null : r.bytes()));
         }
-        m.put("rungs", rungs);
-        m.put("reading", ladder.reading());
-        return m;
+        return JsonWriter.object(
+                "requested_peak_bytes", saturated ? null : b.requestedPeakBytes(),
+                // Events numbered from 1, as everywhere in the reports (the bounds package numbers rows from 0).
+                "requested_peak_event", b.requestedPeakEvent() < 0 ? null : b.requestedPeakEvent() + 1,
+                "rounded_peak_bytes", saturated ? null : b.roundedPeakBytes(),
+                "rounded_peak_event", b.roundedPeakEvent() < 0 ? null : b.roundedPeakEvent() + 1,
+                "rounding_allocator", ladder.roundingAllocator(),
+                "plan_bytes", saturated ? null : plan.bytes(),
+                "plan_order", plan.bestOrder() == PlanOrder.BY_SIZE ? "by_size" : "by_lifetime",
+                "plan_by_size_bytes", saturated ? null : plan.bySizeBytes(),
+                "plan_by_lifetime_bytes", saturated ? null : plan.byLifetimeBytes(),
+                "plan_approximations", plan.approximations(),
+                "refused_by_rounding", b.refusedByRounding(),
+                "saturated", saturated,
+                "intervals", JsonWriter.object(
+                        "allocations", c.allocations(),
+                        "warm_start_blocks", c.warmStartBlocks(),
+                        "oom_instants", c.oomInstants(),
+                        "ooms_without_request", c.oomsWithoutRequest(),
+                        "unknown_frees", c.unknownFrees(),
+                        "reallocated_live_keys", c.reallocatedLiveKeys(),
+                        "never_freed", c.neverFreed(),
+                        "negative_sizes", c.negativeSizes()),
+                "best", ladder.best() == null ? null : ladder.best().config(),
+                "best_min_capacity_bytes", ladder.best() == null ? null : ladder.best().minCapacityBytes(),
+                "recorded", ladder.recorded() == null ? null : ladder.recorded().config(),
+                "recorded_min_capacity_bytes", ladder.recorded() == null || !ladder.recorded().fits() ? null
+                        : ladder.recorded().minCapacityBytes(),
+                "baseline_is_recorded", ladder.recordedSetting(),
+                "gap_closed", Double.isNaN(closed) ? null : closed,
+                "left_bytes", ladder.leftBytes() < 0 ? null : ladder.leftBytes(),
+                "rungs", rungs,
+                "reading", ladder.reading());
     }
 
     private static Map<String, Object> setting(SettingResult s, Integer rank, OomPostMortem post) {
-        Map<String, Object> m = new LinkedHashMap<>();
         ReplayResult r = s.result();
-        m.put("config", s.config());
-        m.put("origin", s.entry().origin());
-        m.put("recorded", s.recorded());
-        m.put("rank", rank);
-        m.put("error", s.error());
-        m.put("peak_reserved_bytes", r == null ? null : r.peakReservedBytes());
-        m.put("peak_allocated_bytes", r == null ? null : r.peakAllocatedBytes());
-        m.put("peak_requested_bytes", r == null ? null : r.peakRequestedBytes());
-        m.put("min_capacity_bytes", s.fits() ? s.minCapacityBytes() : null);
-        m.put("retries_at_min_capacity", s.fits() ? s.retriesAtMinCapacity() : null);
-        m.put("device_mallocs", r == null ? null : r.deviceMallocs());
-        m.put("device_frees", r == null ? null : r.deviceFrees());
-        m.put("alloc_retries", r == null ? null : r.allocRetries());
         CapacityCheck c = s.atCapacity();
-        m.put("ooms_at_capacity", c == null ? null : c.ooms());
-        m.put("ooms_unlimited", r == null ? null : r.ooms());
-        m.put("fragmentation", r == null ? null : r.fragmentation());
-        m.put("requested_fragmentation", r == null ? null : r.requestedFragmentation());
         ReplayResult.Peak peak = r == null ? null : r.peak();
-        m.put("peak_event", peak == null ? null : peak.event());
-        m.put("waste_at_peak", ReplayJson.wasteMap(peak));
-        m.put("end_reserved_bytes", r == null ? null : r.endReservedBytes());
-        m.put("search_runs", s.searchRuns());
+        Map<String, Object> m = JsonWriter.object(
+                "config", s.config(),
+                "origin", s.entry().origin(),
+                "recorded", s.recorded(),
+                "rank", rank,
+                "error", s.error(),
+                "peak_reserved_bytes", r == null ? null : r.peakReservedBytes(),
+                "peak_allocated_bytes", r == null ? null : r.peakAllocatedBytes(),
+                "peak_requested_bytes", r == null ? null : r.peakRequestedBytes(),
+                "min_capacity_bytes", s.fits() ? s.minCapacityBytes() : null,
+                "retries_at_min_capacity", s.fits() ? s.retriesAtMinCapacity() : null,
+                "device_mallocs", r == null ? null : r.deviceMallocs(),
+                "device_frees", r == null ? null : r.deviceFrees(),
+                "alloc_retries", r == null ? null : r.allocRetries(),
+                "ooms_at_capacity", c == null ? null : c.ooms(),
+                "ooms_unlimited", r == null ? null : r.ooms(),
+                "fragmentation", r == null ? null : r.fragmentation(),
+                "requested_fragmentation", r == null ? null : r.requestedFragmentation(),
+                "peak_event", peak == null ? null : peak.event(),
+                "waste_at_peak", ReplayJson.wasteMap(peak),
+                "end_reserved_bytes", r == null ? null : r.endReservedBytes(),
+                "search_runs", s.searchRuns());
         if (c != null) {
             ReplayResult at = c.result();
-            Map<String, Object> card = new LinkedHashMap<>();
-            card.put("capacity_bytes", c.capacityBytes());
-            card.put("runs", c.runs());
-            card.put("ooms", c.ooms());
-            card.put("alloc_retries", c.flushes());
-            card.put("peak_reserved_bytes", c.peakReserved());
-            card.put("peak_allocated_bytes", at.peakAllocatedBytes());
-            card.put("device_mallocs", at.deviceMallocs());
-            card.put("device_frees", at.deviceFrees());
-            card.put("end_reserved_bytes", at.endReservedBytes());
-            card.put("waste_at_peak", ReplayJson.wasteMap(at.peak()));
-            card.put("first_oom", ReplayJson.oomMap(c.firstOom()));
+            Map<String, Object> card = JsonWriter.object(
+                    "capacity_bytes", c.capacityBytes(),
+                    "runs", c.runs(),
+                    "ooms", c.ooms(),
+                    "alloc_retries", c.flushes(),
+                    "peak_reserved_bytes", c.peakReserved(),
+                    "peak_allocated_bytes", at.peakAllocatedBytes(),
+                    "device_mallocs", at.deviceMallocs(),
+                    "device_frees", at.deviceFrees(),
+                    "end_reserved_bytes", at.endReservedBytes(),
+                    "waste_at_peak", ReplayJson.wasteMap(at.peak()),
+                    "first_oom", ReplayJson.oomMap(c.firstOom()));
             if (post != null) {
                 card.put("at_recorded_oom", post.passage(s).jsonName());
                 card.put("oom_requests_served", c.servedOomRequests());
@@ -306,23 +281,19 @@ public final class AdviceJson {
     }
 
     private static Map<String, Object> recommendation(Recommendation rec) {
-        if (rec == null) {
-            return null;
-        }
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("config", rec.setting().config());
-        m.put("env", rec.env());
-        m.put("saving_bytes", rec.savingBytes());
-        m.put("saving_fraction", rec.savingFraction());
-        m.put("saving_device_calls", rec.savingDeviceCalls());
-        m.put("saving_device_calls_fraction", rec.savingDeviceCallsFraction());
-        m.put("already_best", rec.alreadyBest());
-        m.put("why", rec.why().jsonName());
-        m.put("reason", rec.reason());
-        m.put("runner_up", rec.runnerUp() == null ? null : rec.runnerUp().config());
-        m.put("costs", rec.costs());
-        m.put("caveats", rec.caveats());
-        return m;
+        return rec == null ? null : JsonWriter.object(
+                "config", rec.setting().config(),
+                "env", rec.env(),
+                "saving_bytes", rec.savingBytes(),
+                "saving_fraction", rec.savingFraction(),
+                "saving_device_calls", rec.savingDeviceCalls(),
+                "saving_device_calls_fraction", rec.savingDeviceCallsFraction(),
+                "already_best", rec.alreadyBest(),
+                "why", rec.why().jsonName(),
+                "reason", rec.reason(),
+                "runner_up", rec.runnerUp() == null ? null : rec.runnerUp().config(),
+                "costs", rec.costs(),
+                "caveats", rec.caveats());
     }
 
     private static Map<String, Object> endState(Advice advice) {
@@ -330,12 +301,11 @@ public final class AdviceJson {
             return null;
         }
         ReplayResult r = advice.endState().result();
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("reserved_bytes", r.peakReservedBytes());
-        m.put("allocated_bytes", r.peakAllocatedBytes());
-        m.put("requested_bytes", r.peakRequestedBytes());
-        m.put("segments", r.peakSnapshot() == null ? null : r.peakSnapshot().segments().size());
-        m.put("waste", ReplayJson.wasteMap(r.peak()));
-        return m;
+        return JsonWriter.object(
+                "reserved_bytes", r.peakReservedBytes(),
+                "allocated_bytes", r.peakAllocatedBytes(),
+                "requested_bytes", r.peakRequestedBytes(),
+                "segments", r.peakSnapshot() == null ? null : r.peakSnapshot().segments().size(),
+                "waste", ReplayJson.wasteMap(r.peak()));
     }
 }

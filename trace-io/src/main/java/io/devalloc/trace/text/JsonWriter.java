@@ -4,6 +4,7 @@ import io.devalloc.api.spi.PythonTuple;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigInteger;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -82,6 +83,26 @@ public final class JsonWriter {
             throw new UncheckedIOException(e); // a StringBuilder does not fail
         }
         return sb.toString();
+    }
+
+    /**
+     * A JSON object's members in the order given, as name, value, name, value, ...: an ordered map of what
+     * {@link #write} writes as an object. Unlike {@link Map#of}, values may be null; the map may be added to.
+     *
+     * @throws IllegalArgumentException for an odd count, a name that is not a {@link String}, or a name given twice
+     */
+    public static Map<String, Object> object(Object... namesAndValues) {
+        if (namesAndValues.length % 2 != 0) {
+            throw new IllegalArgumentException("names and values come in pairs, got " + namesAndValues.length);
+        }
+        Map<String, Object> members = LinkedHashMap.newLinkedHashMap(namesAndValues.length / 2);
+        for (int i = 0; i < namesAndValues.length; i += 2) {
+            if (!(namesAndValues[i] instanceof String name) || members.containsKey(name)) {
+                throw new IllegalArgumentException("member " + i / 2 + " has no name of its own: " + namesAndValues[i]);
+            }
+            members.put(name, namesAndValues[i + 1]);
+        }
+        return members;
     }
 
     /** One write: JSON text for the nodes the walker meets. */

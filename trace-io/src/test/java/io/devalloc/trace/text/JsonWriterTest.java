@@ -27,6 +27,22 @@ import org.junit.jupiter.api.io.TempDir;
 class JsonWriterTest {
 
     @Test
+    void objectKeepsTheMembersInOrderWithNullValues() {
+        Map<String, Object> o = JsonWriter.object("b", 1, "a", null, "c", JsonWriter.object());
+        assertEquals(List.of("b", "a", "c"), List.copyOf(o.keySet()));
+        assertEquals("{\"b\":1,\"a\":null,\"c\":{}}", JsonWriter.toString(o));
+        o.put("d", 2); // callers add members that are there only sometimes
+        assertEquals(2, o.get("d"));
+    }
+
+    @Test
+    void objectRefusesAnOddCountANonStringNameAndANameGivenTwice() {
+        assertThrows(IllegalArgumentException.class, () -> JsonWriter.object("a", 1, "b"));
+        assertThrows(IllegalArgumentException.class, () -> JsonWriter.object(1, "a"));
+        assertThrows(IllegalArgumentException.class, () -> JsonWriter.object("a", 1, "a", 2));
+    }
+
+    @Test
     void scalars() {
         assertEquals("null", JsonWriter.toString(null));
         assertEquals("true", JsonWriter.toString(true));
