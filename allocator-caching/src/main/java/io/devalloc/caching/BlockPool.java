@@ -90,10 +90,6 @@ final class BlockPool {
         return n != NO_NODE && free.handle(n) == h;
     }
 
-    int unmappedCount() {
-        return unmapped.size();
-    }
-
     /** The node of the first unmapped range in (stream, address) order, or {@link #NO_NODE}. */
     int firstUnmappedNode() {
         return unmapped.first();
