@@ -1463,9 +1463,4 @@ final class CachingArena extends AbstractDeviceAllocator
         totalAllocatedMemory = 0;
         requestedAllocated = 0;
     }
-
-    @Override
-    public String toString() {
-        return "allocator 'caching' on " + device().descriptor().id();
-    }
 }

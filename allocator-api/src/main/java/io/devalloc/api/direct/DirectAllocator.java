@@ -245,9 +245,4 @@ final class DirectAllocator extends AbstractDeviceAllocator implements LiveBytes
         allocatedBytes = 0;
         requestedBytes = 0;
     }
-
-    @Override
-    public String toString() {
-        return "allocator 'direct' on " + device().descriptor().id();
-    }
 }

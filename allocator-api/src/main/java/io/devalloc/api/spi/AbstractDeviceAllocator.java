@@ -87,6 +87,12 @@ public abstract class AbstractDeviceAllocator implements DeviceAllocator {
         return device;
     }
 
+    /** {@code allocator 'NAME' on DEVICE}, as error messages and logs name an allocator. */
+    @Override
+    public String toString() {
+        return "allocator '" + name() + "' on " + device.descriptor().id();
+    }
+
     /** Whether {@link #close()} closes the device too. */
     protected final boolean ownsDevice() {
         return ownsDevice;

@@ -895,9 +895,4 @@ final class HostCachingArena extends AbstractDeviceAllocator
             lock.unlock();
         }
     }
-
-    @Override
-    public String toString() {
-        return "allocator '" + CachingHostAllocatorProvider.NAME + "' on " + device().descriptor().id();
-    }
 }
