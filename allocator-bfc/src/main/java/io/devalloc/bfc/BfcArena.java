@@ -10,6 +10,7 @@ import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.error.InvalidConfigurationException;
 import io.devalloc.api.error.InvalidFreeException;
 import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.internal.AlignedSizes;
 import io.devalloc.api.observe.AllocatorListener;
 import io.devalloc.api.observe.AllocatorListener.RetryCause;
 import io.devalloc.api.snapshot.MemorySnapshot;
@@ -1024,12 +1025,7 @@ final class BfcArena extends AbstractDeviceAllocator implements BfcAllocator, Li
     /** {@code RoundedBytes}: up to a multiple of 256 B. */
     @Override
     public long roundedSize(long requested) {
-        long rounded = requested < 0 ? -1 : roundedBytes(requested);
-        if (rounded < 0) {
-            throw new IllegalArgumentException("size must be in [0, " + (Long.MAX_VALUE - MIN + 1) + "], got "
-                    + requested);
-        }
-        return rounded;
+        return AlignedSizes.roundedSize(requested, MIN);
     }
 
     @Override

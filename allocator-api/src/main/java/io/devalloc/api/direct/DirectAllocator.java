@@ -5,6 +5,7 @@ import io.devalloc.api.device.DeviceMemory;
 import io.devalloc.api.device.DeviceStream;
 import io.devalloc.api.device.MemoryInfo;
 import io.devalloc.api.error.OutOfMemoryException;
+import io.devalloc.api.internal.AlignedSizes;
 import io.devalloc.api.snapshot.BlockSnapshot;
 import io.devalloc.api.snapshot.BlockState;
 import io.devalloc.api.snapshot.MemorySnapshot;
@@ -177,12 +178,7 @@ final class DirectAllocator extends AbstractDeviceAllocator implements LiveBytes
     /** The request rounded up to the device's alignment, which is what the device takes. */
     @Override
     public long roundedSize(long requested) {
-        long rounded = requested < 0 ? -1 : ByteSize.roundUp(requested, alignment);
-        if (rounded < 0) {
-            throw new IllegalArgumentException("size must be in [0, " + (Long.MAX_VALUE - alignment + 1) + "], got "
-                    + requested);
-        }
-        return rounded;
+        return AlignedSizes.roundedSize(requested, alignment);
     }
 
     @Override

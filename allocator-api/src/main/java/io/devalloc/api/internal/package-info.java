@@ -1,6 +1,7 @@
 /**
  * What the modules that implement devices and allocators share and applications and tools never name: the
- * argument checks every allocator makes ({@link io.devalloc.api.internal.AllocationRequest}), the listener and
+ * argument checks every allocator makes ({@link io.devalloc.api.internal.AllocationRequest}), the size rule of those
+ * that round to one alignment ({@link io.devalloc.api.internal.AlignedSizes}), the listener and
  * out-of-memory decorators {@code DeviceAllocators.builder()} adds ({@link io.devalloc.api.internal.GuardedListener},
  * {@link io.devalloc.api.internal.ListeningDeviceMemory}, {@link io.devalloc.api.internal.ObservedAllocator},
  * {@link io.devalloc.api.internal.ThresholdWatch}), native access, the close-with-the-first-failure helper
