@@ -658,7 +658,8 @@ public class PickleWriterTest {
     void sharedPickleToCsvReadsTheSnapshot(@TempDir Path dir) throws Exception {
         assumeTrue(pythonAvailable(), "python3 not on PATH");
         Path script = Path.of(System.getProperty("devalloc.shared.dir", "../../shared"), "traces", "pickle_to_csv.py");
-        assumeTrue(Files.isRegularFile(script), () -> script + " not found");
+        assumeTrue(Files.isRegularFile(script),
+                () -> script + " is absent: the shared traces are not checked out here");
         Path pickle = dir.resolve("snapshot.pickle");
         Files.write(pickle, PickleWriter.toBytes(snapshotTree()));
         String csv = runPython(dir,

@@ -278,7 +278,8 @@ class PyTorchSnapshotsTest {
             // segment and a prealloc row per live block.
             Path script = Path.of(System.getProperty("devalloc.shared.dir", "../../shared"), "traces",
                     "pickle_to_csv.py");
-            assumeTrue(Files.isRegularFile(script), () -> script + " not found");
+            assumeTrue(Files.isRegularFile(script),
+                    () -> script + " is absent: the shared traces are not checked out here");
             String csv = PickleWriterTest.runPython(dir,
                     "import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')",
                     List.of(script.toString(), pickle.toString(), "--device", "0", "--prepend-segments",
