@@ -94,12 +94,13 @@ final class TraceRing {
         // so once it wraps its length is final.
         int i = (int) (written % action.length);
         action[i] = (byte) a.ordinal();
-        values[ADDRESS][i] = addr;
-        values[SIZE][i] = bytes;
-        values[STREAM][i] = streamHandle;
+        long[][] columns = values; // read once: this runs on every allocate and free while history is on
+        columns[ADDRESS][i] = addr;
+        columns[SIZE][i] = bytes;
+        columns[STREAM][i] = streamHandle;
         Instant now = Instant.now();
-        values[TIME][i] = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
-        values[CALL][i] = calls;
+        columns[TIME][i] = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
+        columns[CALL][i] = calls;
         written++;
     }
 

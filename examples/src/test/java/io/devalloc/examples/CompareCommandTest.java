@@ -244,7 +244,10 @@ class CompareCommandTest {
                 new Case(new String[] {"compare", "cache.csv", "--run", "caching:bogus:1"},
                         "devalloc: error: Unrecognized key 'bogus'"),
                 new Case(new String[] {"compare", "cache.csv", "no/such.csv"},
-                        "devalloc: error: no such trace file: no/such.csv"));
+                        "devalloc: error: no such trace file: no/such.csv"),
+                // Refused before the first trace runs, though no trace is a pickle.
+                new Case(new String[] {"compare", "cache.csv", "--cuda-device", "-1"},
+                        "devalloc: error: --cuda-device: a device index is 0 or more, got -1"));
         for (Case c : cases) {
             Run r = run(c.args());
             assertEquals(Launcher.EXIT_USAGE, r.exitCode(), r::toString);

@@ -158,13 +158,14 @@ public final class CompareCommand implements Callable<Integer> {
             parsed.add(Run.parse(r));
         }
         report.checkHtmlWritable();
+        // Checked before the first trace runs, and whether or not any trace is a pickle.
+        int deviceIndex = cudaDevice.index();
         Run defaultBfc = Run.parse(DEFAULT_BFC_RUN);
         List<List<ReplayOutcome>> byTrace = new ArrayList<>();
         for (Path trace : traces) {
             // A snapshot of several GPUs is one trace per device with a history: each compared on its own.
             List<DeviceTrace> devices = TraceReplays.isPickle(trace)
-                    ? TraceReplays.readFile(trace, cudaDevice.index())
-                    .withHistory() : null;
+                    ? TraceReplays.readFile(trace, deviceIndex).withHistory() : null;
             for (int d = 0; d < (devices == null ? 1 : Math.max(1, devices.size())); d++) {
                 DeviceTrace one = devices == null || devices.isEmpty() ? null : devices.get(d);
                 List<ReplayOutcome> outcomes = new ArrayList<>();

@@ -17,16 +17,26 @@ final class PickleStack extends UnpickleStack {
 
     private static final long serialVersionUID = 1L;
     /**
-     * The most values that may wait on the stack at once: Python's pickler writes a list's or dict's items in
-     * batches of 1,000, so a snapshot keeps a few thousand there at the most (deep nesting included); a file of
-     * 1-byte {@code NONE}s would otherwise grow the stack by 8 bytes of heap per byte.
+     * The values that may wait on the stack at once before the budget per byte applies. Python's pickler writes a
+     * list's or dict's items in batches of 1,000, so its snapshots keep a few thousand there at the most (deep
+     * nesting included); PyTorch's C++ pickler writes a list's items in one batch, but each trace entry or block is
+     * tens of bytes of file. A file of 1-byte {@code NONE}s would otherwise grow the stack by 8 bytes of heap per byte.
      */
-    static final int MOST_ITEMS = 1 << 20;
+    static final int MOST_ITEMS = 1 << 18;
+    /**
+     * The bytes of file each value waiting beyond {@link #MOST_ITEMS} needs: a trace entry, block or frame that the
+     * C++ pickler writes is a dict of several keys, 30 bytes or more.
+     */
+    static final int BYTES_PER_ITEM = 16;
 
     /** For the position in messages. */
     private final transient PickleInput in;
     private transient Object[] items = new Object[64];
     private int size;
+    /** The size at which the budget is looked at again: {@link #MOST_ITEMS} plus one per byte read so far. */
+    private long itemLimit = MOST_ITEMS;
+    /** Where the opcode being run starts, for the refusal's message. */
+    private long opcodeAt;
 
     PickleStack(PickleInput in) {
         this.in = in;
@@ -38,18 +48,31 @@ final class PickleStack extends UnpickleStack {
         return o == MARKER;
     }
 
+    /** Notes where the opcode about to run starts (the unpickler calls it for every opcode). */
+    void opcodeAt(long at) {
+        opcodeAt = at;
+    }
+
     @Override
     public void add(Object o) {
+        if (size >= itemLimit) {
+            checkBudget();
+        }
         if (size == items.length) {
-            if (size >= MOST_ITEMS) {
-                throw new RestrictedUnpickler.Refused(String.format(Locale.ROOT, "byte %,d: more than %,d values wait"
-                        + " on the pickle's stack at once; Python writes a list's or dict's items in batches of 1,000,"
-                        + " so a snapshot keeps a few thousand there, and this file is built to fill memory",
-                        in.position() - 1, MOST_ITEMS));
-            }
             items = Arrays.copyOf(items, size * 2);
         }
         items[size++] = o;
+    }
+
+    /** Refuses one more value when the stack holds more than its budget by the bytes read so far. */
+    private void checkBudget() {
+        itemLimit = MOST_ITEMS + in.position() / BYTES_PER_ITEM;
+        if (size >= itemLimit) {
+            throw new RestrictedUnpickler.Refused(String.format(Locale.ROOT, "byte %d: %d values wait on the"
+                    + " pickle's stack at once; a PyTorch snapshot keeps a few thousand there, or one per tens of bytes"
+                    + " (this reader allows %d, and one per %d bytes of file after them), so the file is built to fill"
+                    + " memory", opcodeAt, size, MOST_ITEMS, BYTES_PER_ITEM));
+        }
     }
 
     @Override

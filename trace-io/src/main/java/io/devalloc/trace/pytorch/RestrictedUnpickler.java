@@ -233,6 +233,7 @@ final class RestrictedUnpickler extends Unpickler {
     @Override
     protected Object dispatch(short key) throws PickleException, IOException {
         long at = in.position() - 1;
+        values.opcodeAt(at);
         if (--untilHeapCheck == 0) {
             untilHeapCheck = HeapGuard.EVERY;
             if (heap.exhausted()) {
@@ -250,10 +251,10 @@ final class RestrictedUnpickler extends Unpickler {
                     + " and this reader constructs no class and calls no function");
         }
         if (makesContainer(key) && ++containers > CONTAINERS_ALLOWED + in.position() / BYTES_PER_CONTAINER) {
-            throw new Refused(String.format(Locale.ROOT, "byte %,d: the pickle has made %,d dicts, lists and tuples"
-                    + " by this byte; a PyTorch snapshot makes one per 50 bytes or more (this reader allows one per %d"
-                    + " after the first %,d), so the file is built to fill memory", at, containers,
-                    BYTES_PER_CONTAINER, CONTAINERS_ALLOWED));
+            throw new Refused(String.format(Locale.ROOT, "byte %d: the pickle has made %d dicts, lists and tuples"
+                    + " by this byte; a PyTorch snapshot makes one per 50 bytes or more (this reader allows %d, and"
+                    + " one per %d bytes of file after them), so the file is built to fill memory", at, containers,
+                    CONTAINERS_ALLOWED, BYTES_PER_CONTAINER));
         }
         long declared = declaredLength(key, argument);
         if (declared > in.remaining()) {

@@ -228,8 +228,6 @@ public final class RecordingAllocator extends ForwardingDeviceAllocator {
         }
     }
 
-
-
     @Override
     public long malloc(long bytes, DeviceStream stream) {
         Objects.requireNonNull(stream, "stream");
@@ -298,8 +296,8 @@ public final class RecordingAllocator extends ForwardingDeviceAllocator {
         try {
             int slot = live.find(address);
             if (recording && slot >= 0) {
-                long now = now();
                 try {
+                    long now = now();
                     recorder.recordStream(thread, now, address, live.size[slot], live.stream[slot], stream.handle());
                     events++;
                 } catch (IOException | RuntimeException e) {
@@ -310,11 +308,6 @@ public final class RecordingAllocator extends ForwardingDeviceAllocator {
             lock.unlock();
         }
     }
-
-
-
-
-
 
     /**
      * Flushes and closes the recorder, then closes the delegate (and so its device, if the delegate owns it).
@@ -370,8 +363,9 @@ public final class RecordingAllocator extends ForwardingDeviceAllocator {
             if (!recording) {
                 return;
             }
-            long now = now();
             try {
+                // Inside the try: a clock that throws stops the recording, never replaces the malloc's own outcome.
+                long now = now();
                 if (failure != null) {
                     recorder.allocateFailure(thread, now, bytes, stream, failure);
                     events++;

@@ -97,8 +97,11 @@ public final class JsonWriter {
         }
         Map<String, Object> members = LinkedHashMap.newLinkedHashMap(namesAndValues.length / 2);
         for (int i = 0; i < namesAndValues.length; i += 2) {
-            if (!(namesAndValues[i] instanceof String name) || members.containsKey(name)) {
-                throw new IllegalArgumentException("member " + i / 2 + " has no name of its own: " + namesAndValues[i]);
+            if (!(namesAndValues[i] instanceof String name)) {
+                throw new IllegalArgumentException("member " + i / 2 + " has no name: " + namesAndValues[i]);
+            }
+            if (members.containsKey(name)) {
+                throw new IllegalArgumentException("member " + i / 2 + ": name '" + name + "' given twice");
             }
             members.put(name, namesAndValues[i + 1]);
         }

@@ -473,6 +473,30 @@ class RecordingAllocatorTest {
         a.close(); // idempotent: the failure was reported once
     }
 
+    /**
+     * A clock that throws (a user's {@code InstantSource}) stops the recording like a failing recorder: the malloc
+     * that failed still throws its own out-of-memory error, and the one that succeeded still returns its address.
+     */
+    @Test
+    void aFailingClockStopsRecordingButNeverReplacesTheAllocatorsOutcome() throws IOException {
+        FakeDevice device = new FakeDevice(MiB);
+        IllegalStateException broken = new IllegalStateException("clock broke");
+        InstantSource throwing = () -> {
+            throw broken;
+        };
+        RecordingAllocator a = new RecordingAllocator(new DirectAllocatorProvider().create(device, ""),
+                new RmmCsvRecorder(new StringWriter(), ZoneOffset.UTC), throwing);
+        assertThrows(OutOfMemoryException.class, () -> a.malloc(2 * MiB));
+        assertFalse(a.isRecording());
+        assertSame(broken, a.recordingFailure().orElseThrow().getCause());
+        long p = a.malloc(100);
+        assertEquals(FakeDevice.BASE, p);
+        a.free(p);
+        assertEquals(0, device.usedBytes());
+        assertThrows(UncheckedIOException.class, a::close);
+        assertTrue(a.isClosed());
+    }
+
     @Test
     void anUncheckedRecorderFailureNeverFailsTheAllocation() {
         FakeDevice device = new FakeDevice(MiB);
