@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.examples.LauncherTest.Run;
-import io.devalloc.replay.TraceSource;
 import io.devalloc.replay.cli.CompareCommand;
 import io.devalloc.replay.cli.TraceReplays;
 import java.io.IOException;
@@ -15,29 +14,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code devalloc compare} on hand-written traces injected through {@link TraceReplays#sources}. */
+@ExtendWith(InjectedTraces.class)
 class CompareCommandTest {
-
-    private Function<Path, TraceSource> saved;
-
-    @BeforeEach
-    void injectTraces() {
-        saved = TraceReplays.sources;
-        TraceReplays.sources = ReplayCommandTest::source;
-    }
-
-    @AfterEach
-    void restoreTraces() {
-        TraceReplays.sources = saved;
-    }
 
     /** The cells of the first table row {@code name}, one per run, a marked one ending in " *". */
     static List<String> cells(Run run, String name) {

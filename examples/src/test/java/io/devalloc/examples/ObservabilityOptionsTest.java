@@ -8,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.examples.LauncherTest.Run;
-import io.devalloc.replay.TraceSource;
-import io.devalloc.replay.cli.TraceReplays;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
@@ -22,31 +20,17 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code --metrics} and {@code --jfr FILE} on {@code demo} and {@code replay}: what they print and record is true. */
+@ExtendWith(InjectedTraces.class)
 class ObservabilityOptionsTest {
-
-    private Function<Path, TraceSource> saved;
-
-    @BeforeEach
-    void injectTraces() {
-        saved = TraceReplays.sources;
-        TraceReplays.sources = ReplayCommandTest::source;
-    }
-
-    @AfterEach
-    void restoreTraces() {
-        TraceReplays.sources = saved;
-    }
 
     /**
      * A figure of a meter line, e.g. {@code count} of {@code devalloc.oom{allocator=replay,device=sim:0}  count=0}

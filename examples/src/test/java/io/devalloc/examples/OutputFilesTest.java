@@ -8,19 +8,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.devalloc.examples.LauncherTest.Run;
-import io.devalloc.replay.TraceSource;
-import io.devalloc.replay.cli.TraceReplays;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
-import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -28,25 +24,13 @@ import org.junit.jupiter.api.io.TempDir;
  * be written is refused before the run with exit code 2, and a write that fails at the end (on {@code /dev/full},
  * which every open accepts and every write refuses, root included) loses nothing else and exits with 4.
  */
+@ExtendWith(InjectedTraces.class)
 class OutputFilesTest {
 
     private static final Path FULL = Path.of("/dev/full");
 
     @TempDir
     Path dir;
-
-    private Function<Path, TraceSource> saved;
-
-    @BeforeEach
-    void injectTraces() {
-        saved = TraceReplays.sources;
-        TraceReplays.sources = ReplayCommandTest::source;
-    }
-
-    @AfterEach
-    void restoreTraces() {
-        TraceReplays.sources = saved;
-    }
 
     private static void assertRefusedBeforeTheRun(Run r, String option, Path path, String why) {
         assertEquals(Launcher.EXIT_USAGE, r.exitCode(), r::toString);

@@ -21,14 +21,13 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.function.Function;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code devalloc replay} on hand-written traces injected through {@link TraceReplays#sources}. */
+@ExtendWith(InjectedTraces.class)
 class ReplayCommandTest {
 
     /** The keys the issue requires of {@code --json}. */
@@ -36,19 +35,6 @@ class ReplayCommandTest {
             "frees", "device_mallocs", "device_frees", "peak_reserved_bytes", "peak_allocated_bytes",
             "peak_requested_bytes", "end_reserved_bytes", "ooms", "alloc_retries", "fragmentation",
             "events_per_second");
-
-    private Function<Path, TraceSource> saved;
-
-    @BeforeEach
-    void injectTraces() {
-        saved = TraceReplays.sources;
-        TraceReplays.sources = ReplayCommandTest::source;
-    }
-
-    @AfterEach
-    void restoreTraces() {
-        TraceReplays.sources = saved;
-    }
 
     /** The hand-written traces by name; any other path goes to the real files. */
     static TraceSource source(Path path) {

@@ -9,8 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.examples.LauncherTest.Run;
-import io.devalloc.replay.TraceSource;
-import io.devalloc.replay.cli.TraceReplays;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -18,33 +16,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The {@code DEVALLOC_*} environment variables and {@code devalloc.*} system properties, as the README's
  * configuration section says: the commands' {@code --device}, {@code --allocator} and {@code --config} default to
  * them (the property first), and the options win over both.
  */
+@ExtendWith(InjectedTraces.class)
 class SettingsDefaultsTest {
 
     private static final Map<String, String> ENVIRONMENT = Map.of("DEVALLOC_DEVICE", "sim:2GiB",
             "DEVALLOC_ALLOCATOR", "bfc", "DEVALLOC_CONFIG", "allow_growth:true");
-
-    private Function<Path, TraceSource> saved;
-
-    @BeforeEach
-    void injectTraces() {
-        saved = TraceReplays.sources;
-        TraceReplays.sources = ReplayCommandTest::source;
-    }
-
-    @AfterEach
-    void restoreTraces() {
-        TraceReplays.sources = saved;
-    }
 
     @Test
     void demoTakesTheDeviceAllocatorAndConfigurationFromTheEnvironment() {
