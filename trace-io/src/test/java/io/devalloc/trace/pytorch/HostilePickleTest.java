@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.devalloc.trace.TraceFormatException;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -47,70 +46,12 @@ class HostilePickleTest {
     private static final int BINPUT = 'q';
     private static final int BININT1 = 'K';
 
-    /** A pickle built opcode by opcode. */
-    private static final class Pickle {
-        private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-
-        Pickle() {
-            op(0x80, 4); // PROTO 4
-        }
-
-        Pickle op(int... bytes) {
-            for (int b : bytes) {
-                out.write(b);
-            }
-            return this;
-        }
-
-        Pickle raw(byte[] bytes) {
-            out.writeBytes(bytes);
-            return this;
-        }
-
-        /** SHORT_BINUNICODE. */
-        Pickle str(String s) {
-            byte[] b = s.getBytes(StandardCharsets.UTF_8);
-            return op(0x8c, b.length).raw(b);
-        }
-
-        /** Pushes memo key {@code key}'s object {@code times} times (2 bytes each). */
-        Pickle get(int key, int times) {
-            for (int i = 0; i < times; i++) {
-                op(BINGET, key);
-            }
-            return this;
-        }
-
-        /** {@code L0 = []; L(i) = [L(i-1), L(i-1)]} through the memo (keys base to base + depth). */
-        Pickle doublingLists(int base, int depth) {
-            op(EMPTY_LIST, BINPUT, base, POP);
-            for (int i = base + 1; i <= base + depth; i++) {
-                op(EMPTY_LIST, MARK).get(i - 1, 2).op(APPENDS, BINPUT, i, POP);
-            }
-            return this;
-        }
-
-        /** {@code D0 = {}; D(i) = {'a': D(i-1), 'b': D(i-1)}} through the memo (keys 0 to depth). */
-        Pickle doublingDicts(int depth) {
-            op(EMPTY_DICT, BINPUT, 0, POP);
-            for (int i = 1; i <= depth; i++) {
-                op(EMPTY_DICT, MARK).str("a").get(i - 1, 1).str("b").get(i - 1, 1).op(SETITEMS, BINPUT, i, POP);
-            }
-            return this;
-        }
-
-        byte[] stop() {
-            op('.');
-            return out.toByteArray();
-        }
-    }
-
     /**
      * A snapshot of one segment whose {@code address} is what {@code address} pushes, with an empty history:
      * {@code {'segments': [{'address': ..., 'total_size': 1, 'blocks': []}], 'device_traces': []}}.
      */
-    private static byte[] segmentAddress(Pickle before, Consumer<Pickle> address) {
-        Pickle p = before.op(EMPTY_DICT, MARK).str("segments").op(EMPTY_LIST, EMPTY_DICT, MARK).str("address");
+    private static byte[] segmentAddress(PickleBytes before, Consumer<PickleBytes> address) {
+        PickleBytes p = before.op(EMPTY_DICT, MARK).str("segments").op(EMPTY_LIST, EMPTY_DICT, MARK).str("address");
         address.accept(p);
         return p.str("total_size").op(BININT1, 1).str("blocks").op(EMPTY_LIST, SETITEMS, APPEND)
                 .str("device_traces").op(EMPTY_LIST, SETITEMS).stop();
@@ -137,14 +78,14 @@ class HostilePickleTest {
 
     @Test
     void aListOfTwoToTheFortyItemsAsAnAddressIsShownWithinItsBudget() {
-        String message = refusal(segmentAddress(new Pickle().doublingLists(0, 40), p -> p.op(BINGET, 40)));
+        String message = refusal(segmentAddress(new PickleBytes().doublingLists(0, 40), p -> p.op(BINGET, 40)));
         assertTrue(message.contains("segments[0]: 'address': expected a non-negative integer below 2^64, got [[[["),
                 message);
     }
 
     @Test
     void nestedSettingsAreLeftOutWithANoteNotCopied() {
-        byte[] data = new Pickle().doublingDicts(40).doublingLists(100, 40).op(EMPTY_DICT, MARK)
+        byte[] data = new PickleBytes().doublingDicts(40).doublingLists(100, 40).op(EMPTY_DICT, MARK)
                 .str("segments").op(EMPTY_LIST).str("allocator_settings").op(EMPTY_DICT, MARK)
                 .str("roundup_power2_divisions").op(BINGET, 40)
                 .str("max_split_size").op(BINGET, 140)
@@ -160,7 +101,7 @@ class HostilePickleTest {
 
     @Test
     void aWrongTypeNoteShowsAFlatListWithinItsBudget() {
-        Pickle p = new Pickle().op(EMPTY_DICT, MARK).str("segments").op(EMPTY_LIST).str("allocator_settings")
+        PickleBytes p = new PickleBytes().op(EMPTY_DICT, MARK).str("segments").op(EMPTY_LIST).str("allocator_settings")
                 .op(EMPTY_DICT).str("max_split_size").op(EMPTY_LIST, MARK);
         for (int i = 0; i < 100_000; i++) {
             p.op(BININT1, 7);
@@ -176,7 +117,7 @@ class HostilePickleTest {
     @Test
     void aListThatHoldsItselfAsAnAddressIsRefusedLikeAnyWrongType() {
         // a = []; a.append([a])
-        String message = refusal(segmentAddress(new Pickle(), p -> p.op(EMPTY_LIST, BINPUT, 0, EMPTY_LIST,
+        String message = refusal(segmentAddress(new PickleBytes(), p -> p.op(EMPTY_LIST, BINPUT, 0, EMPTY_LIST,
                 BINGET, 0, APPEND, APPEND)));
         assertTrue(message.contains("segments[0]: 'address': expected a non-negative integer below 2^64, got [[[["),
                 message);
@@ -185,7 +126,7 @@ class HostilePickleTest {
     @Test
     void aHundredThousandLevelsOfNestingAreRefusedWithoutOverflowingTheStack() {
         int depth = 100_000;
-        String message = refusal(segmentAddress(new Pickle(), p -> {
+        String message = refusal(segmentAddress(new PickleBytes(), p -> {
             for (int i = 0; i < depth; i++) {
                 p.op(EMPTY_LIST);
             }
@@ -198,7 +139,7 @@ class HostilePickleTest {
 
     @Test
     void deeplyNestedSettingsAreLeftOut() {
-        Pickle p = new Pickle().op(EMPTY_DICT, MARK).str("segments").op(EMPTY_LIST).str("allocator_settings")
+        PickleBytes p = new PickleBytes().op(EMPTY_DICT, MARK).str("segments").op(EMPTY_LIST).str("allocator_settings")
                 .op(EMPTY_DICT).str("garbage_collection_threshold");
         for (int i = 0; i < 100_000; i++) {
             p.op(EMPTY_LIST);
@@ -218,7 +159,7 @@ class HostilePickleTest {
      * 'blocks': [B] * blocks}; {'segments': [S] * segments, 'device_traces': []}}, 2 bytes per reference.
      */
     private static byte[] repeated(int segments, int blocks) {
-        Pickle p = new Pickle().op(EMPTY_DICT, MARK).str("state").str("active_allocated").str("size")
+        PickleBytes p = new PickleBytes().op(EMPTY_DICT, MARK).str("state").str("active_allocated").str("size")
                 .op(BININT1, 1).str("address").op(BININT1, 0, SETITEMS, BINPUT, 1, POP)
                 .op(EMPTY_DICT, MARK).str("address").op(BININT1, 0).str("total_size").op(BININT1, 1).str("blocks")
                 .op(EMPTY_LIST, MARK).get(1, blocks).op(APPENDS, SETITEMS, BINPUT, 0, POP)
@@ -243,7 +184,8 @@ class HostilePickleTest {
     @Test
     void oneBlocksListInTwoSegmentsIsRefused() {
         // S0 = {'blocks': L}; S1 = {'blocks': L} with L = [7] memoized (an empty one is harmless, and let be).
-        byte[] data = new Pickle().op(EMPTY_LIST, BININT1, 7, APPEND, BINPUT, 0, POP, EMPTY_DICT, MARK).str("segments")
+        byte[] data = new PickleBytes().op(EMPTY_LIST, BININT1, 7, APPEND, BINPUT, 0, POP, EMPTY_DICT, MARK)
+                .str("segments")
                 .op(EMPTY_LIST, MARK, EMPTY_DICT).str("blocks").op(BINGET, 0, SETITEM)
                 .op(EMPTY_DICT).str("blocks").op(BINGET, 0, SETITEM, APPENDS, SETITEMS).stop();
         assertTrue(refusal(data).contains("segments[1]['blocks'] is the very object segments[0]['blocks'] is"));
@@ -254,7 +196,7 @@ class HostilePickleTest {
     @Test
     void aTextIntegerOfThreeMillionDigitsIsRefusedAsPythonRefusesIt() {
         byte[] digits = "1".repeat(3_000_000).getBytes(StandardCharsets.US_ASCII);
-        String message = refusal(segmentAddress(new Pickle(), p -> p.op('L').raw(digits).op('L', '\n')));
+        String message = refusal(segmentAddress(new PickleBytes(), p -> p.op('L').raw(digits).op('L', '\n')));
         assertTrue(message.contains("LONG with an integer of more than 4300 digits: it exceeds the limit (4300"
                 + " digits) for integer string conversion"), message);
     }
@@ -262,7 +204,7 @@ class HostilePickleTest {
     @Test
     void aTextIntegerAtPythonsLimitLoadsAndIsShownByItsSize() {
         byte[] digits = "9".repeat(4300).getBytes(StandardCharsets.US_ASCII);
-        String message = refusal(segmentAddress(new Pickle(), p -> p.op('L').raw(digits).op('L', '\n')));
+        String message = refusal(segmentAddress(new PickleBytes(), p -> p.op('L').raw(digits).op('L', '\n')));
         assertTrue(message.endsWith("got an integer of 14,285 bits"), message);
     }
 
@@ -271,7 +213,7 @@ class HostilePickleTest {
         int length = 8 << 20;
         byte[] value = new byte[length];
         Arrays.fill(value, (byte) 0x55);
-        String message = refusal(segmentAddress(new Pickle(), p -> p.op(0x8b, 0, 0, 0x80, 0).raw(value)));
+        String message = refusal(segmentAddress(new PickleBytes(), p -> p.op(0x8b, 0, 0, 0x80, 0).raw(value)));
         assertTrue(message.endsWith("got an integer of 67,108,863 bits"), message);
     }
 
@@ -279,7 +221,7 @@ class HostilePickleTest {
 
     @Test
     void aTextFloatThatIsNotANumberIsRefusedWithoutNamingAJavaError() {
-        String message = refusal(new Pickle().op('F').raw("abc\n".getBytes(StandardCharsets.US_ASCII)).stop());
+        String message = refusal(new PickleBytes().op('F').raw("abc\n".getBytes(StandardCharsets.US_ASCII)).stop());
         assertTrue(message.contains("not a readable pickle: an opcode met an argument or a value it cannot work on"),
                 message);
     }
@@ -290,10 +232,10 @@ class HostilePickleTest {
      */
     @Test
     void noneWhereANumberBelongsIsRefusedAndQuotedAsNone() {
-        String bare = refusal(segmentAddress(new Pickle(), p -> p.op('N')));
+        String bare = refusal(segmentAddress(new PickleBytes(), p -> p.op('N')));
         assertTrue(bare.endsWith("segments[0]: 'address': expected a non-negative integer below 2^64, got None"),
                 bare);
-        String listed = refusal(segmentAddress(new Pickle(), p -> p.op(EMPTY_LIST, 'N', APPEND)));
+        String listed = refusal(segmentAddress(new PickleBytes(), p -> p.op(EMPTY_LIST, 'N', APPEND)));
         assertTrue(listed.endsWith("segments[0]: 'address': expected a non-negative integer below 2^64, got [None]"),
                 listed);
     }
@@ -301,7 +243,7 @@ class HostilePickleTest {
     /** Found by {@code TraceFuzzTest} (seed 20261215): the names were quoted raw, C1 controls and all. */
     @Test
     void aRefusedGlobalsNamesAreQuotedWithTheirControlsEscaped() {
-        String message = refusal(new Pickle().op('c').raw("\u001b]0;owned\u0007\n\u0089x\n"
+        String message = refusal(new PickleBytes().op('c').raw("\u001b]0;owned\u0007\n\u0089x\n"
                 .getBytes(StandardCharsets.ISO_8859_1)).stop());
         assertTrue(message.contains("refused pickle opcode GLOBAL (\\x1b]0;owned\\x07.\\x89x)"), message);
     }
@@ -309,7 +251,7 @@ class HostilePickleTest {
     /** Found by {@code TraceFuzzTest} (seed 20287614): the unknown action was quoted raw, and whole. */
     @Test
     void anUnknownActionIsQuotedBoundedWithItsControlsEscaped() throws IOException {
-        byte[] data = new Pickle().op(EMPTY_DICT).str("device_traces").op(EMPTY_LIST, EMPTY_LIST, EMPTY_DICT)
+        byte[] data = new PickleBytes().op(EMPTY_DICT).str("device_traces").op(EMPTY_LIST, EMPTY_LIST, EMPTY_DICT)
                 .str("action").str("\u001b]0;x\u0007" + "a".repeat(200)).op(SETITEM, APPEND, APPEND, SETITEM).stop();
         PyTorchPickleReader reader = new PyTorchPickleReader(new ByteArrayInputStream(data), FILE,
                 PyTorchPickleReader.ONLY_DEVICE);
@@ -323,7 +265,7 @@ class HostilePickleTest {
     /** Found by {@code TraceFuzzTest} (seed 20272010, a mutated real snapshot): the key was quoted raw. */
     @Test
     void aTextMemoKeyThatIsNotANumberIsQuotedWithItsControlsEscaped() {
-        String message = refusal(new Pickle().op(EMPTY_LIST, 'p').raw("\u001b]0;x\u0007\n"
+        String message = refusal(new PickleBytes().op(EMPTY_LIST, 'p').raw("\u001b]0;x\u0007\n"
                 .getBytes(StandardCharsets.US_ASCII)).stop());
         assertTrue(message.contains("PUT with a key that is not a number: '\\x1b]0;x\\x07'"), message);
     }
@@ -331,7 +273,7 @@ class HostilePickleTest {
     @Test
     void aRefusedStackGlobalsHugeNameIsQuotedBounded() {
         String name = "n".repeat(1 << 20);
-        String message = refusal(new Pickle().str("m").op(0x8d).raw(littleEndian8(name.length()))
+        String message = refusal(new PickleBytes().str("m").op(0x8d).raw(littleEndian8(name.length()))
                 .raw(name.getBytes(StandardCharsets.US_ASCII)).op(0x93).stop()); // BINUNICODE8, STACK_GLOBAL
         assertTrue(message.contains("refused pickle opcode STACK_GLOBAL (m.nnn"), message);
         assertTrue(message.contains(" more characters)"), message);
@@ -371,7 +313,7 @@ class HostilePickleTest {
         Arrays.fill(batch, (byte) EMPTY_DICT);
         batch[0] = MARK;
         batch[1001] = APPENDS;
-        Pickle p = new Pickle().op(EMPTY_LIST);
+        PickleBytes p = new PickleBytes().op(EMPTY_LIST);
         for (int i = 0; i < 2000; i++) {
             p.raw(batch);
         }
@@ -386,7 +328,7 @@ class HostilePickleTest {
      */
     @Test
     void asManyContainersAsTheAllowanceLoadWhateverTheirDensity() throws Exception {
-        Pickle p = new Pickle().op(EMPTY_LIST);
+        PickleBytes p = new PickleBytes().op(EMPTY_LIST);
         int lists = (int) RestrictedUnpickler.CONTAINERS_ALLOWED - 1;
         for (int done = 0; done < lists; done += 1000) {
             p.op(MARK);
@@ -407,7 +349,7 @@ class HostilePickleTest {
     @Test
     void aListInOneBatchLargerThanTheStackAllowanceLoads() throws Exception {
         int items = PickleStack.MOST_ITEMS + PickleStack.MOST_ITEMS / 4;
-        Pickle p = new Pickle().op(EMPTY_LIST, MARK);
+        PickleBytes p = new PickleBytes().op(EMPTY_LIST, MARK);
         for (int i = 0; i < items; i++) {
             p.str("fifteen letters");
         }
@@ -446,7 +388,7 @@ class HostilePickleTest {
      */
     private static Path repeated(Path dir, byte[] unit, int bytes) throws IOException {
         Path file = dir.resolve(FILE);
-        byte[] head = new Pickle().str("a").op(BINPUT, 0, POP).str("b").op(BINPUT, 1, POP).out.toByteArray();
+        byte[] head = new PickleBytes().str("a").op(BINPUT, 0, POP).str("b").op(BINPUT, 1, POP).bytes();
         byte[] chunk = new byte[unit.length * ((1 << 20) / unit.length)];
         for (int i = 0; i < chunk.length; i++) {
             chunk[i] = unit[i % unit.length];

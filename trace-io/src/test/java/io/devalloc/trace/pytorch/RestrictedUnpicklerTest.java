@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
 import java.lang.reflect.RecordComponent;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
@@ -33,48 +32,6 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class RestrictedUnpicklerTest {
 
-    /** A pickle built opcode by opcode. */
-    private static final class Pickle {
-        private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-
-        Pickle() {
-            op(0x80, 4); // PROTO 4
-        }
-
-        Pickle op(int... bytes) {
-            for (int b : bytes) {
-                out.write(b);
-            }
-            return this;
-        }
-
-        Pickle op(byte[] bytes) {
-            out.writeBytes(bytes);
-            return this;
-        }
-
-        /** SHORT_BINUNICODE. */
-        Pickle str(String s) {
-            byte[] b = s.getBytes(StandardCharsets.UTF_8);
-            op(0x8c, b.length);
-            out.writeBytes(b);
-            return this;
-        }
-
-        /** BINUNICODE (four-byte length). */
-        Pickle longStr(String s) {
-            byte[] b = s.getBytes(StandardCharsets.UTF_8);
-            op(0x58, b.length & 0xff, (b.length >>> 8) & 0xff, 0, 0);
-            out.writeBytes(b);
-            return this;
-        }
-
-        byte[] stop() {
-            op('.');
-            return out.toByteArray();
-        }
-    }
-
     private static final int EMPTY_DICT = '}';
     private static final int EMPTY_LIST = ']';
     private static final int MEMOIZE = 0x94;
@@ -92,7 +49,7 @@ class RestrictedUnpicklerTest {
 
     /** {'a': [7], 'b': <the same list>, 'frames': ['a']}, memoized the way CPython's pickler does. */
     private static byte[] sharedListAndFrames() {
-        return new Pickle().op(EMPTY_DICT, MEMOIZE, MARK)
+        return new PickleBytes().op(EMPTY_DICT, MEMOIZE, MARK)
                 .str("a").op(MEMOIZE, EMPTY_LIST, MEMOIZE, BININT1, 7, APPEND)
                 .str("b").op(MEMOIZE, BINGET, 2)
                 .str("frames").op(MEMOIZE, EMPTY_LIST, MEMOIZE, BINGET, 1, APPEND)
@@ -128,14 +85,15 @@ class RestrictedUnpicklerTest {
      */
     @Test
     void memoizeNumbersKeysAsCPythonDoes() throws Exception {
-        byte[] data = new Pickle().op(EMPTY_LIST, BINPUT, 5).str("x").op(MEMOIZE, APPEND, BINGET, 1, APPEND).stop();
+        byte[] data = new PickleBytes().op(EMPTY_LIST, BINPUT, 5).str("x").op(MEMOIZE, APPEND, BINGET, 1, APPEND)
+                .stop();
         assertEquals(List.of("x", "x"), RestrictedUnpickler.load(data));
     }
 
     /** Keys at or beyond the pickle's length were not scanned: they are kept whenever set. */
     @Test
     void keysBeyondTheScannedRangeAreKept() throws Exception {
-        byte[] data = new Pickle().op(EMPTY_LIST, LONG_BINPUT, 0x70, 0x11, 0x01, 0x00).str("y").op(APPEND)
+        byte[] data = new PickleBytes().op(EMPTY_LIST, LONG_BINPUT, 0x70, 0x11, 0x01, 0x00).str("y").op(APPEND)
                 .op(LONG_BINGET, 0x70, 0x11, 0x01, 0x00, APPEND).stop();
         List<?> outer = (List<?>) RestrictedUnpickler.load(data);
         assertEquals(2, outer.size());
@@ -145,7 +103,7 @@ class RestrictedUnpicklerTest {
 
     @Test
     void aListBuiltInBatchesHasEveryItemInOrder() throws Exception {
-        Pickle p = new Pickle().op(EMPTY_LIST, MEMOIZE);
+        PickleBytes p = new PickleBytes().op(EMPTY_LIST, MEMOIZE);
         List<Integer> expected = new ArrayList<>();
         for (int batch = 0; batch < 5; batch++) {
             p.op(MARK);
@@ -162,7 +120,7 @@ class RestrictedUnpicklerTest {
     @Test
     void equalShortStringsAreOneObject() throws Exception {
         // [{'addr': 1}, {'addr': 2}, 'addr' as BINUNICODE], nothing memoized (devalloc's own writer's way).
-        byte[] data = new Pickle().op(EMPTY_LIST, MARK)
+        byte[] data = new PickleBytes().op(EMPTY_LIST, MARK)
                 .op(EMPTY_DICT).str("addr").op(BININT1, 1, SETITEM)
                 .op(EMPTY_DICT).str("addr").op(BININT1, 2, SETITEM)
                 .longStr("addr").longStr("é" + "x".repeat(80))
@@ -252,7 +210,7 @@ class RestrictedUnpicklerTest {
         List<SkippedValue> frames = skippedFrames(data);
         assertNotEquals(frames.get(0).identity(), frames.get(1).identity());
         // A list built without any memo opcode (devalloc's own writer's way for one that is not shared) too.
-        byte[] plain = new Pickle().op(EMPTY_LIST, MARK)
+        byte[] plain = new PickleBytes().op(EMPTY_LIST, MARK)
                 .op(EMPTY_DICT).str("frames").op(EMPTY_LIST, BININT1, 1, APPEND, SETITEM)
                 .op(EMPTY_DICT).str("frames").op(EMPTY_LIST, BININT1, 1, APPEND, SETITEM)
                 .op(APPENDS).stop();
@@ -268,7 +226,7 @@ class RestrictedUnpicklerTest {
      */
     @Test
     void aMemoKeySetAgainNamesAnotherList() throws Exception {
-        byte[] data = new Pickle().op(EMPTY_LIST, MARK)
+        byte[] data = new PickleBytes().op(EMPTY_LIST, MARK)
                 .op(EMPTY_DICT).str("frames").op(EMPTY_LIST, BINPUT, 0).str("f").op(APPEND, SETITEM)
                 .op(EMPTY_DICT).str("frames").op(BINGET, 0, SETITEM)
                 .op(EMPTY_DICT).str("frames").op(EMPTY_LIST, BINPUT, 0).str("g").op(APPEND, SETITEM)
@@ -318,14 +276,14 @@ class RestrictedUnpicklerTest {
     /** A list as a dict key: Python refuses it (unhashable); so does this reader, before hashing anything. */
     @Test
     void aListAsADictKeyIsRefused() {
-        byte[] data = new Pickle().op(EMPTY_DICT, EMPTY_LIST, BININT1, 1, SETITEM).stop();
+        byte[] data = new PickleBytes().op(EMPTY_DICT, EMPTY_LIST, BININT1, 1, SETITEM).stop();
         Exception e = assertThrows(Exception.class, () -> RestrictedUnpickler.load(data));
         assertTrue(e.getMessage().contains("a list as a dict key (unhashable in Python)"), e.getMessage());
     }
 
     @Test
     void setItemsWithAnOddNumberOfItemsIsMalformed() {
-        byte[] data = new Pickle().op(EMPTY_DICT, MARK).str("k").op(SETITEMS).stop();
+        byte[] data = new PickleBytes().op(EMPTY_DICT, MARK).str("k").op(SETITEMS).stop();
         Exception e = assertThrows(Exception.class, () -> RestrictedUnpickler.load(data));
         assertTrue(e.getMessage().contains("odd number of items"), e.getMessage());
     }
@@ -333,7 +291,7 @@ class RestrictedUnpicklerTest {
     @Test
     void theScanStopsWhereTheLoadIsRefused() {
         // BINGET 3 after a refused GLOBAL ('c') is never reached by the load, nor counted by the scan.
-        byte[] data = new Pickle().op('c').op("os\nsystem\n".chars().toArray()).op(BINGET, 3).stop();
+        byte[] data = new PickleBytes().op('c').op("os\nsystem\n".chars().toArray()).op(BINGET, 3).stop();
         assertTrue(RestrictedUnpickler.referencedMemoKeys(data).isEmpty());
         assertThrows(RestrictedUnpickler.Refused.class, () -> RestrictedUnpickler.load(data));
     }
@@ -346,7 +304,7 @@ class RestrictedUnpicklerTest {
      */
     @Test
     void theLastReadOfEachKeyIsKnown() throws Exception {
-        byte[] data = new Pickle().op(EMPTY_LIST, MARK)
+        byte[] data = new PickleBytes().op(EMPTY_LIST, MARK)
                 .op(EMPTY_LIST, BINPUT, 0, BININT1, 7, APPEND)
                 .op(BINGET, 0)
                 .str("x").op(BINPUT, 1)
@@ -368,10 +326,10 @@ class RestrictedUnpicklerTest {
      */
     @Test
     void aKeySetAfterItsLastReadIsNotNeededAndAnUnsetKeyIsRefused() throws Exception {
-        byte[] data = new Pickle().op(EMPTY_LIST).str("a").op(BINPUT, 0, APPEND, BINGET, 0, APPEND)
+        byte[] data = new PickleBytes().op(EMPTY_LIST).str("a").op(BINPUT, 0, APPEND, BINGET, 0, APPEND)
                 .str("b").op(BINPUT, 0, APPEND).stop();
         assertEquals(List.of("a", "a", "b"), RestrictedUnpickler.load(data));
-        byte[] unset = new Pickle().op(EMPTY_LIST, BINGET, 0, APPEND).stop();
+        byte[] unset = new PickleBytes().op(EMPTY_LIST, BINGET, 0, APPEND).stop();
         Exception e = assertThrows(Exception.class, () -> RestrictedUnpickler.load(unset));
         assertEquals("byte 3: memo key 0 is read, but no object was memoized under it", e.getMessage());
     }
@@ -401,7 +359,7 @@ class RestrictedUnpicklerTest {
      */
     @Test
     void stringsAcrossTheBufferBoundaryLoadWhole(@TempDir Path dir) throws Exception {
-        Pickle p = new Pickle().op(EMPTY_LIST, MARK);
+        PickleBytes p = new PickleBytes().op(EMPTY_LIST, MARK);
         List<Object> expected = new ArrayList<>();
         for (int i = 0; i < 700; i++) {
             String text = "é" + Integer.toString(i).repeat(97 + i % 7);
@@ -410,7 +368,7 @@ class RestrictedUnpicklerTest {
         }
         String huge = "z".repeat(3 * PickleInput.BUFFER + 5);
         byte[] b = huge.getBytes(StandardCharsets.UTF_8);
-        p.op(0x58, b.length & 0xff, (b.length >>> 8) & 0xff, (b.length >>> 16) & 0xff, 0).op(b);
+        p.op(0x58, b.length & 0xff, (b.length >>> 8) & 0xff, (b.length >>> 16) & 0xff, 0).raw(b);
         expected.add(huge);
         p.op(APPENDS);
         byte[] data = p.stop();
@@ -423,7 +381,7 @@ class RestrictedUnpicklerTest {
     /** A file that ends early fails with where it ends, as the same bytes do. */
     @Test
     void aTruncatedFileSaysWhereItEnds(@TempDir Path dir) throws Exception {
-        byte[] data = new Pickle().op(EMPTY_LIST).str("abc").op(APPEND).out.toByteArray();
+        byte[] data = new PickleBytes().op(EMPTY_LIST).str("abc").op(APPEND).bytes();
         Path file = dir.resolve("short.pickle");
         Files.write(file, data);
         Exception e = assertThrows(Exception.class, () -> RestrictedUnpickler.load(file, Set.of(), null, null));
